@@ -1,0 +1,18 @@
+# One image for every mesh service; docker-compose.yml picks the entry point per container.
+FROM node:20-bookworm-slim
+RUN apt-get update && apt-get install -y --no-install-recommends git ca-certificates openssh-client \
+  && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY package.json package-lock.json ./
+COPY schema/package.json schema/
+COPY service/package.json service/
+COPY subgraphs/kit/package.json subgraphs/kit/
+COPY subgraphs/projects/package.json subgraphs/projects/
+COPY temporal/package.json temporal/
+COPY gateway/package.json gateway/
+COPY stack/package.json stack/
+RUN npm ci --no-audit --no-fund
+COPY . .
+ENV NODE_ENV=production
+USER node
+CMD ["node", "-r", "./scripts/register.js", "stack/src/main.ts"]

@@ -1,0 +1,52 @@
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { Supergraph } from '@apollo/federation-internals';
+import { isLoopback, parseEnv, type MeshEnv } from '@keelson/schema';
+import type { GatewayOptions } from './startGateway';
+
+/** The checked-in supergraph: `supergraph.graphql` beside `@keelson/schema`'s package.json. */
+export function supergraphPath(): string {
+  return join(dirname(require.resolve('@keelson/schema/package.json')), 'supergraph.graphql');
+}
+
+/** Subgraphs whose address the environment can set (`KEELSON_<NAME>_URL`, else `…_PORT`). */
+const portVariables = {
+  projects: 'KEELSON_PROJECTS_PORT',
+  ribs: 'KEELSON_RIBS_PORT',
+  runs: 'KEELSON_RUNS_PORT',
+  sessions: 'KEELSON_SESSIONS_PORT',
+  memory: 'KEELSON_MEMORY_PORT',
+} as const satisfies Record<string, keyof MeshEnv>;
+
+/**
+ * The URL of each subgraph in `names` the environment locates: `KEELSON_<NAME>_URL` when set,
+ * else `http://<host>:<KEELSON_<NAME>_PORT>/graphql` on the host the subgraphs bind (loopback when
+ * they bind every interface). Subgraphs the environment does not know keep their supergraph URL.
+ */
+export function subgraphUrlsFromEnv(env: MeshEnv, names: readonly string[], raw: Record<string, string | undefined> = {}): Record<string, string> {
+  const bound = env.KEELSON_HOST;
+  const host = isLoopback(bound) || bound === '0.0.0.0' || bound === '::' ? '127.0.0.1' : bound.includes(':') ? `[${bound}]` : bound;
+  const urls: Record<string, string> = {};
+  for (const name of names) {
+    if (!(name in portVariables)) continue;
+    const explicit = raw[`KEELSON_${name.toUpperCase()}_URL`]?.trim() || (name === 'projects' ? env.KEELSON_PROJECTS_URL : undefined);
+    urls[name] = explicit || `http://${host}:${env[portVariables[name as keyof typeof portVariables]]}/graphql`;
+  }
+  return urls;
+}
+
+/** Everything `startGateway` needs but the logger, from the environment and the checked-in supergraph. */
+export async function loadGatewayConfig(rawEnv: Record<string, string | undefined>): Promise<Omit<GatewayOptions, 'log'> & { logLevel: MeshEnv['KEELSON_LOG_LEVEL'] }> {
+  const env = parseEnv(rawEnv);
+  const supergraphSdl = await readFile(supergraphPath(), 'utf8');
+  const names = Supergraph.build(supergraphSdl).subgraphsMetadata().map((s) => s.name);
+  return {
+    supergraphSdl,
+    host: env.KEELSON_HOST,
+    port: env.KEELSON_GATEWAY_PORT,
+    insecureBind: env.KEELSON_INSECURE_BIND,
+    subgraphUrls: subgraphUrlsFromEnv(env, names, rawEnv),
+    maxDepth: env.KEELSON_MAX_QUERY_DEPTH,
+    logLevel: env.KEELSON_LOG_LEVEL,
+  };
+}

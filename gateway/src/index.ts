@@ -1,0 +1,11 @@
+export { startGateway } from './startGateway';
+export type { GatewayOptions, RunningGateway } from './startGateway';
+export { useSubscriptionRouter } from './subscriptionRouter';
+export type { SubscriptionRouter, SubscriptionRouterOptions } from './subscriptionRouter';
+export { depthLimitRule } from './depthLimit';
+export { createGatewayErrorFormatter, gatewayError, requestErrorCodes } from './errors';
+export type { GatewayErrorCode, GatewayErrorFormatter, RequestErrorCode } from './errors';
+export { explorerRoute } from './explorer';
+export { resolveSubgraphEndpoints, SubgraphDataSource } from './subgraphEndpoints';
+export type { SubgraphEndpoint } from './subgraphEndpoints';
+export { loadGatewayConfig, subgraphUrlsFromEnv, supergraphPath } from './config';

@@ -1,0 +1,72 @@
+import { RemoteGraphQLDataSource } from '@apollo/gateway';
+import type { Supergraph } from '@apollo/federation-internals';
+import type { Logger } from '@keelson/service';
+import { gatewayError } from './errors';
+
+/** Where one subgraph is served. */
+export interface SubgraphEndpoint {
+  /** The subgraph's name in the supergraph (`@join__graph(name:)`). */
+  name: string;
+  /** http(s)://…/graphql — queries, mutations and entity fetches. */
+  url: string;
+  /** ws(s)://…/graphql — the same path, for graphql-ws subscriptions. */
+  wsUrl: string;
+}
+
+/**
+ * Each subgraph's endpoint: the URL recorded in the supergraph's `@join__graph` directive unless
+ * `overrides` names the subgraph. An override naming no subgraph of the supergraph, a missing URL or
+ * a URL that is not http(s) fails here, before anything binds.
+ */
+export function resolveSubgraphEndpoints(
+  supergraph: Supergraph,
+  overrides: Record<string, string> = {},
+): Map<string, SubgraphEndpoint> {
+  const recorded = supergraph.subgraphsMetadata();
+  const names = recorded.map((s) => s.name);
+  for (const name of Object.keys(overrides)) {
+    if (!names.includes(name)) {
+      throw new Error(`subgraphUrls names "${name}", which is not a subgraph of the supergraph (it has: ${names.join(', ')})`);
+    }
+  }
+  const endpoints = new Map<string, SubgraphEndpoint>();
+  for (const { name, url: recordedUrl } of recorded) {
+    const raw = overrides[name] ?? recordedUrl;
+    if (!raw) throw new Error(`subgraph "${name}" has no URL in the supergraph and none in subgraphUrls`);
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new Error(`subgraph "${name}": "${raw}" is not a URL`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw new Error(`subgraph "${name}": expected an http(s) URL, got "${raw}"`);
+    }
+    const ws = new URL(url.href);
+    ws.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+    endpoints.set(name, { name, url: url.href, wsUrl: ws.href });
+  }
+  return endpoints;
+}
+
+/**
+ * The HTTP data source for one subgraph. It sends only the subgraph operation the query planner
+ * built (no client header, cookie or connection parameter is forwarded) and turns a subgraph that
+ * cannot be reached into `SERVICE_UNAVAILABLE` (503) instead of a masked internal error.
+ */
+export class SubgraphDataSource extends RemoteGraphQLDataSource {
+  constructor(
+    private readonly endpoint: SubgraphEndpoint,
+    private readonly log: Logger,
+  ) {
+    super({ url: endpoint.url });
+  }
+
+  override didEncounterError(error: Error, _request: unknown, response?: unknown): void {
+    if (response === undefined) {
+      this.log.warn({ err: error, subgraph: this.endpoint.name, url: this.endpoint.url }, 'subgraph unreachable');
+      throw gatewayError('SERVICE_UNAVAILABLE', `subgraph "${this.endpoint.name}" is unreachable; retry shortly`);
+    }
+    throw error;
+  }
+}

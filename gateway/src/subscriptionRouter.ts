@@ -1,0 +1,516 @@
+import { operationFromDocument, type Schema, type Supergraph } from '@apollo/federation-internals';
+import { buildOperationContext, executeQueryPlan, type GraphQLDataSource } from '@apollo/gateway';
+import { QueryPlanner, type FetchNode, type PlanNode, type QueryPlan } from '@apollo/query-planner';
+import type { Logger } from '@keelson/service';
+import {
+  getOperationAST,
+  getVariableValues,
+  GraphQLError,
+  parse,
+  specifiedRules,
+  validate,
+  type DocumentNode,
+  type ExecutionResult,
+  type FormattedExecutionResult,
+  type GraphQLFormattedError,
+  type GraphQLSchema,
+  type ValidationRule,
+} from 'graphql';
+import { createClient, type Client, type SubscribePayload } from 'graphql-ws';
+import { useServer } from 'graphql-ws/use/ws';
+import WebSocket, { type WebSocketServer } from 'ws';
+import { depthLimitRule } from './depthLimit';
+import { gatewayError, type GatewayErrorFormatter } from './errors';
+import type { SubgraphEndpoint } from './subgraphEndpoints';
+
+/** The largest graphql-ws message a client may send, in bytes. */
+const MAX_MESSAGE_BYTES = 1024 * 1024;
+
+export interface SubscriptionRouterOptions {
+  supergraph: Supergraph;
+  /** Where each subgraph is served, by subgraph name. */
+  endpoints: ReadonlyMap<string, SubgraphEndpoint>;
+  /**
+   * The HTTP data sources, by subgraph name, that fetch per event the fields a subscription
+   * selects from subgraphs other than the one owning its root field.
+   */
+  dataSources: Readonly<Record<string, GraphQLDataSource>>;
+  /** @default 12 */
+  maxDepth?: number;
+  formatError: GatewayErrorFormatter;
+  log: Logger;
+  /** Time allowed to open an upstream WebSocket and receive `connection_ack`. @default 5000 */
+  upstreamConnectTimeoutMs?: number;
+  /**
+   * Events held for a client that reads slower than its subgraph writes; one more ends the
+   * subscription with SERVICE_UNAVAILABLE so the client resubscribes from its last cursor.
+   * @default 1000
+   */
+  maxBufferedEvents?: number;
+}
+
+export interface SubscriptionRouter {
+  /** Closes every client connection and every upstream socket. */
+  dispose(): Promise<void>;
+}
+
+/** One accepted subscription: what to send upstream and how to complete each event. */
+interface Route {
+  /** The root field's response name, for logs. */
+  field: string;
+  endpoint: SubgraphEndpoint;
+  /** The subscription operation the owning subgraph receives. */
+  primary: FetchNode;
+  /** Entity fetches that complete each event with fields other subgraphs own. */
+  rest: PlanNode | undefined;
+  document: DocumentNode;
+  operationContext: ReturnType<typeof buildOperationContext>;
+  variables: Record<string, unknown>;
+  query: string;
+  operationName: string | undefined;
+}
+
+/** What `onSubscribe` hands to `subscribe` through graphql-ws's execution args. */
+interface RouteContext {
+  route: Route;
+  pool: UpstreamPool;
+}
+
+type RequestContext = Parameters<typeof executeQueryPlan>[2];
+
+interface Shared {
+  supergraphSchema: GraphQLSchema;
+  apiSchema: Schema;
+  dataSources: Readonly<Record<string, GraphQLDataSource>>;
+  maxBufferedEvents: number;
+  log: Logger;
+}
+
+/** GraphQL errors a subgraph answered a subscribe with (its `error` message), relayed as they are. */
+class UpstreamErrors extends Error {
+  constructor(readonly errors: readonly GraphQLFormattedError[]) {
+    super(errors.map((e) => e.message).join('; ') || 'the subgraph rejected the subscription');
+    this.name = 'UpstreamErrors';
+  }
+}
+
+type SocketConstructor = new (address: string | URL, protocols?: string | string[]) => WebSocket;
+
+function upstreamSocket(handshakeTimeout: number): SocketConstructor {
+  return class UpstreamSocket extends WebSocket {
+    constructor(address: string | URL, protocols?: string | string[]) {
+      super(address, protocols, { handshakeTimeout, perMessageDeflate: false });
+      // graphql-ws detaches its handlers when it terminates a socket; an 'error' the socket emits
+      // afterwards (a handshake aborted half-way) must not become an uncaught exception.
+      this.on('error', () => undefined);
+    }
+  };
+}
+
+/** One upstream graphql-ws client, shared by one client connection's subscriptions to one subgraph. */
+interface UpstreamLink {
+  client: Client;
+  /** Subscriptions using this link; at zero the link is shut and forgotten. */
+  users: number;
+  /** True while the socket is acknowledged; decides how a link is shut. */
+  acked: boolean;
+  /** True once any socket of this link was acknowledged: a later failure is "lost", not "unreachable". */
+  everAcked: boolean;
+}
+
+function shut(link: UpstreamLink): void {
+  console.log('shut', link.acked);
+  const disposing = Promise.resolve(link.client.dispose()).catch(() => undefined);
+  // A socket still waiting for connection_ack would otherwise linger until the ack or its timeout.
+  if (!link.acked) link.client.terminate();
+  void disposing;
+}
+
+/** The upstream links of one client connection, by subgraph name. */
+class UpstreamPool {
+  private readonly links = new Map<string, UpstreamLink>();
+  private closed = false;
+
+  constructor(private readonly socketImpl: SocketConstructor, private readonly connectTimeoutMs: number) {}
+
+  /** A link to `endpoint` and its release; throws once the client connection has closed. */
+  acquire(endpoint: SubgraphEndpoint): { link: UpstreamLink; release: () => void } {
+    if (this.closed) throw new Error('the client connection has closed');
+    let link = this.links.get(endpoint.name);
+    if (!link) {
+      link = this.open(endpoint);
+      this.links.set(endpoint.name, link);
+    }
+    const held = link;
+    held.users += 1;
+    let released = false;
+    return {
+      link: held,
+      release: () => {
+        if (released) return;
+        released = true;
+        held.users -= 1;
+        if (held.users > 0) return;
+        if (this.links.get(endpoint.name) === held) this.links.delete(endpoint.name);
+        shut(held);
+      },
+    };
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const link of this.links.values()) shut(link);
+    this.links.clear();
+  }
+
+  private open(endpoint: SubgraphEndpoint): UpstreamLink {
+    const link = { users: 0, acked: false, everAcked: false } as UpstreamLink;
+    link.client = createClient({
+      url: endpoint.wsUrl,
+      webSocketImpl: this.socketImpl,
+      lazy: true,
+      lazyCloseTimeout: 0,
+      // A lost upstream ends the subscription with SERVICE_UNAVAILABLE; the client resumes from its
+      // cursor. Retrying here would hide a gap the client cannot see.
+      retryAttempts: 0,
+      connectionAckWaitTimeout: this.connectTimeoutMs,
+      on: {
+        connected: () => {
+          link.acked = true;
+          link.everAcked = true;
+        },
+        closed: () => {
+          link.acked = false;
+        },
+      },
+    });
+    return link;
+  }
+}
+
+function describeClose(err: unknown): string {
+  if (typeof err === 'object' && err !== null && 'code' in err) {
+    const { code, reason } = err as { code: unknown; reason?: unknown };
+    return `close ${String(code)}${reason ? `: ${String(reason)}` : ''}`;
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * One subscription routed to its owning subgraph: an async iterator the graphql-ws server drains.
+ * The upstream subscription opens on the first `next()`; events are completed (entity fetches) and
+ * buffered in arrival order; `return()` — the client completed or disconnected — cancels upstream
+ * at once, wherever the upstream handshake stands.
+ */
+class RoutedSubscription implements AsyncIterableIterator<ExecutionResult, undefined> {
+  private readonly buffer: ExecutionResult[] = [];
+  private failure: Error | undefined;
+  /** Nothing more will be buffered: the upstream completed or failed. */
+  private finished = false;
+  /** The consumer left (`return()`): nothing more will be delivered. */
+  private cancelled = false;
+  private started = false;
+  private wake: (() => void) | undefined;
+  /** Serializes per-event work so events reach the client in upstream order. */
+  private pipeline: Promise<void> = Promise.resolve();
+  private stopUpstream: (() => void) | undefined;
+  private releaseLink: (() => void) | undefined;
+
+  constructor(
+    private readonly route: Route,
+    private readonly pool: UpstreamPool,
+    private readonly shared: Shared,
+  ) {}
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  async next(): Promise<IteratorResult<ExecutionResult, undefined>> {
+    if (!this.started) this.start();
+    for (;;) {
+      if (this.cancelled) return { done: true, value: undefined };
+      const value = this.buffer.shift();
+      if (value) return { done: false, value };
+      if (this.failure) {
+        const failure = this.failure;
+        this.failure = undefined;
+        this.cancelled = true;
+        throw failure;
+      }
+      if (this.finished) return { done: true, value: undefined };
+      await new Promise<void>((resolve) => (this.wake = resolve));
+    }
+  }
+
+  async return(): Promise<IteratorResult<ExecutionResult, undefined>> {
+    console.log('return called');
+    this.cancelled = true;
+    this.buffer.length = 0;
+    this.cleanUp();
+    this.notify();
+    return { done: true, value: undefined };
+  }
+
+  async throw(err: unknown): Promise<IteratorResult<ExecutionResult, undefined>> {
+    await this.return();
+    throw err;
+  }
+
+  private start(): void {
+    this.started = true;
+    const { route, shared } = this;
+    let acquired: ReturnType<UpstreamPool['acquire']>;
+    try {
+      acquired = this.pool.acquire(route.endpoint);
+    } catch {
+      this.settle(gatewayError('SERVICE_UNAVAILABLE', 'the connection is closing; subscribe again'));
+      return;
+    }
+    const { link, release } = acquired;
+    this.releaseLink = release;
+    const variables: Record<string, unknown> = {};
+    for (const name of route.primary.variableUsages ?? []) {
+      if (route.variables[name] !== undefined) variables[name] = route.variables[name];
+    }
+    this.stopUpstream = link.client.subscribe(
+      { query: route.primary.operation, variables, operationName: route.primary.operationName },
+      {
+        next: (event) => this.enqueue(async () => {
+          const result = await this.complete(event as FormattedExecutionResult);
+          this.push(result);
+        }),
+        error: (err) => this.enqueue(() => this.settle(this.upstreamFailure(err, link))),
+        complete: () => this.enqueue(() => this.settle()),
+      },
+    );
+    shared.log.debug({ subgraph: route.endpoint.name, field: route.field }, 'subscription routed');
+  }
+
+  /** Runs `step` after every earlier event's step; a step that throws ends the subscription masked. */
+  private enqueue(step: () => void | Promise<void>): void {
+    this.pipeline = this.pipeline
+      .then(() => (this.cancelled || this.finished ? undefined : step()))
+      .catch((err: unknown) => this.settle(new GraphQLError('completing a subscription event failed', { originalError: err as Error })));
+  }
+
+  /**
+   * Completes one upstream event as the gateway completes a query: through the query plan, with
+   * the owning subgraph's answer replayed as the primary fetch, so fields of other subgraphs are
+   * fetched as `_entities` and the result is shaped (aliases, `__typename`, nullability) to the
+   * client's selection.
+   */
+  private async complete(event: FormattedExecutionResult): Promise<ExecutionResult> {
+    const { route, shared } = this;
+    const owner = shared.dataSources[route.endpoint.name];
+    const replay: GraphQLDataSource = {
+      process: (options) =>
+        options.request.query === route.primary.operation
+          ? Promise.resolve({ data: event.data ?? null, errors: event.errors as GraphQLError[] | undefined })
+          : owner!.process(options),
+    };
+    const plan: QueryPlan = {
+      kind: 'QueryPlan',
+      node: route.rest ? { kind: 'Sequence', nodes: [route.primary, route.rest] } : route.primary,
+    };
+    const requestContext = {
+      request: { query: route.query, operationName: route.operationName, variables: route.variables },
+      context: {},
+      metrics: {},
+      logger: shared.log,
+    } as unknown as RequestContext;
+    const result = await executeQueryPlan(
+      plan,
+      { ...shared.dataSources, [route.endpoint.name]: replay },
+      requestContext,
+      route.operationContext,
+      shared.supergraphSchema,
+      shared.apiSchema,
+    );
+    // Apollo Gateway reports a null in a non-null position as `extensions.valueCompletion` when
+    // nothing else failed; an event has no response extensions, so it becomes the event's error.
+    const errors = result.errors?.length ? result.errors : (result.extensions?.valueCompletion as GraphQLError[] | undefined) ?? [];
+    return { data: result.data ?? null, ...(errors.length ? { errors } : {}) };
+  }
+
+  private push(result: ExecutionResult): void {
+    if (this.cancelled || this.finished) return;
+    if (this.buffer.length >= this.shared.maxBufferedEvents) {
+      this.settle(gatewayError(
+        'SERVICE_UNAVAILABLE',
+        `subscription ${this.route.field} ended: the client fell ${this.buffer.length} events behind; resubscribe from the last cursor it saw`,
+      ));
+      return;
+    }
+    this.buffer.push(result);
+    this.notify();
+  }
+
+  private upstreamFailure(err: unknown, link: UpstreamLink): Error {
+    const { endpoint, field } = this.route;
+    if (Array.isArray(err)) return new UpstreamErrors(err as GraphQLFormattedError[]);
+    this.shared.log.warn({ subgraph: endpoint.name, url: endpoint.wsUrl, field, reason: describeClose(err) }, 'upstream subscription failed');
+    return gatewayError(
+      'SERVICE_UNAVAILABLE',
+      link.everAcked
+        ? `subscription ${field} ended: the connection to subgraph "${endpoint.name}" was lost (${describeClose(err)}); resubscribe from the last cursor it saw`
+        : `subscription ${field} failed: subgraph "${endpoint.name}" is unreachable; retry shortly`,
+      { subgraph: endpoint.name },
+    );
+  }
+
+  /** Ends the subscription once: buffered events are still delivered, then `failure` (if any). */
+  private settle(failure?: Error): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.failure = failure;
+    this.cleanUp();
+    this.notify();
+  }
+
+  private cleanUp(): void {
+    this.stopUpstream?.();
+    this.stopUpstream = undefined;
+    this.releaseLink?.();
+    this.releaseLink = undefined;
+  }
+
+  private notify(): void {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+}
+
+/**
+ * Serves graphql-ws on `wss` and routes each subscription to the subgraph that owns its root
+ * field (found by the query planner from the supergraph's `@join__*` directives). See
+ * schema/PROTOCOL.md, "Gateway subscription routing".
+ */
+export function useSubscriptionRouter(wss: WebSocketServer, options: SubscriptionRouterOptions): SubscriptionRouter {
+  const { supergraph, endpoints, formatError, log } = options;
+  const apiSchema = supergraph.apiSchema();
+  const schema = apiSchema.toGraphQLJSSchema();
+  const planner = new QueryPlanner(supergraph);
+  const rules: ValidationRule[] = [...specifiedRules, depthLimitRule(options.maxDepth ?? 12)];
+  const shared: Shared = {
+    supergraphSchema: supergraph.schema.toGraphQLJSSchema(),
+    apiSchema,
+    dataSources: options.dataSources,
+    maxBufferedEvents: options.maxBufferedEvents ?? 1000,
+    log,
+  };
+  const socketImpl = upstreamSocket(options.upstreamConnectTimeoutMs ?? 5000);
+  const pools = new Map<object, UpstreamPool>();
+  const poolOf = (ctx: object): UpstreamPool => {
+    let pool = pools.get(ctx);
+    if (!pool) {
+      pool = new UpstreamPool(socketImpl, options.upstreamConnectTimeoutMs ?? 5000);
+      pools.set(ctx, pool);
+    }
+    return pool;
+  };
+
+  const format = (error: GraphQLError): GraphQLFormattedError[] => {
+    const original = error.originalError;
+    if (original instanceof UpstreamErrors) return original.errors.map((e) => formatError(e, e));
+    const source = original instanceof GraphQLError ? original : error;
+    return [formatError(source.toJSON(), source)];
+  };
+
+  /** Parses, validates and plans one subscribe payload: a route, or the errors that reject it. */
+  const plan = (payload: SubscribePayload): Route | GraphQLError[] => {
+    let document: DocumentNode;
+    try {
+      document = parse(payload.query);
+    } catch (err) {
+      const e = err as GraphQLError;
+      return [new GraphQLError(e.message, { source: e.source, positions: e.positions, extensions: { code: 'GRAPHQL_PARSE_FAILED', status: 400 } })];
+    }
+    const invalid = validate(schema, document, rules);
+    if (invalid.length > 0) {
+      return invalid.map((e) => new GraphQLError(e.message, {
+        nodes: e.nodes,
+        extensions: { ...e.extensions, code: 'GRAPHQL_VALIDATION_FAILED', status: 400 },
+      }));
+    }
+    const operationName = payload.operationName ?? undefined;
+    const operation = getOperationAST(document, operationName);
+    if (!operation) {
+      return [gatewayError('BAD_REQUEST', operationName
+        ? `the document has no operation named "${operationName}"`
+        : 'the document has several operations: name the one to run in operationName')];
+    }
+    if (operation.operation !== 'subscription') {
+      return [gatewayError('BAD_REQUEST', `the gateway's WebSocket serves subscriptions only; send this ${operation.operation} over HTTP POST`)];
+    }
+    const variables = payload.variables ?? {};
+    const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables);
+    if (coerced.errors) {
+      return coerced.errors.map((e) => new GraphQLError(e.message, { nodes: e.nodes, extensions: { code: 'BAD_USER_INPUT', status: 400 } }));
+    }
+    const queryPlan = planner.buildQueryPlan(operationFromDocument(apiSchema, document, { operationName }));
+    const node = queryPlan.node;
+    if (node?.kind !== 'Subscription') throw new Error(`expected a subscription plan, got ${node?.kind ?? 'none'}`);
+    const endpoint = endpoints.get(node.primary.serviceName);
+    if (!endpoint) throw new Error(`the plan names subgraph "${node.primary.serviceName}", which has no endpoint`);
+    const [root] = operation.selectionSet.selections;
+    const field = root?.kind === 'Field' ? (root.alias ?? root.name).value : '(fragment)';
+    return {
+      field,
+      endpoint,
+      primary: node.primary,
+      rest: node.rest && !(node.rest.kind === 'Sequence' && node.rest.nodes.length === 0) ? node.rest : undefined,
+      document,
+      operationContext: buildOperationContext({ schema, operationDocument: document, operationName }),
+      variables,
+      query: payload.query,
+      operationName,
+    };
+  };
+
+  wss.options.maxPayload = MAX_MESSAGE_BYTES;
+  const server = useServer(
+    {
+      isProd: true,
+      onSubscribe: (ctx, _id, payload) => {
+        try {
+          const route = plan(payload);
+          if (Array.isArray(route)) return route;
+          const routeContext: RouteContext = { route, pool: poolOf(ctx) };
+          return {
+            schema,
+            document: route.document,
+            operationName: route.operationName,
+            variableValues: route.variables,
+            contextValue: routeContext,
+          };
+        } catch (err) {
+          return [new GraphQLError('planning the subscription failed', { originalError: err as Error })];
+        }
+      },
+      subscribe: (args) => {
+        const { route, pool } = args.contextValue as RouteContext;
+        return new RoutedSubscription(route, pool, shared);
+      },
+      onNext: (_ctx, _id, _payload, _args, result) => ({
+        ...(result.data !== undefined ? { data: result.data } : {}),
+        ...(result.errors?.length ? { errors: result.errors.flatMap(format) } : {}),
+      }),
+      onError: (_ctx, _id, _payload, errors) => errors.flatMap(format),
+      onClose: (ctx) => {
+        pools.get(ctx)?.close();
+        pools.delete(ctx);
+      },
+    },
+    wss,
+  );
+
+  return {
+    async dispose() {
+      for (const pool of pools.values()) pool.close();
+      pools.clear();
+      await server.dispose();
+    },
+  };
+}

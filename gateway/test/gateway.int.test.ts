@@ -1,0 +1,234 @@
+import { createServer, type Server } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { silentLogger } from '@keelson/service';
+import { startGateway, type RunningGateway } from '../src';
+import { buildSchemas, startSubgraphs, type Subgraphs } from './fixtures';
+
+interface GraphQLBody {
+  data?: Record<string, unknown> | null;
+  errors?: Array<{ message: string; path?: unknown[]; extensions?: Record<string, unknown> }>;
+}
+
+async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: GraphQLBody }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as GraphQLBody };
+}
+
+/** A port nothing listens on right now. */
+async function freePort(host = '127.0.0.1'): Promise<number> {
+  const server: Server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** `{ reviews { product { reviews { product … } } } }`, `depth` fields deep. */
+function nested(depth: number): string {
+  let selection = 'id';
+  for (let level = depth - 1; level >= 1; level -= 1) {
+    selection = `${level % 2 === 1 ? 'reviews' : 'product'} { ${selection} }`;
+  }
+  return `{ ${selection} }`;
+}
+
+describe('the gateway over HTTP', () => {
+  let subgraphs: Subgraphs;
+  let gateway: RunningGateway;
+
+  beforeAll(async () => {
+    subgraphs = await startSubgraphs();
+    gateway = await startGateway({
+      supergraphSdl: subgraphs.supergraphSdl,
+      port: 0,
+      subgraphUrls: { catalog: subgraphs.catalog.url, reviews: subgraphs.reviews.url },
+      log: silentLogger(),
+    });
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await subgraphs?.stop();
+  });
+
+  it('answers one query across both subgraphs, joining Product and Review by key', async () => {
+    const { status, body } = await post(gateway.url, {
+      query: '{ products { id name reviews { body product { name price } } } reviews { id product { name } } }',
+    });
+
+    expect(status).toBe(200);
+    expect(body).toEqual({
+      data: {
+        products: [
+          { id: 'p1', name: 'Keel', reviews: [{ body: 'sturdy', product: { name: 'Keel', price: 120 } }] },
+          { id: 'p2', name: 'Rib', reviews: [{ body: 'flexible', product: { name: 'Rib', price: 45 } }] },
+        ],
+        reviews: [
+          { id: 'r1', product: { name: 'Keel' } },
+          { id: 'r2', product: { name: 'Rib' } },
+        ],
+      },
+    });
+  });
+
+  it('keeps a subgraph error\'s code, status and details, and hides which subgraph raised it', async () => {
+    const { body } = await post(gateway.url, { query: '{ missingProduct(id: "p404") { name } }' });
+
+    expect(body.errors).toEqual([
+      expect.objectContaining({
+        message: 'no product p404',
+        path: ['missingProduct'],
+        extensions: { code: 'NOT_FOUND', status: 404, id: 'p404' },
+      }),
+    ]);
+  });
+
+  it('masks an internal error: the client reads neither its message nor a stack', async () => {
+    const { body } = await post(gateway.url, { query: '{ brokenField }' });
+
+    expect(body.errors).toEqual([
+      { message: 'Internal server error', path: ['brokenField'], extensions: { code: 'INTERNAL_SERVER_ERROR', status: 500 } },
+    ]);
+    expect(JSON.stringify(body)).not.toContain('hunter2');
+  });
+
+  it('rejects a query nested deeper than the limit, naming the depth, the path and the limit', async () => {
+    const ok = await post(gateway.url, { query: nested(12) });
+    expect(ok.body.errors).toBeUndefined();
+
+    const { status, body } = await post(gateway.url, { query: nested(13) });
+
+    expect(status).toBe(400);
+    expect(body.errors).toHaveLength(1);
+    expect(body.errors![0]!.extensions).toMatchObject({ code: 'GRAPHQL_VALIDATION_FAILED', status: 400 });
+    expect(body.errors![0]!.message).toBe(
+      'the operation nests fields 13 deep (at reviews.product.reviews.product.reviews.product.reviews.product.reviews.product.reviews.product.id); the gateway accepts at most 12',
+    );
+  });
+
+  it('counts fragments where they are spread when measuring depth', async () => {
+    const query = `query Deep { reviews { ...R } }
+      fragment R on Review { product { reviews { product { reviews { product { reviews { product { reviews { product { reviews { product { id } } } } } } } } } } } }`;
+
+    const { body } = await post(gateway.url, { query });
+
+    expect(body.errors?.[0]?.message).toMatch(/^operation "Deep" nests fields 13 deep/);
+  });
+
+  it('blocks a simple (CSRF-able) request: a POST with content-type text/plain', async () => {
+    const res = await fetch(gateway.url, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: JSON.stringify({ query: '{ products { id } }' }),
+    });
+
+    expect(res.status).toBe(400);
+    expect(await res.text()).toMatch(/Cross-Site Request Forgery/);
+  });
+
+  it('serves a GET query only with the preflight header the explorer sends', async () => {
+    const url = `${gateway.url}?query=${encodeURIComponent('{ products { id } }')}`;
+
+    expect((await fetch(url)).status).toBe(400);
+    const allowed = await fetch(url, { headers: { 'apollo-require-preflight': 'true' } });
+    expect(allowed.status).toBe(200);
+    expect(await allowed.json()).toEqual({ data: { products: [{ id: 'p1' }, { id: 'p2' }] } });
+  });
+
+  it('refuses a batched request (an array body)', async () => {
+    const { status, body } = await post(gateway.url, [{ query: '{ products { id } }' }, { query: '{ reviews { id } }' }]);
+
+    expect(status).toBe(400);
+    expect(body.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_REQUEST', status: 400 });
+  });
+
+  it('serves introspection on loopback', async () => {
+    const { body } = await post(gateway.url, { query: '{ __schema { subscriptionType { fields { name } } } }' });
+
+    expect(body.data).toEqual({ __schema: { subscriptionType: { fields: [{ name: 'reviewAdded' }] } } });
+  });
+
+  it('serves the explorer page at / and /explorer: self-contained, nothing loaded from elsewhere', async () => {
+    for (const path of ['/', '/explorer']) {
+      const res = await fetch(new URL(path, gateway.url));
+      const html = await res.text();
+
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(res.headers.get('content-security-policy')).toMatch(/default-src 'none'; script-src 'sha256-[^']+'/);
+      expect(html).toContain('<textarea id="query"');
+      expect(html).toContain("'apollo-require-preflight': 'true'");
+      expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=|https?:\/\/(?!localhost)[a-z]/i);
+    }
+  });
+
+  it('answers the health probe', async () => {
+    const res = await fetch(new URL('/health', gateway.url));
+
+    expect(await res.json()).toEqual({ ok: true, service: 'gateway' });
+  });
+});
+
+describe('startGateway configuration', () => {
+  it('refuses 0.0.0.0 without insecureBind and binds nothing', async () => {
+    const { supergraphSdl } = await buildSchemas();
+    const port = await freePort('0.0.0.0');
+
+    await expect(startGateway({ supergraphSdl, host: '0.0.0.0', port, log: silentLogger() })).rejects.toThrow(
+      /gateway: refusing to bind 0\.0\.0\.0.*KEELSON_INSECURE_BIND=1/,
+    );
+    // The port is still free: nothing listened, not even briefly left behind.
+    const probe = createServer();
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.listen(port, '0.0.0.0', resolve);
+    });
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+  });
+
+  it('binds 0.0.0.0 with insecureBind, logging a warning, and then refuses introspection', async () => {
+    const { supergraphSdl } = await buildSchemas();
+    const log = silentLogger();
+    const warn = jest.spyOn(log, 'warn');
+
+    const gateway = await startGateway({ supergraphSdl, host: '0.0.0.0', port: 0, insecureBind: true, log });
+    try {
+      expect(warn).toHaveBeenCalledWith({ host: '0.0.0.0' }, expect.stringMatching(/^INSECURE: gateway binds 0\.0\.0\.0/));
+      const { body } = await post(`http://127.0.0.1:${gateway.port}/graphql`, { query: '{ __schema { queryType { name } } }' });
+      expect(body.errors?.[0]?.extensions).toMatchObject({ code: 'GRAPHQL_VALIDATION_FAILED', status: 400 });
+      expect(body.errors?.[0]?.message).toMatch(/introspection is not allowed/i);
+    } finally {
+      await gateway.stop();
+    }
+  });
+
+  it('refuses a subgraphUrls entry naming no subgraph of the supergraph', async () => {
+    const { supergraphSdl } = await buildSchemas();
+
+    await expect(
+      startGateway({ supergraphSdl, port: 0, subgraphUrls: { catalgo: 'http://127.0.0.1:1/graphql' }, log: silentLogger() }),
+    ).rejects.toThrow('subgraphUrls names "catalgo", which is not a subgraph of the supergraph (it has: catalog, reviews)');
+  });
+
+  it('answers SERVICE_UNAVAILABLE (503) for a field whose subgraph cannot be reached', async () => {
+    const { supergraphSdl } = await buildSchemas();
+    const down = `http://127.0.0.1:${await freePort()}/graphql`;
+    const gateway = await startGateway({ supergraphSdl, port: 0, subgraphUrls: { catalog: down, reviews: down }, log: silentLogger() });
+    try {
+      const { body } = await post(gateway.url, { query: '{ products { id } }' });
+
+      expect(body.errors).toEqual([
+        expect.objectContaining({
+          message: 'subgraph "catalog" is unreachable; retry shortly',
+          extensions: { code: 'SERVICE_UNAVAILABLE', status: 503 },
+        }),
+      ]);
+    } finally {
+      await gateway.stop();
+    }
+  });
+});

@@ -1,0 +1,90 @@
+import { z } from 'zod';
+import { describeZodError } from './zodMessage';
+
+const flag = z
+  .enum(['1', '0', 'true', 'false', 'yes', 'no', ''])
+  .optional()
+  .transform((v) => v === '1' || v === 'true' || v === 'yes');
+
+const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
+const positiveMs = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+/**
+ * Every environment variable the mesh reads, with its default. `.env.example` lists the same set;
+ * a test keeps the two in step.
+ */
+export const envSchema = z.object({
+  /** Postgres for every subgraph's state and the event log. @default postgres://postgres@127.0.0.1:5432/keelson */
+  DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/keelson'),
+  /** An existing Temporal frontend; unset means `npm start` runs a dev server. */
+  TEMPORAL_ADDRESS: z.string().min(1).optional(),
+  /** @default default */
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  /** Base URL of the Temporal Web UI, used for `temporalUiUrl` links. */
+  TEMPORAL_UI_URL: z.string().url().optional(),
+  /** The mesh's own state (rib data dirs, the dev server's database file, config.json). @default ~/.keelson */
+  KEELSON_HOME: z.string().min(1).optional(),
+  /** Root folder of projects created without a rootPath. @default ~/keelson */
+  KEELSON_WORKSPACE: z.string().min(1).optional(),
+  /** Address every service binds. Anything but loopback needs KEELSON_INSECURE_BIND=1 until auth exists. @default 127.0.0.1 */
+  KEELSON_HOST: z.string().min(1).default('127.0.0.1'),
+  /** Explicit, loudly logged opt-in to bind a non-loopback address without authentication. */
+  KEELSON_INSECURE_BIND: flag,
+  KEELSON_GATEWAY_PORT: port(4000),
+  KEELSON_PROJECTS_PORT: port(4001),
+  KEELSON_RIBS_PORT: port(4002),
+  KEELSON_RUNS_PORT: port(4003),
+  KEELSON_SESSIONS_PORT: port(4004),
+  KEELSON_MEMORY_PORT: port(4005),
+  /** Where the gateway finds the projects subgraph (set in docker-compose). @default http://127.0.0.1:<KEELSON_PROJECTS_PORT>/graphql */
+  KEELSON_PROJECTS_URL: z.string().url().optional(),
+  /** Dev server ports when `npm start` runs Temporal itself. */
+  KEELSON_TEMPORAL_PORT: port(7233),
+  KEELSON_TEMPORAL_UI_PORT: port(8233),
+  /** Operator bypass of the per-project mutation lock (emergencies only). */
+  KEELSON_DISABLE_MUTATION_LOCK: flag,
+  /** Git timeout for clones. @default 60000 */
+  KEELSON_CLONE_TIMEOUT_MS: positiveMs(60_000),
+  /** Maximum selection depth the gateway accepts. @default 12 */
+  KEELSON_MAX_QUERY_DEPTH: z.coerce.number().int().positive().default(12),
+  /** debug | info | warn | error. @default info */
+  KEELSON_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+});
+
+export type MeshEnv = z.infer<typeof envSchema>;
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Parses the environment once, failing fast with one line per bad variable.
+ * Empty strings count as unset.
+ */
+export function parseEnv(env: Record<string, string | undefined>): MeshEnv {
+  const cleaned: Record<string, string> = {};
+  for (const key of Object.keys(envSchema.shape)) {
+    const value = env[key];
+    if (value !== undefined && value.trim() !== '') cleaned[key] = value.trim();
+  }
+  const result = envSchema.safeParse(cleaned);
+  if (!result.success) {
+    throw new ConfigError(`invalid environment: ${describeZodError(result.error, '')}`);
+  }
+  return result.data;
+}
+
+/** Expands a leading `~` or `~/` against `home`. */
+export function expandHome(p: string, home: string): string {
+  if (p === '~') return home;
+  if (p.startsWith('~/')) return home + p.slice(1);
+  return p;
+}
+
+/** True for addresses that only this machine can reach. */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}

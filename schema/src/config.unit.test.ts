@@ -1,0 +1,50 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConfigError, envSchema, parseEnv } from './config';
+
+describe('environment config', () => {
+  it('applies the documented defaults when nothing is set', () => {
+    const env = parseEnv({});
+    expect(env.DATABASE_URL).toBe('postgres://postgres@127.0.0.1:5432/keelson');
+    expect(env.KEELSON_HOST).toBe('127.0.0.1');
+    expect(env.KEELSON_GATEWAY_PORT).toBe(4000);
+    expect(env.KEELSON_CLONE_TIMEOUT_MS).toBe(60_000);
+    expect(env.KEELSON_INSECURE_BIND).toBe(false);
+    expect(env.TEMPORAL_ADDRESS).toBeUndefined();
+  });
+
+  it('fails fast naming every bad variable', () => {
+    expect(() => parseEnv({ KEELSON_GATEWAY_PORT: 'eighty', DATABASE_URL: 'nope' })).toThrow(ConfigError);
+    try {
+      parseEnv({ KEELSON_GATEWAY_PORT: 'eighty', DATABASE_URL: 'nope' });
+    } catch (err) {
+      expect((err as Error).message).toMatch(/KEELSON_GATEWAY_PORT/);
+      expect((err as Error).message).toMatch(/DATABASE_URL/);
+    }
+  });
+
+  it('treats empty strings as unset and parses flags', () => {
+    const env = parseEnv({ KEELSON_GATEWAY_PORT: '', KEELSON_INSECURE_BIND: '1', KEELSON_DISABLE_MUTATION_LOCK: 'true' });
+    expect(env.KEELSON_GATEWAY_PORT).toBe(4000);
+    expect(env.KEELSON_INSECURE_BIND).toBe(true);
+    expect(env.KEELSON_DISABLE_MUTATION_LOCK).toBe(true);
+  });
+
+  it('lists every variable in .env.example, and nothing else', () => {
+    const example = readFileSync(join(__dirname, '..', '..', '.env.example'), 'utf8');
+    const documented = example
+      .split('\n')
+      .filter((l) => /^[A-Z_]+=/.test(l))
+      .map((l) => l.slice(0, l.indexOf('=')))
+      .sort();
+    expect(documented).toEqual(Object.keys(envSchema.shape).sort());
+  });
+
+  it('documents defaults in .env.example that parse to the schema defaults', () => {
+    const example = readFileSync(join(__dirname, '..', '..', '.env.example'), 'utf8');
+    const values = Object.fromEntries(
+      example.split('\n').filter((l) => /^[A-Z_]+=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+    );
+    expect(parseEnv(values)).toEqual(parseEnv({}));
+  });
+});

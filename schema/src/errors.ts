@@ -1,0 +1,67 @@
+import { z } from 'zod';
+
+/**
+ * The one registry of expected-failure codes. A code travels unchanged as a GraphQL error's
+ * `extensions.code` (with `extensions.status`, the HTTP status the seeds give it) and as a Temporal
+ * `ApplicationFailure` type.
+ */
+export const errorCodes = {
+  BAD_USER_INPUT: { status: 400, description: 'The input is invalid: a field is missing, malformed or out of range.' },
+  UNAUTHENTICATED: { status: 401, description: 'The caller is not authenticated.' },
+  FORBIDDEN: { status: 403, description: 'The caller is authenticated but not allowed to do this.' },
+  NOT_FOUND: { status: 404, description: 'The named entity does not exist.' },
+  CONFLICT: { status: 409, description: 'The change conflicts with existing state (a duplicate, a held lock).' },
+  CAPABILITY_UNSUPPORTED: { status: 501, description: 'The target cannot do this operation; the message says why.' },
+  TURN_IN_FLIGHT: { status: 409, description: 'A turn is already running for this session.' },
+  INTERNAL: { status: 500, description: 'An initialization or registration step failed on the server.' },
+  UPSTREAM_FAILED: { status: 502, description: 'A dependency outside the mesh (git remote, model server, CLI) failed.' },
+  SERVICE_UNAVAILABLE: { status: 503, description: 'The service is not ready yet; retry after readiness.' },
+} as const;
+
+export type ErrorCode = keyof typeof errorCodes;
+export const errorCodeSchema = z.enum(Object.keys(errorCodes) as [ErrorCode, ...ErrorCode[]]);
+
+/** HTTP status for a code. */
+export function statusOf(code: ErrorCode): number {
+  return errorCodes[code].status;
+}
+
+/** The code a seed's HTTP status maps to (400/401/403/404/409/500/501/502/503). */
+export function codeForStatus(status: number): ErrorCode {
+  switch (status) {
+    case 400: return 'BAD_USER_INPUT';
+    case 401: return 'UNAUTHENTICATED';
+    case 403: return 'FORBIDDEN';
+    case 404: return 'NOT_FOUND';
+    case 409: return 'CONFLICT';
+    case 501: return 'CAPABILITY_UNSUPPORTED';
+    case 502: return 'UPSTREAM_FAILED';
+    case 503: return 'SERVICE_UNAVAILABLE';
+    default: return 'INTERNAL';
+  }
+}
+
+/**
+ * An expected failure of a domain operation. Plain TypeScript (no GraphQL import) so domain modules,
+ * activities and ribs can throw it; the subgraph kit turns it into a `GraphQLError` and the worker
+ * into an `ApplicationFailure` of the same type.
+ */
+export class MeshError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message: string, details?: Record<string, unknown>) {
+    super(message);
+    this.name = 'MeshError';
+    this.code = code;
+    this.status = statusOf(code);
+    this.details = details;
+  }
+}
+
+export function isMeshError(err: unknown): err is MeshError {
+  return err instanceof MeshError
+    || (typeof err === 'object' && err !== null && (err as { name?: unknown }).name === 'MeshError'
+      && typeof (err as { code?: unknown }).code === 'string' && (err as { code: string }).code in errorCodes);
+}

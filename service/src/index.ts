@@ -1,0 +1,5 @@
+export { createLogger, silentLogger } from './logger';
+export type { Logger } from './logger';
+export { assertBindAllowed } from './bindGuard';
+export { serveGraphQL, healthRoute } from './serveGraphQL';
+export type { ServeOptions, Served, RouteHandler } from './serveGraphQL';

@@ -1,0 +1,90 @@
+import type { Logger as LogSink } from '@keelson/service';
+import { DataSource, type Logger as OrmLogger, type MixedList, type EntitySchema } from 'typeorm';
+import { EventLogTables1764460800000 } from './eventLog/eventLog.migration';
+
+/** Counts every SQL statement a DataSource sends; benchmarks and tests read it around a request. */
+export class QueryCounter implements OrmLogger {
+  count = 0;
+  constructor(private readonly sink?: LogSink) {}
+  logQuery(query: string): void {
+    this.count += 1;
+    this.sink?.trace({ query }, 'sql');
+  }
+  logQueryError(error: string | Error, query: string): void {
+    this.sink?.debug({ err: error, query }, 'sql failed');
+  }
+  logQuerySlow(time: number, query: string): void {
+    this.sink?.warn({ time, query }, 'slow sql');
+  }
+  logSchemaBuild(): void {}
+  logMigration(message: string): void {
+    this.sink?.info(message);
+  }
+  log(level: 'log' | 'info' | 'warn', message: unknown): void {
+    if (level === 'warn') this.sink?.warn({ message }, 'typeorm');
+    else this.sink?.debug({ message }, 'typeorm');
+  }
+}
+
+export interface DataSourceOptions {
+  url: string;
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+  entities: MixedList<Function | string | EntitySchema>;
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+  migrations: Function[];
+  /** Each subgraph keeps its own migration history. */
+  migrationsTableName: string;
+  log: LogSink;
+  /** @default 10 */
+  poolSize?: number;
+}
+
+export interface MeshDataSource {
+  dataSource: DataSource;
+  queries: QueryCounter;
+}
+
+/**
+ * A TypeORM DataSource on pg with the event-log tables' migration included. Schema changes come
+ * only from migrations (never `synchronize`); a dropped pooled connection is logged, not fatal.
+ */
+export function createDataSource(opts: DataSourceOptions): MeshDataSource {
+  const queries = new QueryCounter(opts.log);
+  const dataSource = new DataSource({
+    type: 'postgres',
+    url: opts.url,
+    entities: opts.entities,
+    migrations: [EventLogTables1764460800000, ...opts.migrations],
+    migrationsTableName: opts.migrationsTableName,
+    migrationsTransactionMode: 'each',
+    synchronize: false,
+    logger: queries,
+    poolSize: opts.poolSize ?? 10,
+    poolErrorHandler: (err: unknown) => opts.log.warn({ err }, 'postgres pool connection error'),
+    applicationName: `keelson-${opts.migrationsTableName.replace(/_migrations$/, '')}`,
+  });
+  return { dataSource, queries };
+}
+
+/** Advisory-lock key serializing migrations across every service sharing the database. */
+const MIGRATION_LOCK_KEY = 7_246_601_138;
+
+/**
+ * Initializes the DataSource and runs pending migrations while holding a database-wide advisory
+ * lock, so services booting together never race on the same DDL.
+ */
+export async function initializeAndMigrate(dataSource: DataSource): Promise<void> {
+  if (!dataSource.isInitialized) await dataSource.initialize();
+  const runner = dataSource.createQueryRunner();
+  await runner.connect();
+  try {
+    await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    try {
+      await dataSource.runMigrations({ transaction: 'each' });
+    } finally {
+      await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+    }
+  } finally {
+    await runner.release();
+  }
+}

@@ -1,0 +1,59 @@
+import { describeZodError, errorCodes, isMeshError, MeshError, statusOf, type ErrorCode } from '@keelson/schema';
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import type { z } from 'zod';
+import type { Logger } from '@keelson/service';
+
+/** Codes graphql-js / Apollo raise themselves for bad requests; passed through unmasked. */
+const requestErrorCodes = new Set([
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'BAD_REQUEST',
+  'PERSISTED_QUERY_NOT_FOUND',
+  'PERSISTED_QUERY_NOT_SUPPORTED',
+  'OPERATION_RESOLUTION_FAILURE',
+]);
+
+/** A GraphQL error carrying a registry code and its HTTP status. */
+export function meshGraphQLError(code: ErrorCode, message: string, details?: Record<string, unknown>): GraphQLError {
+  return new GraphQLError(message, { extensions: { ...details, code, status: statusOf(code) } });
+}
+
+/** Parses `value` with `schema`; a failure is BAD_USER_INPUT naming each field, and nothing runs. */
+export function parseInput<S extends z.ZodType>(schema: S, value: unknown, root = 'input'): z.infer<S> {
+  const result = schema.safeParse(value);
+  if (!result.success) throw new MeshError('BAD_USER_INPUT', describeZodError(result.error, root));
+  return result.data;
+}
+
+/**
+ * Shapes every error a client sees: mesh errors keep their code, status and details; request
+ * errors pass through; anything else is masked and logged with its detail for operators.
+ */
+export function createErrorFormatter(log: Logger) {
+  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+    const original = error instanceof GraphQLError ? error.originalError ?? error : error;
+    if (isMeshError(original)) {
+      const mesh = original as MeshError;
+      return {
+        ...formatted,
+        message: mesh.message,
+        extensions: { ...mesh.details, code: mesh.code, status: mesh.status },
+      };
+    }
+    const code = formatted.extensions?.code;
+    if (typeof code === 'string' && (code in errorCodes || requestErrorCodes.has(code))) {
+      const status = code in errorCodes ? statusOf(code as ErrorCode) : 400;
+      return { ...formatted, extensions: { ...formatted.extensions, status } };
+    }
+    if (code === 'BAD_USER_INPUT' || (error instanceof GraphQLError && !error.originalError && !error.path)) {
+      return { ...formatted, extensions: { ...formatted.extensions, code: code ?? 'BAD_USER_INPUT', status: 400 } };
+    }
+    log.error({ err: original, path: formatted.path }, 'internal error (masked for the client)');
+    return {
+      message: 'Internal server error',
+      locations: formatted.locations,
+      path: formatted.path,
+      extensions: { code: 'INTERNAL_SERVER_ERROR', status: 500 },
+    };
+  };
+}

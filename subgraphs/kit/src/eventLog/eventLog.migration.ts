@@ -1,0 +1,31 @@
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+
+/**
+ * The event log shared by every subgraph: `events` is the truth of every stream; `event_streams`
+ * holds each stream's last sequence, whose row lock makes sequences commit in order.
+ * Idempotent, because every subgraph's migration list includes it.
+ */
+export class EventLogTables1764460800000 implements MigrationInterface {
+  name = 'EventLogTables1764460800000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`CREATE TABLE IF NOT EXISTS event_streams (
+      stream text PRIMARY KEY,
+      last_seq bigint NOT NULL
+    )`);
+    await q.query(`CREATE TABLE IF NOT EXISTS events (
+      stream text NOT NULL,
+      seq bigint NOT NULL,
+      key text NOT NULL,
+      type text NOT NULL,
+      payload jsonb NOT NULL DEFAULT '{}'::jsonb,
+      at timestamptz NOT NULL DEFAULT clock_timestamp(),
+      PRIMARY KEY (stream, seq)
+    )`);
+    await q.query('CREATE INDEX IF NOT EXISTS events_stream_key_seq ON events (stream, key, seq)');
+  }
+
+  async down(): Promise<void> {
+    // Shared by every subgraph: never dropped by one of them.
+  }
+}

@@ -1,0 +1,142 @@
+import { decodeCursor, encodeCursor, EVENTS_CHANNEL, MeshError, type EventEnvelope } from '@keelson/schema';
+import type { DataSource, EntityManager } from 'typeorm';
+import type { EventNotifier } from './notifier';
+
+export interface NewEvent<P = unknown> {
+  stream: string;
+  /** The entity the event is about; subscriptions following one entity filter on it. */
+  key: string;
+  type: string;
+  /** Ids and small facts only; large bodies are fetched by id. */
+  payload: P;
+}
+
+export interface ReadOptions {
+  key?: string;
+  /** @default 500 */
+  limit?: number;
+}
+
+interface EventRow {
+  stream: string;
+  seq: string;
+  key: string;
+  type: string;
+  payload: unknown;
+  at: Date;
+}
+
+function toEnvelope<P>(row: EventRow): EventEnvelope<P> {
+  const seq = Number(row.seq);
+  return { cursor: encodeCursor(seq), stream: row.stream, seq, key: row.key, type: row.type, payload: row.payload as P, at: row.at };
+}
+
+/**
+ * The durable, resumable event log (outbox). Writers append inside the transaction of the state
+ * change they report; each stream's sequence is taken under its counter row's lock, so sequences
+ * commit in order and `seq > cursor` never skips a row. NOTIFY carries `<stream>:<seq>` only.
+ */
+export class EventLog {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly notifier: EventNotifier,
+  ) {}
+
+  /**
+   * Appends one event in the caller's transaction (`manager` from `dataSource.transaction`).
+   * One statement: sequence, row and notification commit or roll back with the state change.
+   */
+  async append<P>(manager: EntityManager, event: NewEvent<P>): Promise<EventEnvelope<P>> {
+    const rows = (await manager.query(
+      `WITH s AS (
+         INSERT INTO event_streams (stream, last_seq) VALUES ($1, 1)
+         ON CONFLICT (stream) DO UPDATE SET last_seq = event_streams.last_seq + 1
+         RETURNING last_seq
+       ), e AS (
+         INSERT INTO events (stream, seq, key, type, payload)
+         SELECT $1, s.last_seq, $2, $3, $4::jsonb FROM s
+         RETURNING stream, seq, key, type, payload, at
+       )
+       SELECT e.*, pg_notify($5, e.stream || ':' || e.seq) AS notified FROM e`,
+      [event.stream, event.key, event.type, JSON.stringify(event.payload ?? {}), EVENTS_CHANNEL],
+    )) as EventRow[];
+    return toEnvelope<P>(rows[0]!);
+  }
+
+  /** Events strictly after `after` (a cursor or 0), in order. */
+  async read<P = unknown>(stream: string, after: number, opts: ReadOptions = {}): Promise<EventEnvelope<P>[]> {
+    const limit = opts.limit ?? 500;
+    const rows = (opts.key === undefined
+      ? await this.dataSource.query(
+          'SELECT stream, seq, key, type, payload, at FROM events WHERE stream = $1 AND seq > $2 ORDER BY seq LIMIT $3',
+          [stream, after, limit],
+        )
+      : await this.dataSource.query(
+          'SELECT stream, seq, key, type, payload, at FROM events WHERE stream = $1 AND key = $2 AND seq > $3 ORDER BY seq LIMIT $4',
+          [stream, opts.key, after, limit],
+        )) as EventRow[];
+    return rows.map((r) => toEnvelope<P>(r));
+  }
+
+  /**
+   * Replays what a reader missed after `after` (an opaque cursor; absent = from the start), then
+   * follows live: in order, no gap, no duplicate. Ends when the consumer calls `return()`.
+   * A read failure ends the iterator with SERVICE_UNAVAILABLE; the consumer resumes from its last cursor.
+   */
+  tail<P = unknown>(stream: string, after?: string | null, opts: { key?: string } = {}): AsyncIterableIterator<EventEnvelope<P>> {
+    return new Tail<P>(this, this.notifier, stream, decodeCursor(after), opts.key);
+  }
+}
+
+class Tail<P> implements AsyncIterableIterator<EventEnvelope<P>> {
+  private buffer: EventEnvelope<P>[] = [];
+  private finished = false;
+  private readonly abort = new AbortController();
+
+  constructor(
+    private readonly log: EventLog,
+    private readonly notifier: EventNotifier,
+    private readonly stream: string,
+    private cursor: number,
+    private readonly key: string | undefined,
+  ) {}
+
+  async next(): Promise<IteratorResult<EventEnvelope<P>>> {
+    await this.notifier.ready();
+    while (!this.finished) {
+      const event = this.buffer.shift();
+      if (event) {
+        this.cursor = event.seq;
+        return { value: event, done: false };
+      }
+      // A stopped notifier never wakes this tail again: end rather than poll the table.
+      if (this.notifier.isStopped) return this.return();
+      // The ticket is taken before the read: a commit landing after the read's snapshot bumps it.
+      const ticket = this.notifier.ticket(this.stream);
+      try {
+        this.buffer = await this.log.read<P>(this.stream, this.cursor, { key: this.key });
+      } catch (err) {
+        await this.return();
+        throw new MeshError('SERVICE_UNAVAILABLE', `reading stream ${this.stream} failed (${(err as Error).message}); resume with your last cursor`);
+      }
+      if (this.buffer.length === 0 && !this.finished) await this.notifier.wait(ticket, this.abort.signal);
+    }
+    return { value: undefined, done: true };
+  }
+
+  async return(): Promise<IteratorResult<EventEnvelope<P>>> {
+    this.finished = true;
+    this.buffer = [];
+    this.abort.abort();
+    return { value: undefined, done: true };
+  }
+
+  async throw(err: unknown): Promise<IteratorResult<EventEnvelope<P>>> {
+    await this.return();
+    throw err;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<EventEnvelope<P>> {
+    return this;
+  }
+}

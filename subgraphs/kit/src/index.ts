@@ -1,0 +1,14 @@
+export { buildFederatedSchema, FEDERATION_LINK } from './federation';
+export type { FederatedSchema, FederatedSchemaOptions, ReferenceResolvers } from './federation';
+export { DateTimeScalar, JSONScalar, scalarsMap } from './scalars';
+export { meshGraphQLError, parseInput, createErrorFormatter } from './errors';
+export { RequestLoaders, byKeys, groupByKeys } from './loaders';
+export { createDataSource, initializeAndMigrate, QueryCounter } from './dataSource';
+export type { DataSourceOptions, MeshDataSource } from './dataSource';
+export { EventLog } from './eventLog/eventLog';
+export type { NewEvent, ReadOptions } from './eventLog/eventLog';
+export { EventNotifier } from './eventLog/notifier';
+export type { Ticket, NotifierOptions } from './eventLog/notifier';
+export { EventLogTables1764460800000 } from './eventLog/eventLog.migration';
+export { startSubgraph } from './startSubgraph';
+export type { SubgraphContext, StartSubgraphOptions } from './startSubgraph';

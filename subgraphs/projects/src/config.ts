@@ -1,0 +1,43 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { expandHome, parseEnv } from '@keelson/schema';
+import type { ProjectsSettings } from './settings';
+
+export interface ProjectsConfig {
+  databaseUrl: string;
+  host: string;
+  port: number;
+  insecureBind: boolean;
+  logLevel: string;
+  settings: ProjectsSettings;
+}
+
+/** The one place the projects subgraph reads process.env. */
+export function loadProjectsConfig(env: NodeJS.ProcessEnv = process.env): ProjectsConfig {
+  const e = parseEnv(env);
+  const userHome = homedir();
+  return {
+    databaseUrl: e.DATABASE_URL,
+    host: e.KEELSON_HOST,
+    port: e.KEELSON_PROJECTS_PORT,
+    insecureBind: e.KEELSON_INSECURE_BIND,
+    logLevel: e.KEELSON_LOG_LEVEL,
+    settings: projectsSettings(e, userHome, env),
+  };
+}
+
+/** Resolves the projects domain's settings from parsed env. */
+export function projectsSettings(
+  e: ReturnType<typeof parseEnv>,
+  userHome: string,
+  gitEnv: NodeJS.ProcessEnv,
+): ProjectsSettings {
+  return {
+    workspaceRoot: expandHome(e.KEELSON_WORKSPACE ?? join(userHome, 'keelson'), userHome),
+    keelsonHome: expandHome(e.KEELSON_HOME ?? join(userHome, '.keelson'), userHome),
+    userHome,
+    gitEnv,
+    cloneTimeoutMs: e.KEELSON_CLONE_TIMEOUT_MS,
+    disableMutationLock: e.KEELSON_DISABLE_MUTATION_LOCK,
+  };
+}

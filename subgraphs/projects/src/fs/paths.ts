@@ -1,0 +1,61 @@
+import { lstat, mkdir, readdir, realpath, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+
+/**
+ * The canonical form of a path that may not exist yet: the realpath of its deepest existing
+ * ancestor joined with the rest, so a symlink alias and its target compare equal.
+ */
+export async function canonicalPath(p: string): Promise<string> {
+  const abs = resolve(p);
+  const rest: string[] = [];
+  let cur = abs;
+  for (;;) {
+    try {
+      const real = await realpath(cur);
+      return rest.length ? join(real, ...rest.reverse()) : real;
+    } catch {
+      const parent = dirname(cur);
+      if (parent === cur) return abs;
+      rest.push(basename(cur));
+      cur = parent;
+    }
+  }
+}
+
+export type TargetState = 'missing' | 'empty-dir' | 'git-repo' | 'populated-dir' | 'not-a-dir';
+
+/** What is at a project root before creation decides what creation may do there. */
+export async function inspectTarget(root: string): Promise<TargetState> {
+  const st = await stat(root).catch(() => undefined);
+  if (!st) {
+    // A dangling symlink is something the user put there: never create through it.
+    const link = await lstat(root).catch(() => undefined);
+    return link ? 'not-a-dir' : 'missing';
+  }
+  if (!st.isDirectory()) return 'not-a-dir';
+  const entries = await readdir(root);
+  if (entries.length === 0) return 'empty-dir';
+  if (entries.includes('.git')) return 'git-repo';
+  return 'populated-dir';
+}
+
+/** Creates `dir` and any missing parents; returns the topmost directory it created, if any. */
+export async function mkdirTracked(dir: string): Promise<string | undefined> {
+  const first = await mkdir(dir, { recursive: true });
+  return first ?? undefined;
+}
+
+/** Removes what an operation created; returns an error message instead of throwing. */
+export async function removeCreated(path: string | undefined): Promise<string | undefined> {
+  if (!path) return undefined;
+  try {
+    await rm(path, { recursive: true, force: true });
+    return undefined;
+  } catch (err) {
+    return `cleanup of ${path} failed: ${(err as Error).message}`;
+  }
+}
+
+export async function exists(p: string): Promise<boolean> {
+  return lstat(p).then(() => true, () => false);
+}

@@ -1,0 +1,56 @@
+import { MeshError, isUuid } from '@keelson/schema';
+import { Arg, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { loadersOf, type ProjectsContext } from '../context';
+import { MutationLock } from '../lock/lock.entity';
+import { WorkspaceLease } from '../workspace/workspace.entity';
+import { Project } from './project.entity';
+import { CloneProjectInput, CreateProjectInput } from './project.input';
+
+@Resolver(() => Project)
+export class ProjectResolver {
+  @Query(() => [Project], { description: 'Every registered project, oldest first.' })
+  projects(@Ctx() ctx: ProjectsContext): Promise<Project[]> {
+    return ctx.services.projects.list();
+  }
+
+  @Query(() => Project, { nullable: true, description: 'One project by id or by name (exactly one of them).' })
+  async project(
+    @Ctx() ctx: ProjectsContext,
+    @Arg('id', () => ID, { nullable: true }) id?: string | null,
+    @Arg('name', () => String, { nullable: true }) name?: string | null,
+  ): Promise<Project | null> {
+    if ((id == null) === (name == null)) throw new MeshError('BAD_USER_INPUT', 'project: pass exactly one of id or name');
+    if (id != null) return isUuid(id) ? loadersOf(ctx).project.load(id) : null;
+    return ctx.services.projects.byName(name!);
+  }
+
+  @Mutation(() => Project, { description: 'Create or register a project (seed 000 "Project creation").' })
+  createProject(@Ctx() ctx: ProjectsContext, @Arg('input', () => CreateProjectInput) input: CreateProjectInput): Promise<Project> {
+    return ctx.services.projects.create({ ...input });
+  }
+
+  @Mutation(() => Project, { description: 'Clone an https/ssh repository beneath the workspace root and register it.' })
+  cloneProject(@Ctx() ctx: ProjectsContext, @Arg('input', () => CloneProjectInput) input: CloneProjectInput): Promise<Project> {
+    return ctx.services.projects.clone({ ...input });
+  }
+
+  @FieldResolver(() => Boolean, { description: 'Whether the root is a git repository (read at request time).' })
+  async isGitRepo(@Root() project: Project, @Ctx() ctx: ProjectsContext): Promise<boolean> {
+    return (await loadersOf(ctx).gitState.load(project.rootPath)).isGitRepo;
+  }
+
+  @FieldResolver(() => String, { nullable: true, description: 'HEAD commit; null for unborn repositories and non-git folders.' })
+  async headCommit(@Root() project: Project, @Ctx() ctx: ProjectsContext): Promise<string | null> {
+    return (await loadersOf(ctx).gitState.load(project.rootPath)).headCommit;
+  }
+
+  @FieldResolver(() => [WorkspaceLease], { description: 'Live workspace leases (git worktrees).' })
+  workspaces(@Root() project: Project, @Ctx() ctx: ProjectsContext): Promise<WorkspaceLease[]> {
+    return loadersOf(ctx).leasesOfProject.load(project.id);
+  }
+
+  @FieldResolver(() => MutationLock, { nullable: true, description: 'The current mutation-lock holder, if any.' })
+  mutationLock(@Root() project: Project, @Ctx() ctx: ProjectsContext): Promise<MutationLock | null> {
+    return loadersOf(ctx).lockOfProject.load(project.id);
+  }
+}

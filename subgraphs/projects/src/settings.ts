@@ -1,0 +1,26 @@
+import type { EventLog } from '@keelson/kit';
+import type { Logger } from '@keelson/service';
+import type { DataSource } from 'typeorm';
+
+/** What the projects domain needs from its environment (resolved once by config.ts). */
+export interface ProjectsSettings {
+  /** Root of projects created without a rootPath (KEELSON_WORKSPACE). */
+  workspaceRoot: string;
+  /** The mesh's own state folder (KEELSON_HOME): managed worktrees live under `<home>/worktrees`. */
+  keelsonHome: string;
+  /** The home `~` expands to. */
+  userHome: string;
+  /** Environment git runs with (identity, GIT_CONFIG_GLOBAL, CA bundle, …). */
+  gitEnv: NodeJS.ProcessEnv;
+  /** @default 60000 */
+  cloneTimeoutMs: number;
+  /** KEELSON_DISABLE_MUTATION_LOCK: the emergency operator bypass. */
+  disableMutationLock: boolean;
+}
+
+export interface ProjectsDeps {
+  dataSource: DataSource;
+  events: EventLog;
+  settings: ProjectsSettings;
+  log: Logger;
+}

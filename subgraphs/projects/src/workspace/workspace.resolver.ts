@@ -1,0 +1,26 @@
+import { Arg, Ctx, FieldResolver, ID, Mutation, Resolver, Root } from 'type-graphql';
+import { loadersOf, type ProjectsContext } from '../context';
+import { Project } from '../project/project.entity';
+import { WorkspaceLease } from './workspace.entity';
+
+@Resolver(() => WorkspaceLease)
+export class WorkspaceResolver {
+  @Mutation(() => WorkspaceLease, { description: 'Lease an isolated git worktree of the project on its own branch.' })
+  acquireWorkspace(
+    @Ctx() ctx: ProjectsContext,
+    @Arg('projectId', () => ID) projectId: string,
+    @Arg('purpose', () => String, { nullable: true }) purpose?: string | null,
+  ): Promise<WorkspaceLease> {
+    return ctx.services.workspaces.acquire({ projectId, purpose });
+  }
+
+  @Mutation(() => Boolean, { description: 'Remove the worktree and end the lease (the branch is kept); false if already released.' })
+  releaseWorkspace(@Ctx() ctx: ProjectsContext, @Arg('id', () => ID) id: string): Promise<boolean> {
+    return ctx.services.workspaces.release(id);
+  }
+
+  @FieldResolver(() => Project)
+  async project(@Root() lease: WorkspaceLease, @Ctx() ctx: ProjectsContext): Promise<Project> {
+    return (await loadersOf(ctx).project.load(lease.projectId))!;
+  }
+}

@@ -1,0 +1,284 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { constants as fsConstants } from 'node:fs';
+import { access, mkdir } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { homedir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { Connection } from '@temporalio/client';
+import { searchAttributes } from '@keelson/schema';
+
+/** The CLI release that embeds the dev server (server 1.29.1, UI 2.42.1); later tags refuse `go install pkg@version`. */
+export const TEMPORAL_CLI_VERSION = 'v1.5.1';
+const CLI_MODULE = `github.com/temporalio/cli/cmd/temporal@${TEMPORAL_CLI_VERSION}`;
+
+/** Receives one line of human-readable progress or server output at a time. */
+export type LogLine = (line: string) => void;
+
+export interface TemporalCliOptions {
+  /** The mesh's state folder (`KEELSON_HOME`); a CLI we build lands in `<home>/bin`. @default ~/.keelson */
+  home?: string;
+  /** The search path for an installed `temporal`. @default process.env.PATH */
+  searchPath?: string;
+}
+
+async function isExecutable(file: string): Promise<boolean> {
+  try {
+    await access(file, fsConstants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function binDir(home: string | undefined): string {
+  return join(home ?? join(homedir(), '.keelson'), 'bin');
+}
+
+/** The `temporal` CLI on the search path, else `<home>/bin/temporal`, else `undefined`. */
+export async function findTemporalCli(options: TemporalCliOptions = {}): Promise<string | undefined> {
+  const { home, searchPath = process.env.PATH ?? '' } = options;
+  const candidates = [...searchPath.split(delimiter).filter(Boolean), binDir(home)].map((dir) => join(dir, 'temporal'));
+  for (const candidate of candidates) {
+    if (await isExecutable(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+/**
+ * The `temporal` CLI, built once into `<home>/bin` with `go install` when it is nowhere to be found.
+ * The build takes about four minutes; every output line of `go` goes to `log`.
+ * @throws when `go` is not installed or the build fails, saying what to do instead.
+ */
+export async function ensureTemporalCli(options: TemporalCliOptions & { log?: LogLine } = {}): Promise<string> {
+  const { home, searchPath, log = () => {} } = options;
+  const found = await findTemporalCli({ home, searchPath });
+  if (found) return found;
+
+  const gobin = binDir(home);
+  await mkdir(gobin, { recursive: true });
+  log(`Temporal CLI not found; building ${CLI_MODULE} into ${gobin} (takes about 4 minutes, once)`);
+  const tail: string[] = [];
+  const code = await new Promise<number | null>((resolve, reject) => {
+    const child = spawn('go', ['install', '-v', CLI_MODULE], {
+      env: { ...process.env, GOBIN: gobin },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const onLine = (line: string) => {
+      tail.push(line);
+      if (tail.length > 30) tail.shift();
+      log(line);
+    };
+    forwardLines(child.stdout, onLine);
+    forwardLines(child.stderr, onLine);
+    child.once('error', (error: NodeJS.ErrnoException) => {
+      reject(
+        error.code === 'ENOENT'
+          ? new Error(
+              `Cannot build the Temporal CLI: the Go toolchain ("go") is not on PATH. Install Go 1.25 or later ` +
+                `(https://go.dev/dl), or put a prebuilt \`temporal\` ${TEMPORAL_CLI_VERSION} on PATH or at ${join(gobin, 'temporal')}.`,
+            )
+          : error,
+      );
+    });
+    child.once('close', resolve);
+  });
+  const built = join(gobin, 'temporal');
+  if (code !== 0 || !(await isExecutable(built))) {
+    throw new Error(`\`go install ${CLI_MODULE}\` failed (exit ${code}); last output:\n${tail.join('\n')}`);
+  }
+  log(`Temporal CLI built: ${built}`);
+  return built;
+}
+
+export interface DevServerOptions {
+  /** Path of the `temporal` CLI (see {@link ensureTemporalCli}). */
+  cli: string;
+  /** Address the gRPC frontend and the UI bind. @default 127.0.0.1 */
+  ip?: string;
+  /** gRPC frontend port; 0 picks a free one. @default 7233 */
+  port?: number;
+  /** Web UI port; 0 picks a free one. @default 8233 */
+  uiPort?: number;
+  /** SQLite file that keeps workflows across restarts; without it the server is in-memory. */
+  dbFilename?: string;
+  /** Namespace to serve (created when missing). @default default */
+  namespace?: string;
+  /** Receives the server's own output lines. @default discard */
+  log?: LogLine;
+  /** How long to wait for the frontend to answer. @default 30000 */
+  readyTimeoutMs?: number;
+  /** How long `stop()` waits after SIGTERM before SIGKILL. @default 10000 */
+  stopGraceMs?: number;
+}
+
+export interface DevServer {
+  /** `host:port` of the gRPC frontend. */
+  address: string;
+  /** Base URL of the Web UI, e.g. `http://127.0.0.1:8233`. */
+  uiUrl: string;
+  namespace: string;
+  /** SIGTERM to the server's process group, SIGKILL after the grace; resolves once it exited. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** A free TCP port on `ip`, found by listening on port 0. Racy by nature; good enough for local servers. */
+export function freePort(ip = '127.0.0.1'): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, ip, () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts `temporal server start-dev` with every mesh search attribute registered, in its own process
+ * group, and resolves once the namespace answers.
+ * @throws after `readyTimeoutMs`, or when the server exits first, with the tail of its output.
+ */
+export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
+  const { cli, ip = '127.0.0.1', dbFilename, namespace = 'default', log = () => {} } = options;
+  const readyTimeoutMs = options.readyTimeoutMs ?? 30_000;
+  const stopGraceMs = options.stopGraceMs ?? 10_000;
+  const port = options.port === 0 ? await freePort(ip) : (options.port ?? 7233);
+  const uiPort = options.uiPort === 0 ? await freePort(ip) : (options.uiPort ?? 8233);
+  // Readiness is judged by a namespace answering on the port, so another server already there would pass for ours.
+  for (const [flag, taken] of [['port', port], ['uiPort', uiPort]] as const) {
+    if (!(await isPortFree(ip, taken))) {
+      throw new Error(`Cannot start the Temporal dev server: ${flag} ${ip}:${taken} is already in use (pass 0 to pick a free port).`);
+    }
+  }
+
+  const args = ['server', 'start-dev', '--ip', ip, '--port', String(port), '--ui-port', String(uiPort), '--log-level', 'warn'];
+  if (dbFilename) args.push('--db-filename', dbFilename);
+  if (namespace !== 'default') args.push('--namespace', namespace);
+  for (const name of Object.values(searchAttributes)) args.push('--search-attribute', `${name}=Keyword`);
+
+  const child = spawn(cli, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const tail: string[] = [];
+  const onLine = (line: string) => {
+    tail.push(line);
+    if (tail.length > 40) tail.shift();
+    log(line);
+  };
+  forwardLines(child.stdout, onLine);
+  forwardLines(child.stderr, onLine);
+
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const spawnFailed = new Promise<never>((_, reject) => child.once('error', reject));
+  spawnFailed.catch(() => {});
+  const releaseOnDeath = killWhenParentDies(child);
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      releaseOnDeath();
+      // No pid: the spawn itself failed and no 'exit' will ever come.
+      if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+      killGroup(child, 'SIGTERM');
+      const timer = setTimeout(() => killGroup(child, 'SIGKILL'), stopGraceMs);
+      await exited;
+      clearTimeout(timer);
+    })();
+    return stopping;
+  };
+
+  const address = `${ip}:${port}`;
+  const giveUp = new AbortController();
+  try {
+    await Promise.race([
+      waitUntilServing(address, namespace, readyTimeoutMs, giveUp.signal),
+      spawnFailed,
+      exited.then(() => {
+        throw new Error(`exited with code ${child.exitCode ?? child.signalCode} before serving`);
+      }),
+    ]);
+  } catch (error) {
+    giveUp.abort();
+    await stop();
+    throw new Error(
+      `Temporal dev server (${cli} ${args.join(' ')}) did not become ready at ${address}: ${(error as Error).message}\n` +
+        `Last server output:\n${tail.join('\n') || '(none)'}`,
+    );
+  }
+  return { address, uiUrl: `http://${ip}:${uiPort}`, namespace, stop };
+}
+
+async function waitUntilServing(address: string, namespace: string, timeoutMs: number, signal: AbortSignal): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline && !signal.aborted) {
+    let connection: Connection | undefined;
+    try {
+      connection = await Connection.connect({ address, connectTimeout: 1_000 });
+      await connection.workflowService.describeNamespace({ namespace });
+      return;
+    } catch (error) {
+      lastError = error;
+      await new Promise((resolve) => setTimeout(resolve, 150));
+    } finally {
+      await connection?.close();
+    }
+  }
+  throw new Error(`timed out after ${timeoutMs} ms (last error: ${(lastError as Error | undefined)?.message ?? 'none'})`);
+}
+
+const deathSignals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
+/**
+ * The server runs in its own process group, so nothing takes it down with us: kill it when this process
+ * exits or is signalled. A signal we caught is re-raised once no one else listens, keeping its default
+ * effect. Returns the function that removes these hooks.
+ */
+function killWhenParentDies(child: ChildProcess): () => void {
+  const onExit = () => killGroup(child, 'SIGKILL');
+  const onSignal = (signal: NodeJS.Signals) => {
+    release();
+    killGroup(child, 'SIGKILL');
+    if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+  };
+  const release = () => {
+    process.removeListener('exit', onExit);
+    for (const signal of deathSignals) process.removeListener(signal, onSignal);
+  };
+  process.once('exit', onExit);
+  for (const signal of deathSignals) process.once(signal, onSignal);
+  return release;
+}
+
+function isPortFree(ip: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen(port, ip, () => server.close(() => resolve(true)));
+  });
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // The group is already gone.
+  }
+}
+
+function forwardLines(stream: NodeJS.ReadableStream | null, onLine: LogLine): void {
+  if (!stream) return;
+  let buffered = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => {
+    buffered += chunk;
+    const lines = buffered.split('\n');
+    buffered = lines.pop() ?? '';
+    for (const line of lines) if (line.trim()) onLine(line.trimEnd());
+  });
+  stream.on('end', () => {
+    if (buffered.trim()) onLine(buffered.trimEnd());
+  });
+}

@@ -1,0 +1,11 @@
+export { TEMPORAL_CLI_VERSION, findTemporalCli, ensureTemporalCli, startDevServer, freePort } from './devServer';
+export type { DevServer, DevServerOptions, LogLine, TemporalCliOptions } from './devServer';
+export { createActivities } from './activities';
+export type { Activities, ActivityDeps, EchoInput, EchoOutput } from './activities';
+export { startWorker } from './worker';
+export type { RunningWorker, StartWorkerOptions } from './worker';
+export { workflowBundle, workflowsPath } from './workflowBundle';
+export { connectClient, workflowUiUrl, startEcho } from './client';
+export type { ConnectClientOptions, StartEchoOptions } from './client';
+export { searchAttributeKeys } from './searchAttributeKeys';
+export { configureTemporalRuntime } from './runtime';

@@ -1,0 +1,28 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { quietTemporalRuntime } from '../../test/support/temporalServer';
+import { workflowBundle } from './workflowBundle';
+
+quietTemporalRuntime();
+
+const historiesDir = join(__dirname, '..', 'histories');
+const histories = readdirSync(historiesDir).filter((file) => file.endsWith('.json')).sort();
+
+describe('recorded workflow histories', () => {
+  let bundle: WorkflowBundleWithSourceMap;
+
+  beforeAll(async () => {
+    bundle = await workflowBundle();
+  });
+
+  it('include one for the echo workflow', () => {
+    expect(histories).toContain('echoWorkflow.json');
+  });
+
+  it.each(histories)('%s replays without nondeterminism against the current workflow code', async (file) => {
+    const history: unknown = JSON.parse(readFileSync(join(historiesDir, file), 'utf8'));
+
+    await Worker.runReplayHistory({ workflowBundle: bundle }, history, file.replace(/\.json$/, ''));
+  });
+});

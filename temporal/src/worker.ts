@@ -1,0 +1,54 @@
+import { NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { TASK_QUEUE } from '@keelson/schema';
+import type { Activities } from './activities';
+import { workflowBundle } from './workflowBundle';
+
+export interface StartWorkerOptions {
+  /** `host:port` of the Temporal frontend. */
+  address: string;
+  /** @default default */
+  namespace?: string;
+  /** @default TASK_QUEUE from @keelson/schema */
+  taskQueue?: string;
+  /** The implementations to register, from `createActivities(deps)`. */
+  activities: Activities;
+  /** A prebuilt bundle of the workflows. @default the process-wide {@link workflowBundle} */
+  workflowBundle?: WorkflowBundleWithSourceMap;
+}
+
+export interface RunningWorker {
+  worker: Worker;
+  /** Drains in-flight tasks, stops polling and closes the connection. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Connects, creates and runs a worker polling `taskQueue` for mesh workflows and activities. */
+export async function startWorker(options: StartWorkerOptions): Promise<RunningWorker> {
+  const { address, namespace = 'default', taskQueue = TASK_QUEUE, activities } = options;
+  const bundle = options.workflowBundle ?? (await workflowBundle());
+  const connection = await NativeConnection.connect({ address });
+  let worker: Worker;
+  try {
+    worker = await Worker.create({ connection, namespace, taskQueue, activities, workflowBundle: bundle });
+  } catch (error) {
+    await connection.close();
+    throw error;
+  }
+  const running = worker.run();
+  // A run that fails early surfaces from stop(); keep it from being an unhandled rejection meanwhile.
+  running.catch(() => {});
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      try {
+        await running;
+      } finally {
+        await connection.close();
+      }
+    })();
+    return stopping;
+  };
+  return { worker, stop };
+}

@@ -1,0 +1,14 @@
+// Deterministic code only: this module runs in the workflow sandbox and is replayed from history.
+// Lint forbids I/O, clocks and randomness here; reach them through activities.
+import { proxyActivities } from '@temporalio/workflow';
+import type { Activities, EchoInput, EchoOutput } from '../activities';
+
+const { echo } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { maximumAttempts: 3 },
+});
+
+/** The proof workflow: one activity round trip through the worker and back (`workflowTypes.echo`). */
+export async function echoWorkflow(input: EchoInput): Promise<EchoOutput> {
+  return await echo({ message: input.message });
+}

@@ -1,0 +1,26 @@
+// Once per Jest run, before any test file: one Temporal dev server shared by every worker.
+require('../../scripts/register.js');
+const { startTestTemporal } = require('./temporalServer.ts');
+
+/**
+ * The projects named by `--selectProjects` (Jest does not pass them to global hooks), or undefined
+ * when all run.
+ */
+function selectedProjects(argv) {
+  const at = argv.findIndex((arg) => arg === '--selectProjects' || arg.startsWith('--selectProjects='));
+  if (at === -1) return undefined;
+  if (argv[at].includes('=')) return argv[at].split('=')[1].split(',');
+  const names = [];
+  for (const arg of argv.slice(at + 1)) {
+    if (arg.startsWith('-')) break;
+    names.push(arg);
+  }
+  return names;
+}
+
+module.exports = async function globalSetup() {
+  // Unit tests touch no server: `jest --selectProjects unit` starts none and needs no CLI.
+  const selected = selectedProjects(process.argv);
+  if (selected && selected.every((name) => name === 'unit')) return;
+  await startTestTemporal();
+};

@@ -1,0 +1,7 @@
+// Once per Jest run, after every test file: stops what globalSetup started.
+require('../../scripts/register.js');
+const { stopTestTemporal } = require('./temporalServer.ts');
+
+module.exports = async function globalTeardown() {
+  await stopTestTemporal();
+};

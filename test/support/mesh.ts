@@ -1,0 +1,66 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { silentLogger } from '@keelson/service';
+import { startMesh, type RunningMesh } from '@keelson/stack';
+import { createTestDatabase, type TestDatabase } from './db';
+import { testTemporalAddress } from './temporalServer';
+
+export interface TestMesh extends RunningMesh {
+  db: TestDatabase;
+  /** Temp folder holding the workspace root, the Keelson home and git's config. */
+  dir: string;
+  workspaceRoot: string;
+  /** The environment the mesh (and git) run with. */
+  env: RunningMesh['env'];
+  rawEnv: NodeJS.ProcessEnv;
+  /** Stops the mesh, drops the database, removes the temp folder. */
+  teardown(): Promise<void>;
+}
+
+/**
+ * The whole mesh booted in-process on free ports, against a fresh database, the run's Temporal
+ * dev server and a temp workspace, with its own git identity.
+ */
+export async function startTestMesh(extraEnv: NodeJS.ProcessEnv = {}): Promise<TestMesh> {
+  const db = await createTestDatabase();
+  const dir = await mkdtemp(join(tmpdir(), 'keelson-e2e-'));
+  const gitconfig = join(dir, 'gitconfig');
+  await writeFile(gitconfig, '[user]\n\tname = Keelson Test\n\temail = test@keelson.invalid\n[init]\n\tdefaultBranch = main\n');
+  const workspaceRoot = join(dir, 'workspace');
+  const rawEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: db.url,
+    KEELSON_HOME: join(dir, 'home'),
+    KEELSON_WORKSPACE: workspaceRoot,
+    GIT_CONFIG_GLOBAL: gitconfig,
+    GIT_CONFIG_NOSYSTEM: '1',
+    TEMPORAL_ADDRESS: undefined,
+    ...extraEnv,
+  };
+  let mesh: RunningMesh;
+  try {
+    mesh = await startMesh({
+      env: rawEnv,
+      ephemeralPorts: true,
+      temporal: { address: testTemporalAddress(), uiUrl: process.env.KEELSON_TEST_TEMPORAL_UI_URL },
+      log: silentLogger(),
+    });
+  } catch (err) {
+    await db.drop();
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+  return {
+    ...mesh,
+    db,
+    dir,
+    workspaceRoot,
+    rawEnv,
+    async teardown() {
+      await mesh.stop();
+      await db.drop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
