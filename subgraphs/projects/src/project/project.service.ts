@@ -25,7 +25,7 @@ const SCP_URL = /^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:(?!\/\/)[^\s]+$/;
 
 /** Removes credentials from a URL before it reaches a message or a log. */
 function redactUrl(url: string): string {
-  return url.replace(/^(https:\/\/)[^@/\s]+@/i, '$1***@');
+  return url.replace(/([a-z][a-z0-9+.-]*:\/\/)[^@/\s]+@/gi, '$1***@');
 }
 
 /** Derives a project name from a repository URL's last path segment (`.git` stripped). */
@@ -135,12 +135,13 @@ export class ProjectService {
       cleanup = () => removeCreated(created ?? join(root, '.git'));
       let missing: string[] = [];
       try {
-        await runGit(['init', '--quiet'], { cwd: root, env: this.deps.settings.gitEnv });
+        // "It touches no project files": no template hooks copied, no user hooks run.
+        await runGit(['-c', 'core.hooksPath=/dev/null', 'init', '--quiet', '--template='], { cwd: root, env: this.deps.settings.gitEnv });
         // Read inside the new repository, as the commit reads it: includeIf "gitdir:" applies, and an
         // enclosing repository's local identity does not (git would auto-detect one instead).
         missing = await missingGitIdentity(root, this.deps.settings.gitEnv);
         if (!missing.length) {
-          await runGit(['commit', '--allow-empty', '--quiet', '-m', 'Initialize project'], { cwd: root, env: this.deps.settings.gitEnv });
+          await runGit(['-c', 'core.hooksPath=/dev/null', 'commit', '--allow-empty', '--quiet', '-m', 'Initialize project'], { cwd: root, env: this.deps.settings.gitEnv });
         }
       } catch (err) {
         const cleanupError = await cleanup();

@@ -1,0 +1,19 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { composeSupergraph } from './compose';
+import { schemaFiles } from '../../schema/scripts/schemaFiles';
+
+describe('the checked-in contract', () => {
+  it('matches what the subgraphs\' code produces (run `npm run schema:compose` after a schema change)', async () => {
+    const files = schemaFiles(await composeSupergraph());
+    for (const [rel, expected] of Object.entries(files)) {
+      const actual = readFileSync(join(__dirname, '..', '..', 'schema', rel), 'utf8');
+      expect({ file: rel, content: actual }).toEqual({ file: rel, content: expected });
+    }
+  });
+
+  it('composes every subgraph with its default URL into the supergraph', async () => {
+    const { supergraph } = await composeSupergraph();
+    expect(supergraph).toMatch(/join__Graph[\s\S]*PROJECTS @join__graph\(name: "projects", url: "http:\/\/127\.0\.0\.1:4001\/graphql"\)/);
+  });
+});

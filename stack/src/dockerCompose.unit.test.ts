@@ -1,0 +1,84 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { envSchema } from '@keelson/schema';
+import { subgraphs } from './subgraphs';
+
+const root = join(__dirname, '..', '..');
+
+interface ComposeService {
+  command?: string[];
+  environment?: Record<string, string>;
+  ports?: string[];
+  expose?: string[];
+  image?: string;
+  build?: string;
+}
+
+const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+  services: Record<string, ComposeService>;
+};
+const services = compose.services;
+
+function entryOf(service: ComposeService): string {
+  const cmd = service.command ?? [];
+  expect(cmd.slice(0, 3)).toEqual(['node', '-r', './scripts/register.js']);
+  return cmd[3]!;
+}
+
+describe('docker-compose.yml', () => {
+  it('runs Postgres, Temporal on Postgres, its UI, the worker and the gateway', () => {
+    expect(services.postgres?.image).toMatch(/^postgres:15/);
+    expect(services.temporal?.image).toMatch(/^temporalio\/auto-setup:/);
+    expect(services.temporal?.environment?.DB).toBe('postgres12');
+    expect(services['temporal-ui']?.image).toMatch(/^temporalio\/ui:/);
+    expect(entryOf(services.worker!)).toBe('temporal/src/main.ts');
+    expect(entryOf(services.gateway!)).toBe('gateway/src/main.ts');
+  });
+
+  it('gives every subgraph its own container on its default port, and the gateway its URL', () => {
+    for (const s of subgraphs) {
+      const svc = services[s.name];
+      expect(svc).toBeDefined();
+      const entry = entryOf(svc!);
+      expect(entry).toBe(`subgraphs/${s.name}/src/main.ts`);
+      const portVar = `KEELSON_${s.name.toUpperCase()}_PORT`;
+      expect(svc!.environment?.[portVar]).toBe(String(s.defaultPort));
+      expect(svc!.expose).toContain(String(s.defaultPort));
+      expect(services.gateway!.environment?.[`KEELSON_${s.name.toUpperCase()}_URL`]).toBe(
+        `http://${s.name}:${s.defaultPort}/graphql`,
+      );
+    }
+  });
+
+  it('points every command at a file that exists', () => {
+    for (const [name, svc] of Object.entries(services)) {
+      if (!svc.build) continue;
+      const entry = entryOf(svc);
+      expect({ name, exists: existsSync(join(root, entry)) }).toEqual({ name, exists: true });
+    }
+  });
+
+  it('publishes only the gateway and the Temporal UI, and only on the host loopback', () => {
+    const published = Object.entries(services).flatMap(([name, svc]) => (svc.ports ?? []).map((p) => [name, p]));
+    expect(published).toEqual([
+      ['temporal-ui', '127.0.0.1:8233:8080'],
+      ['gateway', '127.0.0.1:4000:4000'],
+    ]);
+  });
+
+  it('opts into the non-loopback bind only explicitly, and sets only variables the mesh knows', () => {
+    const known = new Set(Object.keys(envSchema.shape));
+    for (const [name, svc] of Object.entries(services)) {
+      if (!svc.build) continue;
+      expect({ name, insecure: svc.environment?.KEELSON_INSECURE_BIND }).toEqual({ name, insecure: '1' });
+      for (const key of Object.keys(svc.environment ?? {})) expect({ name, key, known: known.has(key) }).toEqual({ name, key, known: true });
+    }
+  });
+
+  it('builds from a Dockerfile that installs every workspace', () => {
+    const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
+    const workspaces = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { workspaces: string[] }).workspaces;
+    for (const ws of workspaces) expect(dockerfile).toContain(`COPY ${ws}/package.json ${ws}/`);
+  });
+});
