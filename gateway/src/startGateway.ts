@@ -79,6 +79,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     validationRules: [depthLimitRule(maxDepth)],
     formatError,
     logger: log,
+    // The process owner handles SIGINT/SIGTERM and stops services in order.
+    stopOnTerminationSignals: false,
     plugins: [ApolloServerPluginLandingPageDisabled()],
   });
   const explorer = explorerRoute(introspection);

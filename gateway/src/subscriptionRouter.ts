@@ -119,7 +119,6 @@ interface UpstreamLink {
 }
 
 function shut(link: UpstreamLink): void {
-  console.log('shut', link.acked);
   const disposing = Promise.resolve(link.client.dispose()).catch(() => undefined);
   // A socket still waiting for connection_ack would otherwise linger until the ack or its timeout.
   if (!link.acked) link.client.terminate();
@@ -244,7 +243,6 @@ class RoutedSubscription implements AsyncIterableIterator<ExecutionResult, undef
   }
 
   async return(): Promise<IteratorResult<ExecutionResult, undefined>> {
-    console.log('return called');
     this.cancelled = true;
     this.buffer.length = 0;
     this.cleanUp();

@@ -368,6 +368,7 @@ describe('subscriptions when a subgraph or a client fails', () => {
     // Accepts TCP, never answers the upgrade request.
     const connections: Array<{ closed: Promise<void> }> = [];
     const mute = createServer((socket) => {
+      socket.resume(); // read (and ignore) the upgrade request, so the peer's FIN is seen
       connections.push({ closed: new Promise((resolve) => socket.once('close', () => resolve())) });
     });
     await new Promise<void>((resolve) => mute.listen(0, '127.0.0.1', resolve));

@@ -1,37 +1,49 @@
 import 'reflect-metadata';
-import { startMesh } from './startMesh';
+import { startMesh, type RunningMesh } from './startMesh';
+
+const say = (line: string) => process.stdout.write(`[keelson] ${line}\n`);
 
 /** `npm start`: the whole mesh on its embedded defaults; Ctrl-C shuts it down in order. */
-async function main(): Promise<void> {
-  const say = (line: string) => process.stdout.write(`[keelson] ${line}\n`);
-  const mesh = await startMesh({ proof: true, progress: say });
-  say('');
-  say(`GraphQL (HTTP + WebSocket): ${mesh.gatewayUrl}`);
-  say(`Explorer:                   ${mesh.gatewayUrl.replace(/\/graphql$/, '/')}`);
-  say(`Temporal UI:                ${mesh.temporal.uiUrl ?? '(external server: set TEMPORAL_UI_URL)'}`);
-  say(`Temporal frontend:          ${mesh.temporal.address}`);
-  say('Press Ctrl-C to stop.');
+function main(): void {
+  // Handlers are installed in the same tick as the boot starts: a Ctrl-C while starting still
+  // stops what already runs, dev server included.
+  const mesh: Promise<RunningMesh> = startMesh({ proof: true, progress: say, handlesSignals: true });
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     say(`${signal}: stopping gateway, worker, subgraphs, Temporal…`);
-    mesh.stop().then(
-      () => {
-        say('stopped');
-        process.exit(0);
-      },
-      (err: unknown) => {
-        console.error(err);
-        process.exit(1);
-      },
-    );
+    mesh
+      .then((m) => m.stop())
+      .then(
+        () => {
+          say('stopped');
+          process.exit(0);
+        },
+        (err: unknown) => {
+          console.error(err);
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+
+  mesh.then(
+    (m) => {
+      if (stopping) return;
+      say('');
+      say(`GraphQL (HTTP + WebSocket): ${m.gatewayUrl}`);
+      say(`Explorer:                   ${m.gatewayUrl.replace(/\/graphql$/, '/')}`);
+      say(`Temporal UI:                ${m.temporal.uiUrl ?? '(external server: set TEMPORAL_UI_URL)'}`);
+      say(`Temporal frontend:          ${m.temporal.address}`);
+      say('Press Ctrl-C to stop.');
+    },
+    (err: unknown) => {
+      console.error(`[keelson] failed to start: ${err instanceof Error ? err.message : String(err)}`);
+      process.exit(1);
+    },
+  );
 }
 
-main().catch((err: unknown) => {
-  console.error(`[keelson] failed to start: ${err instanceof Error ? err.message : String(err)}`);
-  process.exit(1);
-});
+main();

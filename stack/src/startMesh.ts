@@ -17,6 +17,8 @@ export interface MeshOptions {
   temporal?: { address: string; uiUrl?: string };
   /** Run the proof workflow once after boot and log its result. @default false */
   proof?: boolean;
+  /** The caller handles SIGINT/SIGTERM by calling stop() (an orderly shutdown). @default false */
+  handlesSignals?: boolean;
   /** Progress lines for a human watching the boot. @default discard */
   progress?: (line: string) => void;
   log?: Logger;
@@ -51,10 +53,11 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
   const port = (p: number) => (opts.ephemeralPorts ? 0 : p);
   const userHome = homedir();
   const home = expandHome(env.KEELSON_HOME ?? join(userHome, '.keelson'), userHome);
-  const stops: (() => Promise<void>)[] = [];
+  const stops: { name: string; stop: () => Promise<void> }[] = [];
   const stopAll = async () => {
-    for (const stop of stops.splice(0).reverse()) {
-      await stop().catch((err: unknown) => log.error({ err }, 'shutdown step failed'));
+    for (const step of stops.splice(0).reverse()) {
+      progress(`stopping ${step.name}`);
+      await step.stop().catch((err: unknown) => log.error({ err }, `stopping ${step.name} failed`));
     }
   };
 
@@ -80,9 +83,11 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
         uiPort: port(env.KEELSON_TEMPORAL_UI_PORT),
         dbFilename,
         namespace: env.TEMPORAL_NAMESPACE,
+        // main.ts owns SIGINT/SIGTERM and stops the dev server last, after the worker drained.
+        killOnSignals: !opts.handlesSignals,
         log: (line) => log.debug({ temporal: line }, 'temporal dev server'),
       });
-      stops.push(() => server.stop());
+      stops.push({ name: 'Temporal dev server', stop: () => server.stop() });
       temporal = { address: server.address, namespace: server.namespace, uiUrl: server.uiUrl };
     }
 
@@ -95,12 +100,12 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       settings: projectsSettings(env, userHome, rawEnv),
       log: log.child({ service: 'projects' }),
     });
-    stops.push(() => projects.stop());
+    stops.push({ name: 'projects subgraph', stop: () => projects.stop() });
 
     configureTemporalRuntime(env.KEELSON_LOG_LEVEL === 'debug' ? 'info' : 'warn');
     progress(`Worker: polling ${temporal.address}`);
     const worker = await startWorker({ address: temporal.address, namespace: temporal.namespace, activities: createActivities() });
-    stops.push(() => worker.stop());
+    stops.push({ name: 'worker', stop: () => worker.stop() });
 
     const subgraphUrls = { projects: projects.url };
     progress('Gateway');
@@ -113,7 +118,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       maxDepth: env.KEELSON_MAX_QUERY_DEPTH,
       log: log.child({ service: 'gateway' }),
     });
-    stops.push(() => gateway.stop());
+    stops.push({ name: 'gateway', stop: () => gateway.stop() });
 
     if (opts.proof) {
       const client = await connectClient({ address: temporal.address, namespace: temporal.namespace });

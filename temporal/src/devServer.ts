@@ -109,6 +109,12 @@ export interface DevServerOptions {
   readyTimeoutMs?: number;
   /** How long `stop()` waits after SIGTERM before SIGKILL. @default 10000 */
   stopGraceMs?: number;
+  /**
+   * Kill the server at once when this process gets SIGINT/SIGTERM/SIGHUP. Turn it off when the caller
+   * handles those signals itself and stops the server last (an orderly shutdown needs it running
+   * while the worker drains). The server is killed on process exit either way. @default true
+   */
+  killOnSignals?: boolean;
 }
 
 export interface DevServer {
@@ -171,7 +177,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const spawnFailed = new Promise<never>((_, reject) => child.once('error', reject));
   spawnFailed.catch(() => {});
-  const releaseOnDeath = killWhenParentDies(child);
+  const releaseOnDeath = killWhenParentDies(child, options.killOnSignals ?? true);
 
   let stopping: Promise<void> | undefined;
   const stop = () => {
@@ -234,7 +240,7 @@ const deathSignals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
  * exits or is signalled. A signal we caught is re-raised once no one else listens, keeping its default
  * effect. Returns the function that removes these hooks.
  */
-function killWhenParentDies(child: ChildProcess): () => void {
+function killWhenParentDies(child: ChildProcess, onSignals: boolean): () => void {
   const onExit = () => killGroup(child, 'SIGKILL');
   const onSignal = (signal: NodeJS.Signals) => {
     release();
@@ -246,7 +252,7 @@ function killWhenParentDies(child: ChildProcess): () => void {
     for (const signal of deathSignals) process.removeListener(signal, onSignal);
   };
   process.once('exit', onExit);
-  for (const signal of deathSignals) process.once(signal, onSignal);
+  if (onSignals) for (const signal of deathSignals) process.once(signal, onSignal);
   return release;
 }
 

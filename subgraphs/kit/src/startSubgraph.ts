@@ -41,6 +41,8 @@ export async function startSubgraph<TContext extends SubgraphContext>(opts: Star
     allowBatchedHttpRequests: false,
     introspection: isLoopback(opts.host),
     includeStacktraceInErrorResponses: false,
+    // The process owner handles SIGINT/SIGTERM and stops services in order.
+    stopOnTerminationSignals: false,
     plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginInlineTraceDisabled()],
   });
   const format = (errors: readonly GraphQLError[]): GraphQLFormattedError[] =>

@@ -1,0 +1,80 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { silentLogger } from '@keelson/service';
+import { startMesh, type RunningMesh } from '@keelson/stack';
+import { findTemporalCli, startDevServer, TEMPORAL_CLI_VERSION } from '@keelson/temporal';
+import { createTestDatabase } from '../test/support/db';
+
+/** Receives one line of human-readable progress. */
+export type Progress = (line: string) => void;
+
+/**
+ * Undo steps, run newest first; every step runs even when an earlier one failed, and running the
+ * whole list twice (a signal during teardown) runs it once.
+ */
+export class Teardown {
+  private readonly steps: { name: string; undo: () => Promise<void> }[] = [];
+  private running: Promise<void> | undefined;
+
+  push(name: string, undo: () => Promise<void>): void {
+    this.steps.push({ name, undo });
+  }
+
+  run(progress: Progress): Promise<void> {
+    this.running ??= (async () => {
+      for (const { name, undo } of this.steps.splice(0).reverse()) {
+        progress(`teardown: ${name}`);
+        await undo().catch((err: unknown) => progress(`teardown: ${name} failed: ${(err as Error).message ?? String(err)}`));
+      }
+    })();
+    return this.running;
+  }
+}
+
+/**
+ * The whole mesh booted in this process on free ports, against a throwaway database, its own
+ * in-memory Temporal dev server and a temp workspace with its own git identity (as
+ * test/support/mesh.ts does for the e2e tests). Everything started is registered on `teardown`
+ * as soon as it exists, so a failure part-way leaves nothing behind.
+ */
+export async function startBenchStack(teardown: Teardown, progress: Progress): Promise<RunningMesh> {
+  progress('Postgres: creating a throwaway database');
+  const db = await createTestDatabase('keelson_bench');
+  teardown.push(`drop database ${db.name}`, () => db.drop());
+
+  const dir = await mkdtemp(join(tmpdir(), 'keelson-bench-'));
+  teardown.push(`remove ${dir}`, () => rm(dir, { recursive: true, force: true }));
+  const gitconfig = join(dir, 'gitconfig');
+  await writeFile(gitconfig, '[user]\n\tname = Keelson Bench\n\temail = bench@keelson.invalid\n[init]\n\tdefaultBranch = main\n');
+
+  const cli = await findTemporalCli();
+  if (!cli) {
+    throw new Error(
+      `The bench needs the Temporal CLI (it embeds the dev server), found neither on PATH nor in ~/.keelson/bin. ` +
+        `Run \`npm start\` once (it builds it) or go install github.com/temporalio/cli/cmd/temporal@${TEMPORAL_CLI_VERSION}.`,
+    );
+  }
+  progress(`Temporal: starting an in-memory dev server (${cli})`);
+  const temporal = await startDevServer({ cli, port: 0, uiPort: 0 });
+  teardown.push('stop the Temporal dev server', () => temporal.stop());
+
+  const rawEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: db.url,
+    KEELSON_HOME: join(dir, 'home'),
+    KEELSON_WORKSPACE: join(dir, 'workspace'),
+    GIT_CONFIG_GLOBAL: gitconfig,
+    GIT_CONFIG_NOSYSTEM: '1',
+    TEMPORAL_ADDRESS: undefined,
+  };
+  const mesh = await startMesh({
+    env: rawEnv,
+    ephemeralPorts: true,
+    temporal: { address: temporal.address, uiUrl: temporal.uiUrl },
+    log: silentLogger(),
+    progress: (line) => progress(`mesh: ${line}`),
+  });
+  teardown.push('stop the mesh', () => mesh.stop());
+  return mesh;
+}

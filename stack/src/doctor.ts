@@ -1,0 +1,140 @@
+import 'reflect-metadata';
+import { execFile } from 'node:child_process';
+import { access, constants } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { Connection } from '@temporalio/client';
+import { expandHome, isLoopback, parseEnv } from '@keelson/schema';
+import { findTemporalCli, TEMPORAL_CLI_VERSION } from '@keelson/temporal';
+import { Client } from 'pg';
+
+const run = promisify(execFile);
+
+type Status = 'ok' | 'warn' | 'fail';
+interface Check {
+  name: string;
+  status: Status;
+  detail: string;
+}
+
+async function check(name: string, fn: () => Promise<Omit<Check, 'name'>>): Promise<Check> {
+  try {
+    return { name, ...(await fn()) };
+  } catch (err) {
+    return { name, status: 'fail', detail: (err as Error).message };
+  }
+}
+
+function portFree(port: number, host: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, host, () => server.close(() => resolve(true)));
+  });
+}
+
+/** `npm run doctor`: the state of every dependency `npm start` needs, one line each. */
+export async function doctor(env: NodeJS.ProcessEnv = process.env): Promise<Check[]> {
+  const e = parseEnv(env);
+  const home = expandHome(e.KEELSON_HOME ?? join(homedir(), '.keelson'), homedir());
+  const workspace = expandHome(e.KEELSON_WORKSPACE ?? join(homedir(), 'keelson'), homedir());
+  const checks: Promise<Check>[] = [
+    check('node', async () => {
+      const major = Number(process.versions.node.split('.')[0]);
+      return major >= 20
+        ? { status: 'ok', detail: `v${process.versions.node}` }
+        : { status: 'fail', detail: `v${process.versions.node}; Node 20 or later is required` };
+    }),
+    check('git', async () => {
+      const { stdout } = await run('git', ['--version']);
+      const get = (k: string) => run('git', ['config', '--global', '--get', k]).then((r) => r.stdout.trim(), () => '');
+      const missing = (await Promise.all(['user.name', 'user.email'].map(async (k) => ((await get(k)) ? '' : k)))).filter(Boolean);
+      return missing.length
+        ? { status: 'warn', detail: `${stdout.trim()}; createProject needs ${missing.join(' and ')} (git config --global ${missing[0]} …)` }
+        : { status: 'ok', detail: stdout.trim() };
+    }),
+    check('postgres', async () => {
+      const url = new URL(e.DATABASE_URL);
+      const client = new Client({ connectionString: e.DATABASE_URL, connectionTimeoutMillis: 5000 });
+      try {
+        await client.connect();
+        const { rows } = await client.query<{ v: string }>('SHOW server_version');
+        return { status: 'ok', detail: `${url.host}${url.pathname}, server ${rows[0]!.v}` };
+      } catch (err) {
+        if ((err as { code?: string }).code === '3D000') {
+          return { status: 'warn', detail: `${url.host} reachable; database ${url.pathname.slice(1)} missing (npm start creates it)` };
+        }
+        throw new Error(`${url.host} unreachable: ${(err as Error).message}`);
+      } finally {
+        await client.end().catch(() => undefined);
+      }
+    }),
+    check('temporal', async () => {
+      if (e.TEMPORAL_ADDRESS) {
+        const connection = await Connection.connect({ address: e.TEMPORAL_ADDRESS, connectTimeout: 5000 });
+        try {
+          await connection.workflowService.describeNamespace({ namespace: e.TEMPORAL_NAMESPACE });
+          return { status: 'ok', detail: `${e.TEMPORAL_ADDRESS}, namespace ${e.TEMPORAL_NAMESPACE}` };
+        } finally {
+          await connection.close();
+        }
+      }
+      const cli = await findTemporalCli({ home });
+      if (cli) return { status: 'ok', detail: `dev server from ${cli} (TEMPORAL_ADDRESS unset)` };
+      const go = await run('go', ['version']).then((r) => r.stdout.trim(), () => '');
+      return go
+        ? { status: 'warn', detail: `CLI not built yet; npm start builds ${TEMPORAL_CLI_VERSION} once with ${go} (~4 min)` }
+        : { status: 'fail', detail: `no temporal CLI and no Go toolchain: install Go, or put temporal ${TEMPORAL_CLI_VERSION} on PATH` };
+    }),
+    check('bind', async () =>
+      isLoopback(e.KEELSON_HOST)
+        ? { status: 'ok', detail: `${e.KEELSON_HOST} (loopback)` }
+        : e.KEELSON_INSECURE_BIND
+          ? { status: 'warn', detail: `${e.KEELSON_HOST} without authentication (KEELSON_INSECURE_BIND=1)` }
+          : { status: 'fail', detail: `${e.KEELSON_HOST} is not loopback; services will refuse to start (set KEELSON_INSECURE_BIND=1 only in a private network)` },
+    ),
+    check('ports', async () => {
+      const ports: [string, number][] = [
+        ['gateway', e.KEELSON_GATEWAY_PORT],
+        ['projects', e.KEELSON_PROJECTS_PORT],
+        ...(e.TEMPORAL_ADDRESS ? [] : ([['temporal', e.KEELSON_TEMPORAL_PORT], ['temporal-ui', e.KEELSON_TEMPORAL_UI_PORT]] as [string, number][])),
+      ];
+      const busy = [];
+      for (const [name, port] of ports) if (!(await portFree(port, e.KEELSON_HOST))) busy.push(`${name} ${port}`);
+      return busy.length
+        ? { status: 'warn', detail: `in use: ${busy.join(', ')} (another mesh running? override with KEELSON_*_PORT)` }
+        : { status: 'ok', detail: ports.map(([n, p]) => `${n} ${p}`).join(', ') + ' free' };
+    }),
+    check('folders', async () => {
+      const notes: string[] = [];
+      for (const [label, dir] of [['home', home], ['workspace', workspace]] as const) {
+        let probe = dir;
+        while (!(await access(probe).then(() => true, () => false))) probe = dirname(probe);
+        await access(probe, constants.W_OK).catch(() => {
+          throw new Error(`${label} ${dir} is not writable (${probe})`);
+        });
+        notes.push(`${label} ${dir}${probe === dir ? '' : ' (created on first use)'}`);
+      }
+      return { status: 'ok', detail: notes.join(', ') };
+    }),
+  ];
+  return Promise.all(checks);
+}
+
+if (require.main === module) {
+  doctor().then(
+    (checks) => {
+      const mark: Record<Status, string> = { ok: 'ok  ', warn: 'warn', fail: 'FAIL' };
+      for (const c of checks) process.stdout.write(`${mark[c.status]}  ${c.name.padEnd(9)} ${c.detail}\n`);
+      const failed = checks.filter((c) => c.status === 'fail').length;
+      process.stdout.write(failed ? `\n${failed} check(s) failed: npm start will not come up until they pass.\n` : '\nReady for npm start.\n');
+      process.exit(failed ? 1 : 0);
+    },
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}
