@@ -8,6 +8,10 @@ COPY schema/package.json schema/
 COPY service/package.json service/
 COPY subgraphs/kit/package.json subgraphs/kit/
 COPY subgraphs/projects/package.json subgraphs/projects/
+COPY subgraphs/memory/package.json subgraphs/memory/
+COPY ribs/shared/package.json ribs/shared/
+COPY ribs/host/package.json ribs/host/
+COPY modelserver/package.json modelserver/
 COPY temporal/package.json temporal/
 COPY gateway/package.json gateway/
 COPY stack/package.json stack/
