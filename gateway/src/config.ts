@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Supergraph } from '@apollo/federation-internals';
-import { isLoopback, parseEnv, type MeshEnv } from '@keelson/schema';
+import { envSchema, isLoopback, parseEnv, type MeshEnv } from '@keelson/schema';
 import type { GatewayOptions } from './startGateway';
 
 /** The checked-in supergraph: `supergraph.graphql` beside `@keelson/schema`'s package.json. */
@@ -29,7 +29,9 @@ export function subgraphUrlsFromEnv(env: MeshEnv, names: readonly string[], raw:
   const urls: Record<string, string> = {};
   for (const name of names) {
     if (!(name in portVariables)) continue;
-    const explicit = raw[`KEELSON_${name.toUpperCase()}_URL`]?.trim() || (name === 'projects' ? env.KEELSON_PROJECTS_URL : undefined);
+    const key = `KEELSON_${name.toUpperCase()}_URL`;
+    // Validated by parseEnv where @keelson/schema declares the variable; read as given until it does.
+    const explicit = key in envSchema.shape ? (env as Record<string, unknown>)[key] as string | undefined : raw[key]?.trim();
     urls[name] = explicit || `http://${host}:${env[portVariables[name as keyof typeof portVariables]]}/graphql`;
   }
   return urls;

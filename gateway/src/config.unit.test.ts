@@ -10,11 +10,12 @@ describe('subgraphUrlsFromEnv', () => {
   });
 
   it('follows a changed port, and an explicit URL over the port', () => {
-    const raw = { KEELSON_RUNS_PORT: '5003', KEELSON_PROJECTS_URL: 'http://projects:4001/graphql' };
+    const raw = { KEELSON_RUNS_PORT: '5003', KEELSON_PROJECTS_URL: 'http://projects:4001/graphql', KEELSON_SESSIONS_URL: 'http://sessions:4004/graphql' };
 
-    expect(subgraphUrlsFromEnv(parseEnv(raw), ['projects', 'runs'], raw)).toEqual({
+    expect(subgraphUrlsFromEnv(parseEnv(raw), ['projects', 'runs', 'sessions'], raw)).toEqual({
       projects: 'http://projects:4001/graphql',
       runs: 'http://127.0.0.1:5003/graphql',
+      sessions: 'http://sessions:4004/graphql',
     });
   });
 

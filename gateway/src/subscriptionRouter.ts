@@ -119,10 +119,9 @@ interface UpstreamLink {
 }
 
 function shut(link: UpstreamLink): void {
-  const disposing = Promise.resolve(link.client.dispose()).catch(() => undefined);
-  // A socket still waiting for connection_ack would otherwise linger until the ack or its timeout.
+  void Promise.resolve(link.client.dispose()).catch(() => undefined);
+  // dispose() waits for a pending handshake to finish; terminate() ends it now (close 4499).
   if (!link.acked) link.client.terminate();
-  void disposing;
 }
 
 /** The upstream links of one client connection, by subgraph name. */
@@ -187,12 +186,14 @@ class UpstreamPool {
   }
 }
 
+/** A close event as `close <code>: <reason>`, an error event or error by its message. */
 function describeClose(err: unknown): string {
-  if (typeof err === 'object' && err !== null && 'code' in err) {
-    const { code, reason } = err as { code: unknown; reason?: unknown };
-    return `close ${String(code)}${reason ? `: ${String(reason)}` : ''}`;
+  if (typeof err === 'object' && err !== null) {
+    const { code, reason, message } = err as { code?: unknown; reason?: unknown; message?: unknown };
+    if (typeof code === 'number') return `close ${code}${reason ? `: ${String(reason)}` : ''}`;
+    if (typeof message === 'string') return message;
   }
-  return err instanceof Error ? err.message : String(err);
+  return String(err);
 }
 
 /**
@@ -311,6 +312,7 @@ class RoutedSubscription implements AsyncIterableIterator<ExecutionResult, undef
       kind: 'QueryPlan',
       node: route.rest ? { kind: 'Sequence', nodes: [route.primary, route.rest] } : route.primary,
     };
+    // executeQueryPlan reads only these fields of Apollo Server's request context.
     const requestContext = {
       request: { query: route.query, operationName: route.operationName, variables: route.variables },
       context: {},
@@ -506,9 +508,12 @@ export function useSubscriptionRouter(wss: WebSocketServer, options: Subscriptio
 
   return {
     async dispose() {
+      // Close frames (1001) go out first: closing the links completes their subscriptions, and a
+      // client must read "the gateway went away", never a `complete` of a stream that did not end.
+      const closing = server.dispose();
       for (const pool of pools.values()) pool.close();
       pools.clear();
-      await server.dispose();
+      await closing;
     },
   };
 }

@@ -19,6 +19,7 @@ export class Channel<T> implements AsyncIterableIterator<T> {
   private readonly queue: T[] = [];
   private wake: (() => void) | undefined;
   private ended = false;
+  private failure: Error | undefined;
   /** How many times the subgraph's graphql-ws server called `return()` (the subscriber left). */
   returnCalls = 0;
 
@@ -38,6 +39,12 @@ export class Channel<T> implements AsyncIterableIterator<T> {
     this.wake?.();
   }
 
+  /** Ends the stream with `error` thrown from the subgraph's iterator (a failed read). */
+  fail(error: Error): void {
+    this.failure = error;
+    this.end();
+  }
+
   [Symbol.asyncIterator](): this {
     return this;
   }
@@ -46,6 +53,7 @@ export class Channel<T> implements AsyncIterableIterator<T> {
     for (;;) {
       const value = this.queue.shift();
       if (value !== undefined) return { done: false, value };
+      if (this.failure) throw this.failure;
       if (this.ended) return { done: true, value: undefined };
       await new Promise<void>((resolve) => (this.wake = resolve));
       this.wake = undefined;

@@ -1,4 +1,5 @@
 import { createServer, type AddressInfo } from 'node:net';
+import { MeshError } from '@keelson/schema';
 import { silentLogger } from '@keelson/service';
 import type { Client } from 'graphql-ws';
 import WebSocket, { WebSocketServer } from 'ws';
@@ -88,6 +89,29 @@ describe('subscriptions through the gateway', () => {
     expect(received.errors).toBeUndefined();
   });
 
+  it('relays the subgraph failing mid-stream as error, with its code kept', async () => {
+    const received = subscribe(client(), REVIEW_ADDED);
+    const channel = await nextChannel();
+    channel.push(review(1));
+    channel.fail(new MeshError('CONFLICT', 'the stream was reset'));
+
+    await received.settled;
+
+    expect(received.events).toHaveLength(1);
+    expect(received.completed).toBe(false);
+    expect(received.errors).toEqual([{ message: 'the stream was reset', extensions: { code: 'CONFLICT', status: 409 } }]);
+  });
+
+  it('relays an internal failure mid-stream masked', async () => {
+    const received = subscribe(client(), REVIEW_ADDED);
+    const channel = await nextChannel();
+    channel.fail(new Error('relation "events" does not exist'));
+
+    await received.settled;
+
+    expect(received.errors).toEqual([{ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR', status: 500 } }]);
+  });
+
   it('cancels upstream when the client completes: the subgraph\'s iterator return() runs', async () => {
     const received = subscribe(client(), REVIEW_ADDED);
     const channel = await nextChannel();
@@ -153,6 +177,20 @@ describe('subscriptions through the gateway', () => {
       expect(received.errors).toEqual([expect.objectContaining({ message: expect.stringMatching(message), extensions: expect.objectContaining({ code, status: 400 }) })]);
       expect(subgraphs.feed.channels.length).toBe(opened);
     });
+  });
+
+  it('closes a connection that sends a message over 1 MiB (1009)', async () => {
+    // graphql-ws's useServer reports every socket error on console.error, this one included.
+    const consoleError = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    const socket = new WebSocket(gateway.wsUrl, 'graphql-transport-ws');
+    const closed = new Promise<number>((resolve) => socket.once('close', (code) => resolve(code)));
+    await new Promise((resolve) => socket.once('open', resolve));
+
+    socket.send(JSON.stringify({ type: 'connection_init', payload: { padding: 'x'.repeat(1024 * 1024) } }));
+
+    await expect(closed).resolves.toBe(1009);
+    expect(consoleError).toHaveBeenCalledWith(expect.stringMatching(/^Internal error emitted on a WebSocket socket/), expect.objectContaining({ message: 'Max payload size exceeded' }));
+    consoleError.mockRestore();
   });
 
   it('relays a subgraph refusing the subscription with its code and status', async () => {
@@ -391,7 +429,7 @@ describe('subscriptions when a subgraph or a client fails', () => {
     }
   });
 
-  it('closes every upstream socket when the gateway stops', async () => {
+  it('closes every client socket (1001) and every upstream socket when the gateway stops', async () => {
     const subgraphs = await startSubgraphs();
     const gateway = await startGateway({
       supergraphSdl: subgraphs.supergraphSdl,
@@ -401,13 +439,17 @@ describe('subscriptions when a subgraph or a client fails', () => {
     });
     const c = wsClient(gateway.wsUrl);
     try {
-      subscribe(c, REVIEW_ADDED);
+      const received = subscribe(c, REVIEW_ADDED);
       const channel = await subgraphs.feed.channel(1);
       expect(subgraphs.reviewsSockets()).toBe(1);
 
       await gateway.stop();
 
       await eventually(() => subgraphs.reviewsSockets() === 0 && channel.returnCalls === 1, 'the upstream closed');
+      await received.settled;
+      // The client reads "going away" (1001), not a `complete` of a stream that did not end.
+      expect(received.completed).toBe(false);
+      expect(received.errors).toMatchObject({ code: 1001 });
     } finally {
       await c.dispose();
       await subgraphs.stop();

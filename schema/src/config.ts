@@ -38,6 +38,19 @@ export const envSchema = z.object({
   KEELSON_MEMORY_PORT: port(4005),
   /** Where the gateway finds the projects subgraph (set in docker-compose). @default http://127.0.0.1:<KEELSON_PROJECTS_PORT>/graphql */
   KEELSON_PROJECTS_URL: z.string().url().optional(),
+  /** Where the gateway finds the memory subgraph (set in docker-compose). @default http://127.0.0.1:<KEELSON_MEMORY_PORT>/graphql */
+  KEELSON_MEMORY_URL: z.string().url().optional(),
+  /**
+   * Base URL of an OpenAI-compatible embeddings API (`<url>/embeddings`, e.g. http://127.0.0.1:8080/v1).
+   * With pgvector installed, memory search becomes hybrid (lexical + vector); otherwise it stays lexical.
+   */
+  KEELSON_EMBEDDINGS_URL: z.string().url().optional(),
+  /** The embedding model to request; required with KEELSON_EMBEDDINGS_URL. */
+  KEELSON_EMBEDDINGS_MODEL: z.string().min(1).optional(),
+  /** Bearer token for the embeddings API, if it wants one. */
+  KEELSON_EMBEDDINGS_API_KEY: z.string().min(1).optional(),
+  /** Timeout of one embeddings request. @default 10000 */
+  KEELSON_EMBEDDINGS_TIMEOUT_MS: positiveMs(10_000),
   /** Dev server ports when `npm start` runs Temporal itself. */
   KEELSON_TEMPORAL_PORT: port(7233),
   KEELSON_TEMPORAL_UI_PORT: port(8233),

@@ -8,6 +8,8 @@ import { z } from 'zod';
 export const streams = {
   projects: 'projects',
   proof: 'proof',
+  /** Harness session events, keyed by the canonical SessionId (see `harnessCaptureEventTypes`). */
+  harness: 'harness',
 } as const;
 export type StreamName = (typeof streams)[keyof typeof streams];
 
@@ -51,3 +53,55 @@ export const projectEventTypes = [
   'MUTATION_LOCK_RELEASED',
 ] as const;
 export type ProjectEventType = (typeof projectEventTypes)[number];
+
+/**
+ * The `harness` stream events memory capture consumes (the sessions subgraph emits them; other
+ * types on the stream are ignored by capture). Every event's `key` is the canonical SessionId
+ * `<harness-id>:<native-id>`. Ids, not bodies: `TRANSCRIPT_APPENDED` names transcript entries that
+ * are final and durable, and capture fetches their bodies by id from the transcript's owner.
+ *
+ * - `SESSION_CREATED`: a session exists; capture creates its conversation stamped with `taskId`.
+ * - `TRANSCRIPT_APPENDED`: these entries are final; capture stores each exactly once (dedupe key =
+ *   the entry id, unique per conversation), so replays and retries are harmless.
+ * - `SESSION_UPDATED` with `previousSessionId`: a rotation; capture writes the durable breadcrumb
+ *   linking the two ids (history of the new id includes the old one's).
+ */
+export const harnessCaptureEventTypes = ['SESSION_CREATED', 'TRANSCRIPT_APPENDED', 'SESSION_UPDATED'] as const;
+export type HarnessCaptureEventType = (typeof harnessCaptureEventTypes)[number];
+
+const sessionIdField = z.string().min(1).max(512);
+const label = z.string().min(1).max(200);
+
+/** Fields every capture payload may carry. Unknown fields are allowed (the stream has other readers). */
+const harnessPayloadBase = z.object({
+  /** The canonical SessionId (equal to the event key). */
+  sessionId: sessionIdField,
+  /** @default the SessionId's part before the first colon */
+  harnessId: label.nullish(),
+  /** Who the memory belongs to (a mesh-shared database disambiguates by agent). @default the conversation's agent, else harnessId */
+  agent: label.nullish(),
+  /** Where the conversation happened. @default harnessId */
+  channel: label.nullish(),
+  /** The task that spawned the session, stamped on its conversation at creation. */
+  taskId: label.nullish(),
+});
+
+export const sessionCreatedPayloadSchema = harnessPayloadBase;
+export const transcriptAppendedPayloadSchema = harnessPayloadBase.extend({
+  /** Ids of transcript entries that are now final, in transcript order (the native message ids). */
+  entryIds: z.array(z.string().min(1).max(512)).min(1).max(1000),
+});
+export const sessionUpdatedPayloadSchema = harnessPayloadBase.extend({
+  /** Set on rotation: the id this session was known by before. */
+  previousSessionId: sessionIdField.nullish(),
+});
+
+export type SessionCreatedPayload = z.infer<typeof sessionCreatedPayloadSchema>;
+export type TranscriptAppendedPayload = z.infer<typeof transcriptAppendedPayloadSchema>;
+export type SessionUpdatedPayload = z.infer<typeof sessionUpdatedPayloadSchema>;
+
+/** The harness part of a SessionId: everything before the first colon (the native id may contain more). */
+export function harnessOfSessionId(sessionId: string): string {
+  const colon = sessionId.indexOf(':');
+  return colon === -1 ? sessionId : sessionId.slice(0, colon);
+}
