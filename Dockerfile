@@ -8,6 +8,7 @@ COPY schema/package.json schema/
 COPY service/package.json service/
 COPY subgraphs/kit/package.json subgraphs/kit/
 COPY subgraphs/projects/package.json subgraphs/projects/
+COPY subgraphs/runs/package.json subgraphs/runs/
 COPY subgraphs/memory/package.json subgraphs/memory/
 COPY ribs/shared/package.json ribs/shared/
 COPY ribs/host/package.json ribs/host/
