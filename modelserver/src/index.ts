@@ -1,1 +1,10 @@
-export {};
+export { startModelServer } from './startModelServer';
+export type { ModelServer, ModelServerOptions, ModelServerLog } from './startModelServer';
+export { loadModelServerConfig } from './config';
+export type { ModelServerConfig } from './config';
+export type { RecordedRequest } from './requestLog';
+export type { Rule, RuleMatch, ReplySpec, ReplyContext } from './script/rule';
+export { parseScript } from './script/scriptFile';
+export { builtinRules } from './script/markers';
+export { embed } from './protocols/embeddings';
+export type { Conversation, Protocol, ToolSpec, ToolResult } from './conversation/conversation';

@@ -51,6 +51,10 @@ export const envSchema = z.object({
   KEELSON_EMBEDDINGS_API_KEY: z.string().min(1).optional(),
   /** Timeout of one embeddings request. @default 10000 */
   KEELSON_EMBEDDINGS_TIMEOUT_MS: positiveMs(10_000),
+  /** Port of the local model server (`npm run model-server`); 0 picks a free one. @default 0 */
+  KEELSON_MODEL_SERVER_PORT: port(0),
+  /** A JSON file of scripted replies the local model server loads (re-read on change). */
+  KEELSON_MODEL_SCRIPT: z.string().min(1).optional(),
   /** Dev server ports when `npm start` runs Temporal itself. */
   KEELSON_TEMPORAL_PORT: port(7233),
   KEELSON_TEMPORAL_UI_PORT: port(8233),
