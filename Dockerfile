@@ -9,7 +9,9 @@ COPY service/package.json service/
 COPY subgraphs/kit/package.json subgraphs/kit/
 COPY subgraphs/projects/package.json subgraphs/projects/
 COPY subgraphs/runs/package.json subgraphs/runs/
+COPY subgraphs/sessions/package.json subgraphs/sessions/
 COPY subgraphs/memory/package.json subgraphs/memory/
+COPY harness/package.json harness/
 COPY ribs/shared/package.json ribs/shared/
 COPY ribs/host/package.json ribs/host/
 COPY modelserver/package.json modelserver/
