@@ -20,6 +20,8 @@ export const envSchema = z.object({
   TEMPORAL_ADDRESS: z.string().min(1).optional(),
   /** @default default */
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  /** The task queue mesh workflows and activities run on; give each mesh sharing a Temporal namespace its own. @default keelson-mesh */
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('keelson-mesh'),
   /** Base URL of the Temporal Web UI, used for `temporalUiUrl` links. */
   TEMPORAL_UI_URL: z.string().url().optional(),
   /** The mesh's own state (rib data dirs, the dev server's database file, config.json). @default ~/.keelson */
@@ -38,6 +40,13 @@ export const envSchema = z.object({
   KEELSON_MEMORY_PORT: port(4005),
   /** Where the gateway finds the projects subgraph (set in docker-compose). @default http://127.0.0.1:<KEELSON_PROJECTS_PORT>/graphql */
   KEELSON_PROJECTS_URL: z.string().url().optional(),
+  /** Where the gateway finds the runs subgraph (set in docker-compose). @default http://127.0.0.1:<KEELSON_RUNS_PORT>/graphql */
+  KEELSON_RUNS_URL: z.string().url().optional(),
+  /**
+   * Heartbeat timeout of a run's node activities and of ops: a lost worker is noticed, and a cancel
+   * reaches a running command, within about this long. @default 20000
+   */
+  KEELSON_RUN_HEARTBEAT_TIMEOUT_MS: z.coerce.number().int().min(1000).default(20_000),
   /** Where the gateway finds the memory subgraph (set in docker-compose). @default http://127.0.0.1:<KEELSON_MEMORY_PORT>/graphql */
   KEELSON_MEMORY_URL: z.string().url().optional(),
   /**
@@ -58,6 +67,16 @@ export const envSchema = z.object({
   /** Dev server ports when `npm start` runs Temporal itself. */
   KEELSON_TEMPORAL_PORT: port(7233),
   KEELSON_TEMPORAL_UI_PORT: port(8233),
+  /** Comma-separated rib ids to activate; unset activates every installed rib (installed ≠ active). */
+  KEELSON_RIBS: z.string().min(1).optional(),
+  /** Cross-rib tool grants, `caller:target:tool[,tool]` separated by `;` (`*` = every tool of the target); unioned with the config file's crossRibGrants. */
+  KEELSON_CROSS_RIB_GRANTS: z.string().min(1).optional(),
+  /** Bound of one cross-rib call (and a policy ask it waits on). @default 30000 */
+  KEELSON_CROSS_RIB_CALL_TIMEOUT_MS: positiveMs(30_000),
+  /** Workflows a rib may start, `rib:workflow[,workflow]` separated by `;`; unioned with ribWorkflowGrants. */
+  KEELSON_RIB_WORKFLOW_GRANTS: z.string().min(1).optional(),
+  /** Workflows whose approval gates a rib may answer, same form; unioned with ribApprovalGrants. */
+  KEELSON_RIB_APPROVAL_GRANTS: z.string().min(1).optional(),
   /** Operator bypass of the per-project mutation lock (emergencies only). */
   KEELSON_DISABLE_MUTATION_LOCK: flag,
   /** Git timeout for clones. @default 60000 */

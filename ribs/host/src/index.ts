@@ -1,1 +1,56 @@
-export {};
+// @keelson/host: discovery, validation, activation, the tool registry, the snapshot manager
+// and the RibContext seams. The ribs subgraph and the worker call `createRibHost`.
+export { createRibHost } from './createRibHost';
+export type { RibHost, RibHostOptions, RibManifest, InstalledRib, SurfaceRegionRef, HostGrants } from './ribHost';
+export { RibActivationError } from './errors';
+export type { RibWarning, RibWarningStage, WarningSink } from './warnings';
+
+// Ports the embedder implements, and their in-memory implementations.
+export type { SnapshotStore, SnapshotRecord, SnapshotAppend } from './ports/snapshotStore';
+export type { CredentialStore } from './ports/credentialStore';
+export type { ProjectsPort, WorkspaceLeaseRecord, MutationLockRecord } from './ports/projectsPort';
+export type { ApprovalPort } from './ports/approvalPort';
+export type { ConfigPort } from './config/configPort';
+export { InMemorySnapshotStore } from './memory/inMemorySnapshotStore';
+export { InMemoryCredentialStore } from './memory/inMemoryCredentialStore';
+export { InMemoryProjectsPort } from './memory/inMemoryProjectsPort';
+export { staticConfigPort } from './memory/staticConfigPort';
+export { createApprovalQueue } from './policy/approvalQueue';
+export type { ApprovalQueue, ApprovalQueueOptions, PendingApproval } from './policy/approvalQueue';
+
+// Config: the file loader, its schema, the env variables and the grant unions.
+export { keelsonConfigSchema } from './config/keelsonConfig';
+export type { KeelsonConfig } from './config/keelsonConfig';
+export { fileConfigPort, readConfigFile, CONFIG_FILE_NAMES } from './config/fileConfigPort';
+export type { ConfigFileRead } from './config/fileConfigPort';
+export { parseHostEnv, DEFAULT_CROSS_RIB_CALL_TIMEOUT_MS } from './config/hostEnv';
+export type { HostEnv } from './config/hostEnv';
+export {
+  parseCrossRibGrantsEnv,
+  resolveCrossRibGrants,
+  isCrossRibCallGranted,
+  serializeCrossRibGrants,
+  parseRibWorkflowGrantsEnv,
+  resolveRibWorkflowGrants,
+  isRibWorkflowGranted,
+} from './config/grants';
+export type { CrossRibGrants, RibWorkflowGrants } from './config/grants';
+
+// Building blocks the subgraph and the runs issue reuse.
+export type { RibRunSeams } from './context/buildRibContext';
+export { createExec } from './exec/createExec';
+export type { ExecOptions } from './exec/createExec';
+export { credentialAccount, credentialServiceIdSchema } from './credentials/credentialSeam';
+export { toProjectOperationError } from './projects/projectSeams';
+export type { SnapshotOutcome } from './snapshots/snapshotHub';
+export type { ToolRunRequest, ToolRunOutcome, ToolRunStatus } from './tools/toolRunner';
+export { KEELSON_DOCS_TOOL } from './docs/keelsonDocsTool';
+export { DocsCatalog, splitH1Topics, DOCS_TOPIC_MAX_CHARS, PREAMBLE_TOPIC } from './docs/docsCatalog';
+export type { DocsSourceInfo, DocsTopic, FetchText } from './docs/docsCatalog';
+export { PolicyEngine } from './policy/policyEngine';
+export type { EngineDecision, RegisteredPolicy } from './policy/policyEngine';
+export { pathConfinementPolicy, PATH_CONFINEMENT_POLICY_ID, canonicalPath } from './policy/pathConfinement';
+export type { ManifestInvalidation, ManifestListener } from './manifest/manifestEvents';
+export type { RibWorkflowEntry } from './workflows/workflowCatalog';
+export { RIB_WORKFLOWS_DIR } from './discovery/loadWorkflowFiles';
+export { AUTH_PROBE_TIMEOUT_MS } from './hooks/authStatus';

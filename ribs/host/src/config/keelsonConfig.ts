@@ -1,0 +1,27 @@
+import { crossRibGrantsSchema } from '@keelson/shared';
+import { z } from 'zod';
+
+const grantedNames = z.array(z.string().min(1)).min(1, 'a grant names at least one workflow (or *)');
+
+/**
+ * The parts of `<KEELSON_HOME>/config.json` (or `.yaml`) the rib host reads. Other keys (providers
+ * and the rest) belong to other services and pass through untouched.
+ */
+export const keelsonConfigSchema = z.looseObject({
+  /** caller rib → target rib → tool names (`*` = all); unioned with `KEELSON_CROSS_RIB_GRANTS`. */
+  crossRibGrants: crossRibGrantsSchema.optional(),
+  /** rib → workflow names it may start (`*` = all); unioned with `KEELSON_RIB_WORKFLOW_GRANTS`. */
+  ribWorkflowGrants: z.record(z.string().min(1), grantedNames).optional(),
+  /** rib → workflow names whose gates it may answer; unioned with `KEELSON_RIB_APPROVAL_GRANTS`. */
+  ribApprovalGrants: z.record(z.string().min(1), grantedNames).optional(),
+  /** provider id → model per class. */
+  modelClasses: z
+    .record(
+      z.string().min(1),
+      z.strictObject({ fast: z.string().min(1).optional(), balanced: z.string().min(1).optional(), deep: z.string().min(1).optional() }),
+    )
+    .optional(),
+  /** Tool names the operator drops from every turn (the reachability floor's denylist). */
+  toolDenylist: z.array(z.string().min(1)).optional(),
+});
+export type KeelsonConfig = z.infer<typeof keelsonConfigSchema>;

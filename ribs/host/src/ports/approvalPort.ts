@@ -1,0 +1,10 @@
+import type { ApprovalDecision, ApprovalRequest } from '@keelson/shared';
+
+/**
+ * Where a policy `ask` goes to be answered by a human. The runs issue implements it (a pending
+ * approval surfaced to clients and completed by a mutation); `createApprovalQueue()` is the
+ * in-memory one. Aborting `signal` (timeout, caller cancellation) must settle as `reject`.
+ */
+export interface ApprovalPort {
+  request(req: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecision>;
+}

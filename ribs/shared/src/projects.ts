@@ -1,0 +1,95 @@
+import { z } from 'zod';
+
+/** An operator-global project record. */
+export const projectSchema = z.strictObject({
+  id: z.string(),
+  name: z.string(),
+  /** The resolved absolute root. */
+  rootPath: z.string(),
+  /** ISO-8601. */
+  createdAt: z.string(),
+});
+export type Project = z.infer<typeof projectSchema>;
+
+/** 1 to 64 characters: a lowercase letter or digit first, then a-z 0-9 - _. */
+export const projectNameSchema = z
+  .string()
+  .min(1, 'a project name is 1 to 64 characters')
+  .max(64, 'a project name is 1 to 64 characters')
+  .regex(/^[a-z0-9][a-z0-9_-]*$/, 'a project name starts with a lowercase letter or digit and has only a-z, 0-9, - and _');
+
+/** `{ name, rootPath? }`; without rootPath the project lives at `<KEELSON_WORKSPACE>/<name>`. Unknown fields are rejected. */
+export const createProjectBodySchema = z.strictObject({
+  name: projectNameSchema,
+  /** Absolute, or starting with `~`; trimmed. */
+  rootPath: z.string().min(1).optional(),
+});
+export type CreateProjectBody = z.infer<typeof createProjectBodySchema>;
+
+/** `{ url, name? }`; an omitted name derives from the URL. Unknown fields are rejected. */
+export const cloneProjectBodySchema = z.strictObject({
+  url: z.string().trim().min(1, 'a clone url is required').max(2048),
+  name: projectNameSchema.optional(),
+});
+export type CloneProjectBody = z.infer<typeof cloneProjectBodySchema>;
+
+/** The statuses a project operation rejects with. */
+export type ProjectOperationStatus = 400 | 409 | 500 | 502 | 503;
+
+/**
+ * How project seams reject: 400 invalid input or target, 409 conflict, 500 initialization or
+ * registration failure, 502 clone failure, 503 host service not ready (retry after readiness).
+ */
+export class ProjectOperationError extends Error {
+  readonly status: ProjectOperationStatus;
+
+  constructor(status: ProjectOperationStatus, message: string) {
+    super(message);
+    this.name = 'ProjectOperationError';
+    this.status = status;
+  }
+}
+
+/** True for a `ProjectOperationError`, also across module copies. */
+export function isProjectOperationError(err: unknown): err is ProjectOperationError {
+  return (
+    err instanceof ProjectOperationError ||
+    (typeof err === 'object' && err !== null && (err as { name?: unknown }).name === 'ProjectOperationError' &&
+      typeof (err as { status?: unknown }).status === 'number')
+  );
+}
+
+/** A request for an isolated checkout of a project. */
+export interface AcquireWorkspaceRequest {
+  projectId: string;
+  purpose?: string;
+}
+
+/** A durable lease on an isolated, dependency-prepared checkout; release it in a `finally`. */
+export interface WorkspaceLease {
+  id: string;
+  projectId: string;
+  path: string;
+  branch: string;
+  purpose: string | null;
+  acquiredAt: string;
+  /** Ends the lease; idempotent. */
+  release(): Promise<void>;
+}
+
+/** A request for the advisory per-project mutation lock; the host stamps the holder. */
+export interface AcquireMutationLockRequest {
+  projectId: string;
+  purpose: string;
+}
+
+/** The advisory lock held while mutating a project's live checkout; release it in a `finally`. */
+export interface MutationLock {
+  id: string;
+  projectId: string;
+  purpose: string;
+  holder: string;
+  acquiredAt: string;
+  /** Releases the lock; idempotent. */
+  release(): Promise<void>;
+}
