@@ -14,6 +14,9 @@ COPY subgraphs/memory/package.json subgraphs/memory/
 COPY harness/package.json harness/
 COPY ribs/shared/package.json ribs/shared/
 COPY ribs/host/package.json ribs/host/
+COPY ribs/projects/package.json ribs/projects/
+COPY ribs/notes/package.json ribs/notes/
+COPY subgraphs/ribs/package.json subgraphs/ribs/
 COPY modelserver/package.json modelserver/
 COPY temporal/package.json temporal/
 COPY gateway/package.json gateway/
