@@ -38,8 +38,18 @@ export const envSchema = z.object({
   KEELSON_RUNS_PORT: port(4003),
   KEELSON_SESSIONS_PORT: port(4004),
   KEELSON_MEMORY_PORT: port(4005),
-  /** Where the gateway finds the projects subgraph (set in docker-compose). @default http://127.0.0.1:<KEELSON_PROJECTS_PORT>/graphql */
+  /** Where the gateway and the ribs subgraph (its project seams) find the projects subgraph (set in docker-compose). @default http://127.0.0.1:<KEELSON_PROJECTS_PORT>/graphql */
   KEELSON_PROJECTS_URL: z.string().url().optional(),
+  /** Where the gateway finds the ribs subgraph (set in docker-compose). @default http://127.0.0.1:<KEELSON_RIBS_PORT>/graphql */
+  KEELSON_RIBS_URL: z.string().url().optional(),
+  /**
+   * The 32-byte key rib credentials are encrypted with at rest (AES-256-GCM), as 64 hex characters or
+   * base64. Unset: a key file `<KEELSON_HOME>/credentials.key` (mode 0600) is created on first use.
+   */
+  KEELSON_CREDENTIALS_KEY: z
+    .string()
+    .regex(/^(?:[0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$/, 'a 32-byte key: 64 hex characters or 44 base64 characters')
+    .optional(),
   /** Where the gateway finds the runs subgraph (set in docker-compose). @default http://127.0.0.1:<KEELSON_RUNS_PORT>/graphql */
   KEELSON_RUNS_URL: z.string().url().optional(),
   /**
@@ -49,6 +59,19 @@ export const envSchema = z.object({
   KEELSON_RUN_HEARTBEAT_TIMEOUT_MS: z.coerce.number().int().min(1000).default(20_000),
   /** Where the gateway finds the memory subgraph (set in docker-compose). @default http://127.0.0.1:<KEELSON_MEMORY_PORT>/graphql */
   KEELSON_MEMORY_URL: z.string().url().optional(),
+  /** Where the gateway finds the sessions subgraph (set in docker-compose). @default http://127.0.0.1:<KEELSON_SESSIONS_PORT>/graphql */
+  KEELSON_SESSIONS_URL: z.string().url().optional(),
+  /**
+   * The model endpoint every harness CLI calls: Anthropic Messages at `<url>/v1/messages`, OpenAI
+   * Chat Completions and Responses at `<url>/v1`. Unset: each CLI keeps its vendor's default endpoint.
+   */
+  KEELSON_MODEL_BASE_URL: z.string().url().optional(),
+  /** The API key handed to every harness CLI (any value for a local model server). @default keelson-local */
+  KEELSON_MODEL_API_KEY: z.string().min(1).default('keelson-local'),
+  /** The model every harness CLI asks for; unset: each driver's default (codex gpt-5.5, claude its own, others keelson-scripted). */
+  KEELSON_HARNESS_MODEL: z.string().min(1).optional(),
+  /** Longest a harness turn may run before its process group is killed. @default 1800000 */
+  KEELSON_HARNESS_TURN_TIMEOUT_MS: positiveMs(1_800_000),
   /**
    * Base URL of an OpenAI-compatible embeddings API (`<url>/embeddings`, e.g. http://127.0.0.1:8080/v1).
    * With pgvector installed, memory search becomes hybrid (lexical + vector); otherwise it stays lexical.

@@ -10,6 +10,14 @@ export const streams = {
   proof: 'proof',
   /** Harness session events, keyed by the canonical SessionId (see `harnessCaptureEventTypes`). */
   harness: 'harness',
+  /** Run transitions, keyed by run id (`runEventTypes`). */
+  runs: 'runs',
+  /** Op frames, keyed by op id (`opFrameTypes`). */
+  ops: 'ops',
+  /** A new snapshot version, keyed by the snapshot key (`rib:<id>` / `rib:<id>:*`); the payload is `{ key, version, ribId }`. */
+  snapshots: 'snapshots',
+  /** Manifest invalidation nudges, keyed by rib id (`manifestInvalidationReasons`). */
+  manifest: 'manifest',
 } as const;
 export type StreamName = (typeof streams)[keyof typeof streams];
 
@@ -53,6 +61,20 @@ export const projectEventTypes = [
   'MUTATION_LOCK_RELEASED',
 ] as const;
 export type ProjectEventType = (typeof projectEventTypes)[number];
+
+/** The one event type of the `snapshots` stream: a new version of a key was persisted. */
+export const SNAPSHOT_PUBLISHED = 'SNAPSHOT_PUBLISHED';
+
+/** Ids only: a subscriber hydrates the payload from the snapshot table by `(key, version)`. */
+export interface SnapshotEventPayload {
+  key: string;
+  version: number;
+  ribId: string;
+}
+
+/** Why clients should re-fetch the rib manifest: the `manifest` stream's event types. */
+export const manifestInvalidationReasons = ['region-registered', 'region-unregistered', 'rib-invalidated'] as const;
+export type ManifestInvalidationReason = (typeof manifestInvalidationReasons)[number];
 
 /**
  * The `harness` stream events memory capture consumes (the sessions subgraph emits them; other

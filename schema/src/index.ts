@@ -10,6 +10,8 @@ export {
   encodeCursor,
   decodeCursor,
   projectEventTypes,
+  SNAPSHOT_PUBLISHED,
+  manifestInvalidationReasons,
   harnessCaptureEventTypes,
   sessionCreatedPayloadSchema,
   transcriptAppendedPayloadSchema,
@@ -20,11 +22,80 @@ export type {
   StreamName,
   EventEnvelope,
   ProjectEventType,
+  SnapshotEventPayload,
+  ManifestInvalidationReason,
   HarnessCaptureEventType,
   SessionCreatedPayload,
   TranscriptAppendedPayload,
   SessionUpdatedPayload,
 } from './events';
-export { TASK_QUEUE, workflowTypes, searchAttributes } from './temporal';
+export { TASK_QUEUE, workflowTypes, workflowKinds, searchAttributes } from './temporal';
 export type { SearchAttributeName } from './temporal';
 export { isUuid } from './ids';
+export {
+  runStatuses,
+  terminalRunStatuses,
+  isTerminalRunStatus,
+  runNodeStatuses,
+  finalNodeStatuses,
+  runEventTypes,
+  opFrameTypes,
+  runLimits,
+  runMessages,
+  opMessages,
+} from './runs';
+export type {
+  RunStatus,
+  RunNodeStatus,
+  RunEventType,
+  RunEventPayload,
+  OpFrameType,
+  OpFramePayload,
+  RespondInput,
+  RespondResult,
+  DagRunStatus,
+  DurableOpStatus,
+} from './runs';
+export {
+  workflowDefinitionSchema,
+  workflowNameSchema,
+  nodeIdSchema,
+  whenSchema,
+  parseWorkflowDefinition,
+  parseDuration,
+  planOf,
+  findCycle,
+  ancestorsOf,
+  conditionHolds,
+  isApproval,
+  utf8Bytes,
+  modelClasses,
+  reasoningEfforts,
+  workflowNodeTypes,
+  scriptRuntimes,
+  workflowLimits,
+  WHEN_VALUE_CHARS,
+} from './workflowDefinition';
+export type {
+  WorkflowDefinition,
+  WorkflowNode,
+  WorkflowInputSpec,
+  WorkflowNodeType,
+  NodeCondition,
+  PlanNode,
+  DefinitionParse,
+  ModelClass,
+  ReasoningEffort,
+  ScriptRuntime,
+} from './workflowDefinition';
+export { harnessEventTypes, turnStatuses, approvalDecisions, HARNESS_EVENT_TEXT_LIMIT } from './harness';
+export type {
+  HarnessEventType,
+  TurnStatus,
+  ApprovalDecision,
+  HarnessEventBase,
+  HarnessEventPayloads,
+  HarnessEventPayload,
+  HarnessTaskInput,
+  HarnessTaskResult,
+} from './harness';

@@ -4,6 +4,20 @@ export const TASK_QUEUE = 'keelson-mesh';
 export const workflowTypes = {
   /** The proof workflow: one activity round trip, proves the pipe end to end. */
   echo: 'echoWorkflow',
+  /** A run of a workflow definition: ready nodes in parallel, approval gates, continue-as-new. */
+  dagRun: 'dagRun',
+  /** A durable long-running op: frames and a terminal result in the `ops` stream; cancel and steer. */
+  durableOp: 'durableOp',
+  /** A harness CLI run headless for a task (one turn, an activity that heartbeats and is cancellable). */
+  harnessTask: 'harnessTask',
+} as const;
+
+/** `KeelsonKind` values: what a Temporal workflow of the mesh is. */
+export const workflowKinds = {
+  proof: 'proof',
+  run: 'run',
+  op: 'op',
+  task: 'task',
 } as const;
 
 /**
@@ -15,6 +29,8 @@ export const searchAttributes = {
   workflowName: 'KeelsonWorkflowName',
   project: 'KeelsonProject',
   kind: 'KeelsonKind',
+  /** The harness a task runs (`claude-code`, `codex`, …). */
+  harness: 'KeelsonHarness',
 } as const;
 
 export type SearchAttributeName = (typeof searchAttributes)[keyof typeof searchAttributes];

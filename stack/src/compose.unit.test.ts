@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { composeSupergraph } from './compose';
+import { subgraphs } from './subgraphs';
 import { schemaFiles } from '../../schema/scripts/schemaFiles';
 
 describe('the checked-in contract', () => {
@@ -15,5 +16,8 @@ describe('the checked-in contract', () => {
   it('composes every subgraph with its default URL into the supergraph', async () => {
     const { supergraph } = await composeSupergraph();
     expect(supergraph).toMatch(/join__Graph[\s\S]*PROJECTS @join__graph\(name: "projects", url: "http:\/\/127\.0\.0\.1:4001\/graphql"\)/);
+    for (const s of subgraphs) {
+      expect(supergraph).toContain(`${s.name.toUpperCase()} @join__graph(name: "${s.name}", url: "http://127.0.0.1:${s.defaultPort}/graphql")`);
+    }
   });
 });

@@ -99,6 +99,7 @@ export async function doctor(env: NodeJS.ProcessEnv = process.env): Promise<Chec
       const ports: [string, number][] = [
         ['gateway', e.KEELSON_GATEWAY_PORT],
         ['projects', e.KEELSON_PROJECTS_PORT],
+        ['ribs', e.KEELSON_RIBS_PORT],
         ...(e.TEMPORAL_ADDRESS ? [] : ([['temporal', e.KEELSON_TEMPORAL_PORT], ['temporal-ui', e.KEELSON_TEMPORAL_UI_PORT]] as [string, number][])),
       ];
       const busy = [];

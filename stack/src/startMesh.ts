@@ -4,8 +4,13 @@ import { dirname, join } from 'node:path';
 import { startGateway } from '@keelson/gateway';
 import { expandHome, parseEnv, type MeshEnv } from '@keelson/schema';
 import { createLogger, type Logger } from '@keelson/service';
+import { memorySettings, start as startMemory, type RunningMemory } from '@keelson/subgraph-memory';
 import { projectsSettings, start as startProjects, type RunningProjects } from '@keelson/subgraph-projects';
-import { configureTemporalRuntime, connectClient, createActivities, ensureTemporalCli, startDevServer, startEcho, startWorker, type DevServer } from '@keelson/temporal';
+import { ribsSettings, start as startRibs, type RunningRibs } from '@keelson/subgraph-ribs';
+import { runsSettings, start as startRuns, type RunningRuns } from '@keelson/subgraph-runs';
+import { start as startSessions, type RunningSessions } from '@keelson/subgraph-sessions';
+import { harnessSettings } from '@keelson/harness';
+import { configureTemporalRuntime, connectClient, createActivities, ensureTemporalCli, openActivityDeps, startDevServer, startEcho, startWorker, type DevServer } from '@keelson/temporal';
 import { ensureDatabase } from './database';
 
 export interface MeshOptions {
@@ -17,6 +22,11 @@ export interface MeshOptions {
   temporal?: { address: string; uiUrl?: string };
   /** Run the proof workflow once after boot and log its result. @default false */
   proof?: boolean;
+  /**
+   * Run the Temporal worker in this process. Tests that kill a worker run `temporal/src/main.ts` as a
+   * child process instead (on the same TEMPORAL_TASK_QUEUE). @default true
+   */
+  worker?: boolean;
   /** The caller handles SIGINT/SIGTERM by calling stop() (an orderly shutdown). @default false */
   handlesSignals?: boolean;
   /** Progress lines for a human watching the boot. @default discard */
@@ -30,6 +40,10 @@ export interface RunningMesh {
   temporal: { address: string; namespace: string; uiUrl?: string };
   subgraphUrls: Record<string, string>;
   projects: RunningProjects;
+  runs: RunningRuns;
+  memory: RunningMemory;
+  sessions: RunningSessions;
+  ribs: RunningRibs;
   env: MeshEnv;
   /** Stops everything in reverse boot order. Idempotent. */
   stop(): Promise<void>;
@@ -102,12 +116,70 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
     });
     stops.push({ name: 'projects subgraph', stop: () => projects.stop() });
 
+    progress('Subgraphs: ribs');
+    const ribs = await startRibs({
+      databaseUrl: env.DATABASE_URL,
+      host: env.KEELSON_HOST,
+      port: port(env.KEELSON_RIBS_PORT),
+      insecureBind: env.KEELSON_INSECURE_BIND,
+      settings: { ...ribsSettings(env, userHome, rawEnv), projectsUrl: projects.url },
+      log: log.child({ service: 'ribs' }),
+    });
+    stops.push({ name: 'ribs subgraph', stop: () => ribs.stop() });
+    progress(`Ribs: ${ribs.host.ribIds.join(', ') || 'none active'}`);
+
+    progress('Subgraphs: runs');
+    const runs = await startRuns({
+      databaseUrl: env.DATABASE_URL,
+      host: env.KEELSON_HOST,
+      port: port(env.KEELSON_RUNS_PORT),
+      insecureBind: env.KEELSON_INSECURE_BIND,
+      settings: runsSettings(env, { userHome, temporal, projectsUrl: projects.url }),
+      log: log.child({ service: 'runs' }),
+    });
+    stops.push({ name: 'runs subgraph', stop: () => runs.stop() });
+
+    progress('Subgraphs: memory');
+    const memory = await startMemory({
+      databaseUrl: env.DATABASE_URL,
+      host: env.KEELSON_HOST,
+      port: port(env.KEELSON_MEMORY_PORT),
+      insecureBind: env.KEELSON_INSECURE_BIND,
+      settings: memorySettings(env),
+      log: log.child({ service: 'memory' }),
+    });
+    stops.push({ name: 'memory subgraph', stop: () => memory.stop() });
+    progress(`Memory: search is ${memory.services.mode.reason}`);
+
+    progress('Subgraphs: sessions');
+    const sessions = await startSessions({
+      databaseUrl: env.DATABASE_URL,
+      host: env.KEELSON_HOST,
+      port: port(env.KEELSON_SESSIONS_PORT),
+      insecureBind: env.KEELSON_INSECURE_BIND,
+      settings: harnessSettings(env, rawEnv, userHome),
+      projects: projects.url,
+      temporal: { address: temporal.address, namespace: temporal.namespace, taskQueue: env.TEMPORAL_TASK_QUEUE, uiUrl: temporal.uiUrl },
+      heartbeatTimeoutMs: env.KEELSON_RUN_HEARTBEAT_TIMEOUT_MS,
+      log: log.child({ service: 'sessions' }),
+    });
+    stops.push({ name: 'sessions subgraph', stop: () => sessions.stop() });
+
     configureTemporalRuntime(env.KEELSON_LOG_LEVEL === 'debug' ? 'info' : 'warn');
     progress(`Worker: polling ${temporal.address}`);
-    const worker = await startWorker({ address: temporal.address, namespace: temporal.namespace, activities: createActivities() });
-    stops.push({ name: 'worker', stop: () => worker.stop() });
+    if (opts.worker !== false) {
+      const activityDeps = await openActivityDeps({ databaseUrl: env.DATABASE_URL, projectsUrl: projects.url, log: log.child({ service: 'worker' }) });
+      stops.push({ name: 'worker state', stop: () => activityDeps.close() });
+      const worker = await startWorker({
+        address: temporal.address,
+        namespace: temporal.namespace,
+        taskQueue: env.TEMPORAL_TASK_QUEUE,
+        activities: createActivities({ ...activityDeps.deps, harness: { plane: sessions.runtime.plane } }),
+      });
+      stops.push({ name: 'worker', stop: () => worker.stop() });
+    }
 
-    const subgraphUrls = { projects: projects.url };
+    const subgraphUrls = { projects: projects.url, ribs: ribs.url, runs: runs.url, sessions: sessions.url, memory: memory.url };
     progress('Gateway');
     const gateway = await startGateway({
       supergraphSdl: await readFile(supergraphPath(), 'utf8'),
@@ -123,7 +195,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
     if (opts.proof) {
       const client = await connectClient({ address: temporal.address, namespace: temporal.namespace });
       try {
-        const handle = await startEcho(client, 'keelson mesh is up');
+        const handle = await startEcho(client, 'keelson mesh is up', { taskQueue: env.TEMPORAL_TASK_QUEUE });
         const result = await handle.result();
         progress(`Temporal: proof workflow ${handle.workflowId} answered "${result.echoed}"`);
       } finally {
@@ -138,6 +210,10 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       temporal,
       subgraphUrls,
       projects,
+      runs,
+      memory,
+      sessions,
+      ribs,
       env,
       stop: () => (stopping ??= stopAll()),
     };

@@ -1,4 +1,8 @@
+import { buildMemorySchema } from '@keelson/subgraph-memory';
 import { buildProjectsSchema } from '@keelson/subgraph-projects';
+import { buildRibsSchema } from '@keelson/subgraph-ribs';
+import { buildRunsSchema } from '@keelson/subgraph-runs';
+import { buildSessionsSchema } from '@keelson/subgraph-sessions';
 import type { FederatedSchema } from '@keelson/kit';
 
 /** Every subgraph of the mesh, in boot order, with its default port. */
@@ -8,7 +12,13 @@ export interface SubgraphEntry {
   buildSchema(): Promise<FederatedSchema>;
 }
 
-export const subgraphs: SubgraphEntry[] = [{ name: 'projects', defaultPort: 4001, buildSchema: buildProjectsSchema }];
+export const subgraphs: SubgraphEntry[] = [
+  { name: 'projects', defaultPort: 4001, buildSchema: buildProjectsSchema },
+  { name: 'ribs', defaultPort: 4002, buildSchema: buildRibsSchema },
+  { name: 'runs', defaultPort: 4003, buildSchema: buildRunsSchema },
+  { name: 'sessions', defaultPort: 4004, buildSchema: buildSessionsSchema },
+  { name: 'memory', defaultPort: 4005, buildSchema: buildMemorySchema },
+];
 
 /** The URL a subgraph has in the checked-in supergraph (the local default; deployments override it). */
 export function defaultSubgraphUrl(entry: SubgraphEntry): string {

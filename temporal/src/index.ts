@@ -1,11 +1,39 @@
 export { TEMPORAL_CLI_VERSION, findTemporalCli, ensureTemporalCli, startDevServer, freePort } from './devServer';
 export type { DevServer, DevServerOptions, LogLine, TemporalCliOptions } from './devServer';
-export { createActivities } from './activities';
-export type { Activities, ActivityDeps, EchoInput, EchoOutput } from './activities';
+export { createActivities, builtinOps, countdownOp } from './activities';
+export type {
+  Activities,
+  ActivityDeps,
+  EchoInput,
+  EchoOutput,
+  RunActivityDeps,
+  OpActivityDeps,
+  OpContext,
+  OpImplementation,
+  OpRegistry,
+  PromptNodeExecutor,
+  PromptNodeRequest,
+  PromptNodeResult,
+  RunArtifact,
+} from './activities';
 export { startWorker } from './worker';
 export type { RunningWorker, StartWorkerOptions } from './worker';
 export { workflowBundle, workflowsPath } from './workflowBundle';
 export { connectClient, workflowUiUrl, startEcho } from './client';
 export type { ConnectClientOptions, StartEchoOptions } from './client';
+export { runWorkflowId, opWorkflowId, startRunWorkflow, startOpWorkflow } from './runClient';
+export type { StartRunOptions, StartOpOptions } from './runClient';
+export { respondUpdate, runStatusQuery, steerSignal, opStatusQuery } from './workflows/messages';
+export type { DagRunInput, DagRunResult, CarriedDagState, DurableOpInput, DurableOpResult } from './workflows';
 export { searchAttributeKeys } from './searchAttributeKeys';
 export { configureTemporalRuntime } from './runtime';
+export { RunStore, whenValue } from './store/runStore';
+export type { NewRun, RunRecord, NodeRecord, RunCheckoutRecord, CapturedOutput, LaunchNodeState } from './store/runStore';
+export { OpStore } from './store/opStore';
+export type { NewOp, OpRecord } from './store/opStore';
+export { RunsTables1764460800300 } from './store/runsTables.migration';
+export { openActivityDeps, runsMigrations, RUNS_MIGRATIONS_TABLE } from './workerDeps';
+export type { ActivityDepsOptions, OpenedActivityDeps } from './workerDeps';
+export { projectsGraphqlApi } from './projectsApi';
+export type { ProjectsApi, ProjectRef, WorkspaceRef } from './projectsApi';
+export { artifactPaths, readArtifacts } from './activities/runs/artifacts';

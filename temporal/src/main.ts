@@ -4,16 +4,38 @@ import { createLogger } from '@keelson/service';
 import { createActivities } from './activities';
 import { configureTemporalRuntime } from './runtime';
 import { startWorker } from './worker';
+import { openHarnessActivityDeps } from './harnessDeps';
+import { openActivityDeps } from './workerDeps';
 
-/** The worker as its own process (docker-compose `worker`): TEMPORAL_ADDRESS is required here. */
+/**
+ * The worker as its own process (docker-compose `worker`, and the tests that kill it):
+ * TEMPORAL_ADDRESS is required here; DATABASE_URL holds run and op state; the projects subgraph
+ * (KEELSON_PROJECTS_URL, else its local port) leases worktrees.
+ */
 async function main(): Promise<void> {
   const env = parseEnv(process.env);
   const log = createLogger('worker', env.KEELSON_LOG_LEVEL);
   if (!env.TEMPORAL_ADDRESS) throw new Error('TEMPORAL_ADDRESS is required to run the worker on its own (npm start runs it in-process)');
   configureTemporalRuntime(env.KEELSON_LOG_LEVEL === 'debug' ? 'info' : 'warn');
-  const worker = await startWorker({ address: env.TEMPORAL_ADDRESS, namespace: env.TEMPORAL_NAMESPACE, activities: createActivities() });
-  log.info({ address: env.TEMPORAL_ADDRESS }, 'worker polling');
-  const stop = () => void worker.stop().then(() => process.exit(0));
+  const opened = await openActivityDeps({
+    databaseUrl: env.DATABASE_URL,
+    projectsUrl: env.KEELSON_PROJECTS_URL ?? `http://127.0.0.1:${env.KEELSON_PROJECTS_PORT}/graphql`,
+    log,
+  });
+  const harness = openHarnessActivityDeps(env, process.env, log);
+  const worker = await startWorker({
+    address: env.TEMPORAL_ADDRESS,
+    namespace: env.TEMPORAL_NAMESPACE,
+    taskQueue: env.TEMPORAL_TASK_QUEUE,
+    activities: createActivities({ ...opened.deps, harness: harness.deps }),
+  });
+  log.info({ address: env.TEMPORAL_ADDRESS, taskQueue: env.TEMPORAL_TASK_QUEUE, pid: process.pid }, 'worker polling');
+  const stop = () =>
+    void worker
+      .stop()
+      .then(() => opened.close())
+      .then(() => harness.close())
+      .then(() => process.exit(0));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
 }

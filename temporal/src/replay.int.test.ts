@@ -16,8 +16,17 @@ describe('recorded workflow histories', () => {
     bundle = await workflowBundle();
   });
 
-  it('include one for the echo workflow', () => {
-    expect(histories).toContain('echoWorkflow.json');
+  it('include one for every workflow type, and the run workflow\'s continue-as-new and cancel paths', () => {
+    expect(histories).toEqual(
+      expect.arrayContaining([
+        'echoWorkflow.json',
+        'dagRun.json',
+        'dagRun-continuedAsNew.json',
+        'dagRun-continued.json',
+        'dagRun-cancelled.json',
+        'durableOp.json',
+      ]),
+    );
   });
 
   it.each(histories)('%s replays without nondeterminism against the current workflow code', async (file) => {

@@ -10,4 +10,5 @@ export const searchAttributeKeys = {
   workflowName: defineSearchAttributeKey(searchAttributes.workflowName, SearchAttributeType.KEYWORD),
   project: defineSearchAttributeKey(searchAttributes.project, SearchAttributeType.KEYWORD),
   kind: defineSearchAttributeKey(searchAttributes.kind, SearchAttributeType.KEYWORD),
+  harness: defineSearchAttributeKey(searchAttributes.harness, SearchAttributeType.KEYWORD),
 } as const;

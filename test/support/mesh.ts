@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,11 +19,19 @@ export interface TestMesh extends RunningMesh {
   teardown(): Promise<void>;
 }
 
+export interface TestMeshOptions {
+  /** Run the worker in-process. A test that kills its worker runs `temporal/src/main.ts` itself. @default true */
+  worker?: boolean;
+  /** A Temporal server of the test's own. @default the jest-wide dev server */
+  temporal?: { address: string; uiUrl?: string };
+}
+
 /**
  * The whole mesh booted in-process on free ports, against a fresh database, the run's Temporal
- * dev server and a temp workspace, with its own git identity.
+ * dev server (on a task queue of its own, so meshes of parallel test files never run each other's
+ * activities) and a temp workspace, with its own git identity.
  */
-export async function startTestMesh(extraEnv: NodeJS.ProcessEnv = {}): Promise<TestMesh> {
+export async function startTestMesh(extraEnv: NodeJS.ProcessEnv = {}, options: TestMeshOptions = {}): Promise<TestMesh> {
   const db = await createTestDatabase();
   const dir = await mkdtemp(join(tmpdir(), 'keelson-e2e-'));
   const gitconfig = join(dir, 'gitconfig');
@@ -36,6 +45,7 @@ export async function startTestMesh(extraEnv: NodeJS.ProcessEnv = {}): Promise<T
     GIT_CONFIG_GLOBAL: gitconfig,
     GIT_CONFIG_NOSYSTEM: '1',
     TEMPORAL_ADDRESS: undefined,
+    TEMPORAL_TASK_QUEUE: `test-mesh-${randomUUID()}`,
     ...extraEnv,
   };
   let mesh: RunningMesh;
@@ -43,7 +53,8 @@ export async function startTestMesh(extraEnv: NodeJS.ProcessEnv = {}): Promise<T
     mesh = await startMesh({
       env: rawEnv,
       ephemeralPorts: true,
-      temporal: { address: testTemporalAddress(), uiUrl: process.env.KEELSON_TEST_TEMPORAL_UI_URL },
+      temporal: options.temporal ?? { address: testTemporalAddress(), uiUrl: process.env.KEELSON_TEST_TEMPORAL_UI_URL },
+      worker: options.worker,
       log: silentLogger(),
     });
   } catch (err) {

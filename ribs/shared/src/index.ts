@@ -106,6 +106,8 @@ export type { RegisterOpRequest, OpProgress, OpHandle } from './ops';
 export type { ModelClass, ReasoningEffort, RibAgentTurnRequest, TokenUsage, RibAgentTurnResult, RibAgentTurn } from './agentTurn';
 export {
   projectSchema,
+  projectWorkspaceSchema,
+  projectLockSchema,
   projectNameSchema,
   createProjectBodySchema,
   cloneProjectBodySchema,
@@ -114,6 +116,8 @@ export {
 } from './projects';
 export type {
   Project,
+  ProjectWorkspace,
+  ProjectLock,
   CreateProjectBody,
   CloneProjectBody,
   ProjectOperationStatus,

@@ -1,6 +1,31 @@
 import { z } from 'zod';
 
-/** An operator-global project record. */
+/** A live workspace lease (a git worktree) as a project record lists it. */
+export const projectWorkspaceSchema = z.strictObject({
+  id: z.string(),
+  path: z.string(),
+  branch: z.string(),
+  purpose: z.string().nullable(),
+  /** ISO-8601. */
+  acquiredAt: z.string(),
+});
+export type ProjectWorkspace = z.infer<typeof projectWorkspaceSchema>;
+
+/** The held mutation lock as a project record lists it. */
+export const projectLockSchema = z.strictObject({
+  id: z.string(),
+  purpose: z.string(),
+  holder: z.string(),
+  /** ISO-8601. */
+  acquiredAt: z.string(),
+});
+export type ProjectLock = z.infer<typeof projectLockSchema>;
+
+/**
+ * An operator-global project record. `workspaces` and `mutationLock` are read-only facts a host may
+ * add (live leases, the current lock holder); absent means "not reported" (an older host), so a rib
+ * degrades rather than reading absence as "none".
+ */
 export const projectSchema = z.strictObject({
   id: z.string(),
   name: z.string(),
@@ -8,6 +33,8 @@ export const projectSchema = z.strictObject({
   rootPath: z.string(),
   /** ISO-8601. */
   createdAt: z.string(),
+  workspaces: z.array(projectWorkspaceSchema).readonly().optional(),
+  mutationLock: projectLockSchema.nullable().optional(),
 });
 export type Project = z.infer<typeof projectSchema>;
 

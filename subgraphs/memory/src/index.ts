@@ -1,1 +1,151 @@
-export {};
+import { createDataSource, EventLog, EventNotifier, initializeAndMigrate, startSubgraph } from '@keelson/kit';
+import type { Logger } from '@keelson/service';
+import { CaptureConsumer } from './capture/captureConsumer';
+import type { TranscriptSource } from './capture/transcriptSource';
+import type { MemoryContext, MemoryServices } from './context';
+import { ContextService } from './context/context.service';
+import { Conversation } from './conversation/conversation.entity';
+import { HistoryService } from './memory/history.service';
+import { MemoryService } from './memory/memory.service';
+import { MemoryMessage } from './message/message.entity';
+import { MemoryTables1764460800500 } from './migrations/1764460800500-MemoryTables';
+import { buildMemorySchema } from './schema';
+import { EmbeddingsClient } from './search/embeddings';
+import { SearchService } from './search/search.service';
+import { VectorIndexer } from './search/vectorIndexer';
+import { detectSearchMode } from './search/vectorStore';
+import type { MemorySettings } from './settings';
+import { MemorySummary } from './summary/summary.entity';
+import { SummaryService } from './summary/summary.service';
+
+export { buildMemorySchema } from './schema';
+export { loadMemoryConfig, memorySettings } from './config';
+export type { MemoryConfig } from './config';
+export type { MemorySettings, EmbeddingsSettings } from './settings';
+export type { MemoryServices } from './context';
+export type { MemoryEntry } from './memory/memory.input';
+export type { AppendResult } from './memory/memory.service';
+export type { Hit, SearchArgs } from './search/search.service';
+export type { SearchModeInfo } from './search/vectorStore';
+export { embedPending } from './search/vectorStore';
+export type { TurnContextResult } from './context/context.service';
+export { CaptureConsumer } from './capture/captureConsumer';
+export type { CaptureConsumerOptions } from './capture/captureConsumer';
+export type { TranscriptEntry, TranscriptSource } from './capture/transcriptSource';
+export { EmbeddingsClient, embeddingsEndpoint } from './search/embeddings';
+export { countTokens, truncateToTokens, TOKENIZER } from './context/tokenizer';
+export { snippet } from './search/snippet';
+
+export const memoryEntities = [Conversation, MemoryMessage, MemorySummary];
+export const memoryMigrations = [MemoryTables1764460800500];
+
+export interface CaptureOptions {
+  /** Where transcript bodies come from (the sessions subgraph). */
+  source: TranscriptSource;
+  /** Follow the stream from boot. Tests pass false and drive `catchUp()`. @default true */
+  autoStart?: boolean;
+  /** @default memory-capture */
+  name?: string;
+  /** @default 50 */
+  batchSize?: number;
+}
+
+export interface StartMemoryOptions {
+  databaseUrl: string;
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  insecureBind?: boolean;
+  settings: MemorySettings;
+  /** Capture from the `harness` stream; without it no consumer runs (no transcript source yet). */
+  capture?: CaptureOptions;
+  log: Logger;
+}
+
+export interface RunningMemory {
+  url: string;
+  wsUrl: string;
+  /** The domain services, for in-process callers and tests. */
+  services: MemoryServices;
+  /** SQL statements sent so far (tests and benchmarks read it around a request). */
+  queryCount(): number;
+  stop(): Promise<void>;
+}
+
+/** Boots the memory subgraph: migrate, decide the search mode, start capture if given a source, then serve. */
+export async function start(opts: StartMemoryOptions): Promise<RunningMemory> {
+  const { dataSource, queries } = createDataSource({
+    url: opts.databaseUrl,
+    entities: memoryEntities,
+    migrations: memoryMigrations,
+    migrationsTableName: 'memory_migrations',
+    log: opts.log,
+  });
+  await initializeAndMigrate(dataSource);
+  const notifier = new EventNotifier({ url: opts.databaseUrl, log: opts.log, applicationName: 'keelson-memory-listener' });
+  let capture: CaptureConsumer | undefined;
+  let indexer: VectorIndexer | undefined;
+  try {
+    await notifier.ready();
+    const events = new EventLog(dataSource, notifier);
+    const deps = { dataSource, events, settings: opts.settings, log: opts.log };
+    const mode = await detectSearchMode(dataSource, opts.settings, opts.log);
+    opts.log.info({ mode: mode.mode, reason: mode.reason }, 'memory search mode');
+    // HYBRID mode: what is committed gets its vector right after (see VectorIndexer).
+    if (mode.mode === 'HYBRID' && opts.settings.embeddings) {
+      indexer = new VectorIndexer(dataSource, new EmbeddingsClient(opts.settings.embeddings), opts.log);
+      indexer.kick();
+    }
+    const committed = () => indexer?.kick();
+    const memory = new MemoryService(deps, committed);
+    const history = new HistoryService(deps);
+    const search = new SearchService(deps, mode);
+    if (opts.capture) {
+      capture = new CaptureConsumer({
+        dataSource,
+        events,
+        notifier,
+        memory,
+        source: opts.capture.source,
+        log: opts.log,
+        name: opts.capture.name,
+        batchSize: opts.capture.batchSize,
+        onCommitted: committed,
+      });
+    }
+    const services: MemoryServices = {
+      memory,
+      history,
+      summaries: new SummaryService(deps, committed),
+      search,
+      context: new ContextService(search, history),
+      events,
+      mode,
+      capture,
+    };
+    const { schema } = await buildMemorySchema();
+    const served = await startSubgraph<MemoryContext>({
+      name: 'memory',
+      schema,
+      host: opts.host,
+      port: opts.port,
+      insecureBind: opts.insecureBind,
+      log: opts.log,
+      context: (base) => ({ ...base, services }),
+      onStop: async () => {
+        await capture?.stop();
+        await indexer?.stop();
+        await notifier.stop();
+        await dataSource.destroy();
+      },
+    });
+    if (capture && opts.capture?.autoStart !== false) capture.start();
+    return { url: served.url, wsUrl: served.wsUrl, services, queryCount: () => queries.count, stop: served.stop };
+  } catch (err) {
+    await capture?.stop();
+    await indexer?.stop();
+    await notifier.stop();
+    await dataSource.destroy();
+    throw err;
+  }
+}

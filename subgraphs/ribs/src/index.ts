@@ -1,1 +1,130 @@
-export {};
+import { createExec, createRibHost, type RibHost, type RibHostOptions } from '@keelson/host';
+import { createDataSource, EventLog, EventNotifier, initializeAndMigrate, startSubgraph } from '@keelson/kit';
+import type { Logger } from '@keelson/service';
+import type { RibsContext, RibsServices } from './context';
+import { StoredCredential } from './credential/credential.entity';
+import { loadCredentialKey } from './credential/credentialKey';
+import { PgCredentialStore } from './credential/pgCredentialStore';
+import { execWithEnv } from './exec';
+import { ManifestNudges } from './manifest/manifestNudges';
+import { RibsTables1764460800200 } from './migrations/1764460800200-RibsTables';
+import { GraphqlProjectsPort } from './projects/graphqlProjectsPort';
+import { buildRibsSchema } from './schema';
+import type { RibsSettings } from './settings';
+import { PgSnapshotStore } from './snapshot/pgSnapshotStore';
+import { SnapshotHead, SnapshotVersion } from './snapshot/snapshot.entity';
+
+export { buildRibsSchema } from './schema';
+export { loadRibsConfig, ribsSettings } from './config';
+export type { RibsConfig } from './config';
+export type { RibsSettings } from './settings';
+export type { RibsServices } from './context';
+export { PgSnapshotStore, DEFAULT_RETAINED_VERSIONS } from './snapshot/pgSnapshotStore';
+export { SnapshotFrameStream } from './snapshot/snapshotFrames';
+export { PgCredentialStore, seal, open } from './credential/pgCredentialStore';
+export type { CredentialInfo } from './credential/pgCredentialStore';
+export { loadCredentialKey, decodeKey, CREDENTIALS_KEY_FILE } from './credential/credentialKey';
+export type { CredentialKey } from './credential/credentialKey';
+export { GraphqlProjectsPort, statusForCode } from './projects/graphqlProjectsPort';
+export type { GraphqlProjectsPortOptions } from './projects/graphqlProjectsPort';
+export { ManifestNudges } from './manifest/manifestNudges';
+
+export const ribsEntities = [SnapshotHead, SnapshotVersion, StoredCredential];
+export const ribsMigrations = [RibsTables1764460800200];
+
+/** Host options a caller may set beyond the ports this subgraph wires (tests pass `available`). */
+export type RibHostOverrides = Omit<RibHostOptions, 'snapshotStore' | 'credentials' | 'projects' | 'exec' | 'home' | 'logger'>;
+
+export interface StartRibsOptions {
+  databaseUrl: string;
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  insecureBind?: boolean;
+  settings: RibsSettings;
+  log: Logger;
+  /** Passed to `createRibHost` (discovery roots, an explicit `available` map, run seams, …). */
+  ribHost?: RibHostOverrides;
+  /** How long boot waits for the projects subgraph's first answer before serving 503 from the project seams. @default 5000 */
+  projectsStartTimeoutMs?: number;
+}
+
+export interface RunningRibs {
+  url: string;
+  wsUrl: string;
+  /** The rib host (in-process callers and tests). */
+  host: RibHost;
+  services: RibsServices;
+  /** SQL statements sent so far. */
+  queryCount(): number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Boots the ribs subgraph: migrate, follow the projects subgraph, activate the ribs (discovery,
+ * validation, registration; an activation rule broken fails this start), then serve. Stopping
+ * awaits every rib's `dispose` before the database closes.
+ */
+export async function start(opts: StartRibsOptions): Promise<RunningRibs> {
+  const { dataSource, queries } = createDataSource({
+    url: opts.databaseUrl,
+    entities: ribsEntities,
+    migrations: ribsMigrations,
+    migrationsTableName: 'ribs_migrations',
+    log: opts.log,
+  });
+  await initializeAndMigrate(dataSource);
+  const notifier = new EventNotifier({ url: opts.databaseUrl, log: opts.log, applicationName: 'keelson-ribs-listener' });
+  const projects = new GraphqlProjectsPort({ url: opts.settings.projectsUrl, log: opts.log.child({ component: 'projects-port' }), startTimeoutMs: opts.projectsStartTimeoutMs });
+  const lifetime = new AbortController();
+  let host: RibHost | undefined;
+  let nudges: ManifestNudges | undefined;
+  const teardown = async () => {
+    await nudges?.stop();
+    await host?.dispose();
+    lifetime.abort();
+    await projects.stop();
+    await notifier.stop();
+    await dataSource.destroy();
+  };
+  try {
+    await notifier.ready();
+    const events = new EventLog(dataSource, notifier);
+    const snapshots = new PgSnapshotStore(dataSource, events);
+    const credentials = new PgCredentialStore(dataSource, () => loadCredentialKey({ envKey: opts.settings.credentialsKey, home: opts.settings.home }));
+    await projects.start();
+    try {
+      host = await createRibHost({
+        env: opts.settings.env,
+        ...opts.ribHost,
+        home: opts.settings.home,
+        logger: opts.log.child({ component: 'rib-host' }),
+        snapshotStore: snapshots,
+        credentials,
+        projects,
+        exec: execWithEnv(createExec({ signal: lifetime.signal }), opts.settings.env),
+      });
+    } catch (err) {
+      throw new Error(`the ribs subgraph cannot start: ${(err as Error).message}`, { cause: err });
+    }
+    nudges = new ManifestNudges(dataSource, events, opts.log);
+    nudges.attach(host);
+    const services: RibsServices = { host, snapshots, credentials, projects, manifest: nudges, events };
+    const { schema } = await buildRibsSchema();
+    const served = await startSubgraph<RibsContext>({
+      name: 'ribs',
+      schema,
+      host: opts.host,
+      port: opts.port,
+      insecureBind: opts.insecureBind,
+      log: opts.log,
+      context: (base) => ({ ...base, services }),
+      onStop: teardown,
+    });
+    opts.log.info({ ribs: host.ribIds, projectsUrl: opts.settings.projectsUrl }, 'ribs active');
+    return { url: served.url, wsUrl: served.wsUrl, host, services, queryCount: () => queries.count, stop: served.stop };
+  } catch (err) {
+    await teardown();
+    throw err;
+  }
+}

@@ -1,1 +1,113 @@
-export {};
+import { createDataSource, EventLog, EventNotifier, initializeAndMigrate, startSubgraph } from '@keelson/kit';
+import type { Logger } from '@keelson/service';
+import { connectClient, OpStore, projectsGraphqlApi, RUNS_MIGRATIONS_TABLE, RunStore, runsMigrations, type ProjectsApi } from '@keelson/temporal';
+import { join } from 'node:path';
+import { CatalogService, WorkflowCatalog } from './catalog/catalog.service';
+import type { RunsContext, RunsServices } from './context';
+import { Op } from './op/op.entity';
+import { OpService } from './op/op.service';
+import { Run } from './run/run.entity';
+import { RunService } from './run/run.service';
+import { RunNode } from './run/runNode.entity';
+import { RunPause } from './run/runPause.entity';
+import { buildRunsSchema } from './schema';
+import type { RunsSettings } from './settings';
+
+export { buildRunsSchema } from './schema';
+export { loadRunsConfig, runsSettings, bundledWorkflowsDir } from './config';
+export type { RunsConfig } from './config';
+export type { RunsSettings } from './settings';
+export type { RunsServices } from './context';
+export type { RibWorkflowCandidate, RibWorkflowSource } from './catalog/ribSource';
+export { WorkflowCatalog, CatalogService, mergeRibCandidates, projectWorkflowsDir } from './catalog/catalog.service';
+export type { Catalog, CatalogOptions } from './catalog/catalog.service';
+export type { CatalogEntry, CatalogLoadError, WorkflowScope } from './catalog/catalogEntry';
+export { resolveInputs } from './run/run.service';
+export type { StartWorkflowArgs } from './run/run.service';
+export type { StartOpArgs } from './op/op.service';
+
+export const runsEntities = [Run, RunNode, RunPause, Op];
+
+export interface StartRunsOptions {
+  databaseUrl: string;
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  insecureBind?: boolean;
+  settings: RunsSettings;
+  /** @default the projects subgraph at settings.projectsUrl, over GraphQL */
+  projects?: ProjectsApi;
+  log: Logger;
+}
+
+export interface RunningRuns {
+  url: string;
+  wsUrl: string;
+  /** The domain services, for in-process callers (the rib host's run seams) and tests. */
+  services: RunsServices;
+  /** SQL statements sent so far. */
+  queryCount(): number;
+  stop(): Promise<void>;
+}
+
+/** Boots the runs subgraph: migrate, connect to Temporal, then serve. */
+export async function start(opts: StartRunsOptions): Promise<RunningRuns> {
+  const { dataSource, queries } = createDataSource({
+    url: opts.databaseUrl,
+    entities: runsEntities,
+    migrations: runsMigrations,
+    migrationsTableName: RUNS_MIGRATIONS_TABLE,
+    log: opts.log,
+  });
+  await initializeAndMigrate(dataSource);
+  const notifier = new EventNotifier({ url: opts.databaseUrl, log: opts.log });
+  let temporal: Awaited<ReturnType<typeof connectClient>> | undefined;
+  try {
+    await notifier.ready();
+    temporal = await connectClient({ address: opts.settings.temporal.address, namespace: opts.settings.temporal.namespace });
+    const events = new EventLog(dataSource, notifier);
+    const projects = opts.projects ?? projectsGraphqlApi(opts.settings.projectsUrl);
+    const catalog = new CatalogService(
+      new WorkflowCatalog({
+        bundledDir: opts.settings.bundledWorkflowsDir,
+        globalDir: join(opts.settings.keelsonHome, 'workflows'),
+        ribs: opts.settings.ribWorkflows,
+      }),
+      projects,
+    );
+    const runs = new RunService({
+      dataSource,
+      store: new RunStore(dataSource, events),
+      events,
+      catalog,
+      projects,
+      temporal,
+      settings: opts.settings,
+      log: opts.log,
+    });
+    const ops = new OpService({ dataSource, store: new OpStore(dataSource, events), temporal, settings: opts.settings });
+    const services: RunsServices = { runs, ops, catalog, events, settings: opts.settings, dataSource };
+    const { schema } = await buildRunsSchema();
+    const client = temporal;
+    const served = await startSubgraph<RunsContext>({
+      name: 'runs',
+      schema,
+      host: opts.host,
+      port: opts.port,
+      insecureBind: opts.insecureBind,
+      log: opts.log,
+      context: (base) => ({ ...base, services }),
+      onStop: async () => {
+        await client.connection.close();
+        await notifier.stop();
+        await dataSource.destroy();
+      },
+    });
+    return { url: served.url, wsUrl: served.wsUrl, services, queryCount: () => queries.count, stop: served.stop };
+  } catch (err) {
+    await temporal?.connection.close();
+    await notifier.stop();
+    await dataSource.destroy();
+    throw err;
+  }
+}

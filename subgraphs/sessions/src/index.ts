@@ -1,1 +1,67 @@
-export {};
+import { startHarnessRuntime, type CliDriver, type HarnessId, type HarnessRuntime, type HarnessSettings, type ProjectsApi } from '@keelson/harness';
+import { startSubgraph } from '@keelson/kit';
+import type { Logger } from '@keelson/service';
+import type { SessionsContext, SessionsServices } from './context';
+import { buildSessionsSchema } from './schema';
+import { TaskService, type TemporalTarget } from './task/task.service';
+
+export { buildSessionsSchema } from './schema';
+export { loadSessionsConfig, projectsUrlOf } from './config';
+export type { SessionsConfig } from './config';
+export type { SessionsServices } from './context';
+export type { TemporalTarget } from './task/task.service';
+
+export interface StartSessionsOptions {
+  databaseUrl: string;
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  insecureBind?: boolean;
+  settings: HarnessSettings;
+  /** The projects subgraph's GraphQL URL (or an API, in tests). */
+  projects: string | ProjectsApi;
+  /** Where tasks start their workflows; null: runTask answers SERVICE_UNAVAILABLE. */
+  temporal: TemporalTarget | null;
+  /** Heartbeat timeout of a task's CLI turn. @default 30000 */
+  heartbeatTimeoutMs?: number;
+  /** Replaces drivers (tests). */
+  drivers?: Partial<Record<HarnessId, CliDriver>>;
+  log: Logger;
+}
+
+export interface RunningSessions {
+  url: string;
+  wsUrl: string;
+  /** The control plane, for the worker in the same process (`harnessTask` activities) and tests. */
+  runtime: HarnessRuntime;
+  services: SessionsServices;
+  stop(): Promise<void>;
+}
+
+/** Boots the sessions subgraph: migrate, then serve (the harness control plane over GraphQL). */
+export async function start(opts: StartSessionsOptions): Promise<RunningSessions> {
+  const runtime = await startHarnessRuntime({ databaseUrl: opts.databaseUrl, settings: opts.settings, projects: opts.projects, log: opts.log, drivers: opts.drivers });
+  const tasks = new TaskService(runtime.plane, opts.temporal, opts.log, opts.heartbeatTimeoutMs ?? 30_000);
+  try {
+    const services: SessionsServices = { plane: runtime.plane, tasks };
+    const { schema } = await buildSessionsSchema();
+    const served = await startSubgraph<SessionsContext>({
+      name: 'sessions',
+      schema,
+      host: opts.host,
+      port: opts.port,
+      insecureBind: opts.insecureBind,
+      log: opts.log,
+      context: (base) => ({ ...base, services }),
+      onStop: async () => {
+        await tasks.stop();
+        await runtime.stop();
+      },
+    });
+    return { url: served.url, wsUrl: served.wsUrl, runtime, services, stop: served.stop };
+  } catch (err) {
+    await tasks.stop();
+    await runtime.stop();
+    throw err;
+  }
+}

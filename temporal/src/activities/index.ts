@@ -1,10 +1,21 @@
 import { Context } from '@temporalio/activity';
+import { createHarnessActivities, type HarnessActivityDeps } from './harness/harnessActivities';
+import { createOpActivities, type OpActivityDeps } from './ops/opActivities';
+import { createRunActivities, type RunActivityDeps } from './runs/runActivities';
 
 /**
- * What the activities reach the world through. Empty while echo is the only activity; later
- * activities add their services (DataSource, rib host, event log) here, injected by the worker's owner.
+ * What the activities reach the world through, injected by the worker's owner (`openActivityDeps`
+ * for a worker process, `startMesh` in-process). Each part is optional: a worker without it fails
+ * those activities with SERVICE_UNAVAILABLE instead of crashing.
  */
-export type ActivityDeps = Record<string, never>;
+export interface ActivityDeps {
+  /** Run state (Postgres), worktree leases, the prompt-node executor. */
+  runs?: RunActivityDeps;
+  /** Op state and frames, the op kinds this worker runs. */
+  ops?: OpActivityDeps;
+  /** The harness control plane (`harnessTask`'s CLI turns). */
+  harness?: HarnessActivityDeps;
+}
 
 export interface EchoInput {
   message: string;
@@ -18,14 +29,24 @@ export interface EchoOutput {
 }
 
 /** The activity implementations the worker registers; their names are the keys of the returned object. */
-export function createActivities(_deps: ActivityDeps = {}) {
+export function createActivities(deps: ActivityDeps = {}) {
   return {
     /** Echoes the message back upper-cased, with the attempt number of this execution. */
     async echo({ message }: EchoInput): Promise<EchoOutput> {
       return { echoed: message.toUpperCase(), activityAttempt: Context.current().info.attempt };
     },
+    ...createRunActivities(deps.runs),
+    ...createOpActivities(deps.ops),
+    ...createHarnessActivities(deps.harness),
   };
 }
 
 /** The activity interface workflows proxy (`proxyActivities<Activities>`). */
 export type Activities = ReturnType<typeof createActivities>;
+
+export type { RunActivityDeps, RunActivities, PromptNodeExecutor, PromptNodeRequest, PromptNodeResult, NodeOutcome } from './runs/runActivities';
+export type { OpActivityDeps, OpActivities } from './ops/opActivities';
+export type { OpContext, OpImplementation, OpRegistry } from './ops/opTypes';
+export type { RunArtifact } from './runs/artifacts';
+export { builtinOps, countdownOp } from './ops/countdown';
+export type { HarnessActivityDeps, HarnessTaskPlane, HarnessTurnOutcome, HarnessActivities } from './harness/harnessActivities';

@@ -3,6 +3,11 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities, EchoInput, EchoOutput } from '../activities';
 
+export { dagRun } from './dagRun';
+export type { DagRunInput, DagRunResult, CarriedDagState, NodeState } from './dagRun';
+export { durableOp } from './durableOp';
+export type { DurableOpInput, DurableOpResult } from './durableOp';
+
 const { echo } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { maximumAttempts: 3 },
@@ -12,3 +17,5 @@ const { echo } = proxyActivities<Activities>({
 export async function echoWorkflow(input: EchoInput): Promise<EchoOutput> {
   return await echo({ message: input.message });
 }
+
+export { harnessTask } from './harnessTask';

@@ -15,7 +15,16 @@ export class InMemoryProjectsPort implements ProjectsPort {
   constructor(private readonly workspaceRoot = '/workspace') {}
 
   getProjects(): readonly Project[] {
-    return [...this.projects];
+    return this.projects.map((project) => {
+      const lock = [...this.locks.values()].find((l) => l.projectId === project.id);
+      return {
+        ...project,
+        workspaces: [...this.leases.values()]
+          .filter((l) => l.projectId === project.id)
+          .map(({ id, path, branch, purpose, acquiredAt }) => ({ id, path, branch, purpose, acquiredAt })),
+        mutationLock: lock ? { id: lock.id, purpose: lock.purpose, holder: lock.holder, acquiredAt: lock.acquiredAt } : null,
+      };
+    });
   }
 
   async createProject(body: CreateProjectBody): Promise<Project> {

@@ -1,0 +1,72 @@
+import { lstat, readdir, readFile, realpath } from 'node:fs/promises';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { MeshError } from '@keelson/schema';
+
+/** True when `candidate` is `root` or beneath it (both already absolute and normalized). */
+export function within(root: string, candidate: string): boolean {
+  const rel = relative(root, candidate);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel) && rel.split(sep)[0] !== '..');
+}
+
+/** The realpath of `p`, or of its deepest existing ancestor joined with the rest (for paths not created yet). */
+export async function realpathDeep(p: string): Promise<string> {
+  const abs = resolve(p);
+  try {
+    return await realpath(abs);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    const parent = dirname(abs);
+    if (parent === abs) return abs;
+    return join(await realpathDeep(parent), abs.slice(parent.length + (parent.endsWith(sep) ? 0 : 1)));
+  }
+}
+
+/**
+ * `target` (absolute, or relative to `root`) resolved through every symlink, provided it stays
+ * inside `root` (itself resolved). The mesh's own file operations on a session's files go through
+ * this: a `..` or a symlink pointing out of the root is refused, whatever the CLI put there.
+ * @throws MeshError FORBIDDEN naming the path and the root.
+ */
+export async function confinedPath(root: string, target: string, what = 'path'): Promise<string> {
+  const realRoot = await realpathDeep(root);
+  const real = await realpathDeep(isAbsolute(target) ? target : join(root, target));
+  if (!within(realRoot, real)) {
+    throw new MeshError('FORBIDDEN', `${what} ${JSON.stringify(target)} resolves outside ${realRoot}`);
+  }
+  return real;
+}
+
+/** Reads a file only if its realpath is inside `root` (a native store), else null. */
+export async function readFileInside(root: string, file: string): Promise<string | null> {
+  try {
+    const real = await confinedPath(root, file);
+    return await readFile(real, 'utf8');
+  } catch (err) {
+    if (err instanceof MeshError || (err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+/**
+ * The entries of `dir` that are real directories or files (symlinks are skipped: a store scan never
+ * follows a link out of the store). Missing directories read as empty.
+ */
+export async function listDir(dir: string, kind: 'dir' | 'file'): Promise<string[]> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return [];
+    throw err;
+  }
+  const out: string[] = [];
+  for (const name of names) {
+    try {
+      const st = await lstat(join(dir, name));
+      if (kind === 'dir' ? st.isDirectory() : st.isFile()) out.push(name);
+    } catch {
+      // Vanished between readdir and lstat.
+    }
+  }
+  return out.sort();
+}

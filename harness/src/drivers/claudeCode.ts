@@ -1,0 +1,141 @@
+import { mkdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { SessionSummary, TranscriptEntry } from '../contract';
+import { listDir } from '../confine';
+import { formatSessionId, isNativeIdOf } from '../ids';
+import { readJsonl, readJsonlHead } from '../stores/jsonl';
+import { clipJson, textOf, titleOf } from './clip';
+import { arr, CliDriver, rec, str, type DriverFeatures, type TurnCommand, type TurnSpec } from './cliDriver';
+import { StreamJsonMapper } from './streamJson';
+
+/**
+ * claude-code (`@anthropic-ai/claude-code`), the seed's reference driver. Headless:
+ * `claude -p --output-format stream-json --verbose --include-partial-messages` with
+ * `--permission-mode acceptEdits` (the narrowest mode that edits the working tree; other tools it
+ * would have asked about come back as `permission_denials`, surfaced as ApprovalRequest). Pins new
+ * ids with `--session-id`, resumes with `--resume`; transcripts are
+ * `<CLAUDE_CONFIG_DIR>/projects/<cwd slug>/<uuid>.jsonl`.
+ */
+export class ClaudeCodeDriver extends CliDriver {
+  readonly harnessId = 'claude-code' as const;
+  readonly displayName = 'Claude Code';
+  readonly binary = { command: 'claude', npm: { pkg: '@anthropic-ai/claude-code', bin: 'claude' } };
+  readonly features: DriverFeatures = { pinning: 'session-id', approvals: true, attachments: false, reasons: { attachments: 'claude -p takes the prompt as text only' } };
+
+  get configDir(): string {
+    return join(this.root, 'config');
+  }
+
+  private get projectsDir(): string {
+    return join(this.configDir, 'projects');
+  }
+
+  protected async writeConfig(): Promise<void> {
+    await mkdir(this.configDir, { recursive: true });
+  }
+
+  async command(binary: string, spec: TurnSpec): Promise<TurnCommand> {
+    const env = this.baseEnv(spec);
+    env.CLAUDE_CONFIG_DIR = this.configDir;
+    env.ANTHROPIC_API_KEY = this.settings.apiKey;
+    if (this.settings.modelBaseUrl) env.ANTHROPIC_BASE_URL = this.settings.modelBaseUrl;
+    if (this.settings.model) env.ANTHROPIC_MODEL = this.settings.model;
+    Object.assign(env, { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1', DISABLE_TELEMETRY: '1', DISABLE_ERROR_REPORTING: '1' });
+    const argv = [binary, '-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--permission-mode', 'acceptEdits'];
+    if (spec.nativeId) argv.push(spec.fresh ? '--session-id' : '--resume', spec.nativeId);
+    if (spec.allowTools.length) argv.push('--allowedTools', ...spec.allowTools);
+    argv.push('--', spec.text);
+    return { argv, env };
+  }
+
+  mapper(): StreamJsonMapper {
+    return new StreamJsonMapper(true);
+  }
+
+  /** The transcript file of a session: the first `<slug>/<uuid>.jsonl` under projects/. */
+  private async fileOf(nativeId: string): Promise<string | null> {
+    if (!isNativeIdOf(this.harnessId, nativeId)) return null;
+    for (const slug of await listDir(this.projectsDir, 'dir')) {
+      if ((await listDir(join(this.projectsDir, slug), 'file')).includes(`${nativeId}.jsonl`)) return join(this.projectsDir, slug, `${nativeId}.jsonl`);
+    }
+    return null;
+  }
+
+  async hasNative(nativeId: string): Promise<boolean> {
+    return (await this.fileOf(nativeId)) !== null;
+  }
+
+  private async summarize(nativeId: string, file: string): Promise<SessionSummary> {
+    const head = await readJsonlHead(this.projectsDir, file);
+    const first = head.find((r) => str(r.cwd));
+    const prompt = head.find((r) => r.type === 'user' && !r.isMeta && typeof rec(r.message).content === 'string');
+    const st = await stat(file).catch(() => null);
+    const created = head.map((r) => str(r.timestamp)).find(Boolean);
+    return {
+      sessionId: formatSessionId(this.harnessId, nativeId),
+      harnessId: this.harnessId,
+      nativeId,
+      cwd: str(first?.cwd) ?? null,
+      title: titleOf(str(rec(prompt?.message).content)),
+      createdAt: created ? new Date(created) : st?.birthtime ?? null,
+      updatedAt: st?.mtime ?? null,
+    };
+  }
+
+  async listNative(): Promise<SessionSummary[]> {
+    const out: SessionSummary[] = [];
+    for (const slug of await listDir(this.projectsDir, 'dir')) {
+      for (const name of await listDir(join(this.projectsDir, slug), 'file')) {
+        const nativeId = name.replace(/\.jsonl$/, '');
+        if (name.endsWith('.jsonl') && isNativeIdOf(this.harnessId, nativeId)) out.push(await this.summarize(nativeId, join(this.projectsDir, slug, name)));
+      }
+    }
+    return out;
+  }
+
+  async findNative(nativeId: string): Promise<SessionSummary | null> {
+    const file = await this.fileOf(nativeId);
+    return file ? this.summarize(nativeId, file) : null;
+  }
+
+  async transcript(nativeId: string): Promise<TranscriptEntry[]> {
+    const file = await this.fileOf(nativeId);
+    if (!file) return [];
+    const entries: TranscriptEntry[] = [];
+    for (const r of await readJsonl(this.projectsDir, file)) {
+      if ((r.type !== 'user' && r.type !== 'assistant') || r.isMeta === true || !str(r.uuid)) continue;
+      const message = rec(r.message);
+      const createdAt = str(r.timestamp) ? new Date(r.timestamp as string) : null;
+      const content = message.content;
+      if (typeof content === 'string') {
+        entries.push({ id: r.uuid as string, role: r.type as string, content, createdAt });
+        continue;
+      }
+      const blocks = arr(content).map(rec);
+      const results = blocks.filter((b) => b.type === 'tool_result');
+      if (results.length) {
+        entries.push({
+          id: r.uuid as string,
+          role: 'tool',
+          content: results.map((b) => textOf(b.content)).join('\n'),
+          createdAt,
+          metadata: { toolUseIds: results.map((b) => str(b.tool_use_id)), isError: results.some((b) => b.is_error === true) },
+        });
+        continue;
+      }
+      const text = blocks.filter((b) => b.type === 'text').map((b) => str(b.text) ?? '').join('');
+      const calls = blocks.filter((b) => b.type === 'tool_use').map((b) => ({ id: str(b.id) ?? '', name: str(b.name) ?? '', input: clipJson(b.input).value }));
+      const thinking = blocks.filter((b) => b.type === 'thinking').map((b) => str(b.thinking) ?? '').join('');
+      if (!text && !calls.length && !thinking) continue;
+      entries.push({
+        id: r.uuid as string,
+        role: r.type as string,
+        content: text,
+        toolCalls: calls.length ? calls : null,
+        createdAt,
+        metadata: thinking ? { reasoning: thinking } : null,
+      });
+    }
+    return entries;
+  }
+}

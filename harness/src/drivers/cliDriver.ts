@@ -1,0 +1,205 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { MeshError } from '@keelson/schema';
+import { locateBinary, nodeBinDir, type BinarySpec, type LocatedBinary } from '../binaries';
+import type { CapabilityName, CapabilityReport, DriverEvent, HarnessCapabilities, SessionSummary, TaskExecutorInfo, TranscriptEntry } from '../contract';
+import type { HarnessId } from '../ids';
+import type { HarnessSettings } from '../settings';
+
+/** One headless turn as a driver turns it into a command line. */
+export interface TurnSpec {
+  /** The native session to resume or pin; null for a session the CLI mints itself (read from its output). */
+  nativeId: string | null;
+  /** The first turn of a session the mesh pinned (claude-code/qwen-code `--session-id` instead of `--resume`). */
+  fresh: boolean;
+  cwd: string;
+  text: string;
+  /** Absolute paths inside `cwd` (checked by the control plane). */
+  attachments: string[];
+  /** Tools an approval granted for this turn (claude-code `--allowedTools`). */
+  allowTools: string[];
+  /** KEELSON_SESSION_ID, KEELSON_TASK_ID, …: set in the child's environment. */
+  env: Record<string, string>;
+}
+
+export interface TurnCommand {
+  /** argv[0] is the CLI's absolute path. */
+  argv: string[];
+  /** The child's whole environment. */
+  env: Record<string, string>;
+}
+
+export interface TurnResult {
+  ok: boolean;
+  /** The CLI's final answer text. */
+  text?: string | null;
+  error?: string | null;
+}
+
+/** What one line of CLI output means to the mesh. */
+export interface MappedOutput {
+  events: DriverEvent[];
+  /** The native session id the CLI announced (thread.started, system/init, session header, sessionID). */
+  nativeId?: string;
+  /** The CLI reported the turn's end. */
+  result?: TurnResult;
+}
+
+/** Turns a CLI's JSONL/stream-json output, line by line, into HarnessEvents. One per turn. */
+export interface OutputMapper {
+  line(value: Record<string, unknown>): MappedOutput;
+  /** The outcome for CLIs that print no result line, once output ended. */
+  finish?(): TurnResult;
+}
+
+export interface DriverFeatures {
+  /** How a new session's id is fixed before its first turn, if it can be. */
+  pinning: 'session-id' | 'file-path' | 'none';
+  approvals: boolean;
+  attachments: boolean;
+  /** Why a feature is off (shown as the capability's reason). */
+  reasons: Partial<Record<'startSession' | 'approvals' | 'attachments', string>>;
+}
+
+export const EMPTY: MappedOutput = { events: [] };
+
+/** A record of unknown JSON, or an empty one. */
+export function rec(v: unknown): Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+export function str(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+export function arr(v: unknown): unknown[] {
+  return Array.isArray(v) ? v : [];
+}
+
+/**
+ * A harness driver for one coding-agent CLI run headless: where its binary is, the capabilities it
+ * honestly has on this node (computed when read), the isolated HOME and config it runs with under
+ * `<KEELSON_HOME>/harness/<id>/`, its command line per turn, how its output maps to HarnessEvents
+ * and how its native session store is read. Stateless apart from the config files it writes.
+ */
+export abstract class CliDriver {
+  abstract readonly harnessId: HarnessId;
+  abstract readonly displayName: string;
+  abstract readonly binary: BinarySpec;
+  abstract readonly features: DriverFeatures;
+  /** False for harnesses without a headless driver in this mesh (their operations are 501). */
+  readonly implemented: boolean = true;
+  private prepared: Promise<void> | undefined;
+
+  constructor(protected readonly settings: HarnessSettings) {}
+
+  /** `<KEELSON_HOME>/harness/<id>`: everything this CLI writes on the mesh's behalf lives here. */
+  get root(): string {
+    return join(this.settings.keelsonHome, 'harness', this.harnessId);
+  }
+
+  /** The HOME the CLI runs with. */
+  get homeDir(): string {
+    return join(this.root, 'home');
+  }
+
+  /** The CLI's executable, looked up now (installs and removals show on the next read). */
+  locate(): Promise<LocatedBinary | undefined> {
+    return locateBinary(this.binary, this.settings.path);
+  }
+
+  /** The binary, or CAPABILITY_UNSUPPORTED saying it is missing. */
+  async requireBinary(): Promise<LocatedBinary> {
+    const found = await this.locate();
+    if (!found) throw new MeshError('CAPABILITY_UNSUPPORTED', `${this.harnessId}: ${this.missingReason()}`);
+    return found;
+  }
+
+  protected missingReason(): string {
+    return this.binary.npm
+      ? `the \`${this.binary.command}\` binary is not installed (npm package ${this.binary.npm.pkg}, nor on PATH)`
+      : `the \`${this.binary.command}\` binary is not on PATH`;
+  }
+
+  /** The flags and the reason for each false one, computed now. */
+  async report(): Promise<CapabilityReport> {
+    const found = this.implemented ? await this.locate() : await this.locate().catch(() => undefined);
+    const flags: HarnessCapabilities = { interrupt: false, resume: false, approvals: false, liveStream: false, listSessions: false, startSession: false, attachments: false };
+    const reasons: Partial<Record<CapabilityName, string>> = {};
+    if (!this.implemented || !found) {
+      const why = !found ? this.missingReason() : `no headless driver for ${this.harnessId} is wired in this mesh`;
+      for (const name of Object.keys(flags) as CapabilityName[]) reasons[name] = why;
+      return { harnessId: this.harnessId, installed: Boolean(found), version: found?.version ?? null, flags, reasons };
+    }
+    flags.interrupt = true; // the turn's whole process group is killed
+    flags.resume = true;
+    flags.liveStream = true; // the CLI's JSONL is mapped to events as it is written
+    flags.listSessions = true;
+    flags.startSession = this.features.pinning !== 'none';
+    if (!flags.startSession) reasons.startSession = this.features.reasons.startSession ?? `${this.harnessId} cannot pin a new session id`;
+    flags.approvals = this.features.approvals;
+    if (!flags.approvals) reasons.approvals = this.features.reasons.approvals ?? `${this.harnessId} reports no permission requests headless`;
+    flags.attachments = this.features.attachments;
+    if (!flags.attachments) reasons.attachments = this.features.reasons.attachments ?? `${this.harnessId} takes no file attachments headless`;
+    return { harnessId: this.harnessId, installed: true, version: found.version, flags, reasons };
+  }
+
+  /** Whether `runTask` can run this harness now, and why not. */
+  async taskExecutor(): Promise<TaskExecutorInfo> {
+    if (!this.implemented) return { implemented: false, reason: `no headless task executor for ${this.harnessId} in this mesh; ${(await this.report()).reasons.resume}` };
+    if (!(await this.locate())) return { implemented: false, reason: this.missingReason() };
+    return { implemented: true, reason: null };
+  }
+
+  /** Writes the CLI's config under its root (once per process; idempotent). */
+  prepare(): Promise<void> {
+    this.prepared ??= (async () => {
+      await mkdir(this.homeDir, { recursive: true });
+      await this.writeConfig();
+    })().catch((err: unknown) => {
+      this.prepared = undefined;
+      throw err;
+    });
+    return this.prepared;
+  }
+
+  /** A fresh native id for a pinned session. */
+  newNativeId(): string {
+    return randomUUID();
+  }
+
+  /** Drops anything cached about the native store (a turn just wrote to it). */
+  touched(): void {}
+
+  /** Fixes a new session's id before its first turn (pi: the session file). */
+  async pin(_nativeId: string, _cwd: string): Promise<void> {}
+
+  /** The environment every CLI gets: nothing of the mesh's own (no DATABASE_URL, no secrets) leaks in. */
+  protected baseEnv(spec: TurnSpec): Record<string, string> {
+    const env: Record<string, string> = {
+      PATH: `${nodeBinDir()}:${this.settings.path}`,
+      HOME: this.homeDir,
+      LANG: 'C.UTF-8',
+      TERM: 'dumb',
+      NO_COLOR: '1',
+      CI: '1',
+      ...spec.env,
+    };
+    if (process.env.TMPDIR) env.TMPDIR = process.env.TMPDIR;
+    return env;
+  }
+
+  /** The model endpoint for OpenAI-protocol CLIs (`<base>/v1`), or null. */
+  protected openaiBaseUrl(): string | null {
+    return this.settings.modelBaseUrl ? `${this.settings.modelBaseUrl}/v1` : null;
+  }
+
+  protected abstract writeConfig(): Promise<void>;
+  abstract command(binary: string, spec: TurnSpec): Promise<TurnCommand>;
+  abstract mapper(): OutputMapper;
+  /** Whether the native store holds this session yet (a pinned session has none before its first turn). */
+  abstract hasNative(nativeId: string): Promise<boolean>;
+  abstract listNative(): Promise<SessionSummary[]>;
+  abstract findNative(nativeId: string): Promise<SessionSummary | null>;
+  /** The session's transcript as the CLI stored it (the source of truth), oldest first; [] when none. */
+  abstract transcript(nativeId: string): Promise<TranscriptEntry[]>;
+}

@@ -1,0 +1,88 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseEnv } from '@keelson/schema';
+import { createDriverRegistry, type DriverRegistry } from '../registry';
+import { harnessSettings } from '../settings';
+import type { TurnSpec } from './cliDriver';
+
+const UUID = '0b9f6a4e-3c2d-4e1f-8a7b-6c5d4e3f2a1b';
+
+describe('driver command lines, homes and config', () => {
+  let dir: string;
+  let drivers: DriverRegistry;
+  const spec = (over: Partial<TurnSpec> = {}): TurnSpec => ({ nativeId: UUID, fresh: false, cwd: '/work/p', text: '-starts with a dash', attachments: [], allowTools: [], env: { KEELSON_TASK_ID: 't-1' }, ...over });
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'keelson-drivers-'));
+    const env = { KEELSON_HOME: dir, KEELSON_MODEL_BASE_URL: 'http://127.0.0.1:9999/', KEELSON_MODEL_API_KEY: 'k-1', DATABASE_URL: 'postgres://secret@db/x' };
+    drivers = createDriverRegistry(harnessSettings(parseEnv(env), { ...env, PATH: '/usr/bin:/bin' }));
+    for (const d of Object.values(drivers)) if (d.implemented) await d.prepare();
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('runs every CLI with its own HOME under <KEELSON_HOME>/harness/<id>, the task id set and nothing of the mesh\'s environment', async () => {
+    for (const id of ['claude-code', 'codex', 'qwen-code', 'pi', 'opencode'] as const) {
+      const { env } = await drivers[id].command('/bin/cli', spec({ nativeId: id === 'opencode' ? 'ses_abcdefghijkl' : UUID }));
+      expect(env.HOME).toBe(join(dir, 'harness', id, 'home'));
+      expect(env.KEELSON_TASK_ID).toBe('t-1');
+      expect(JSON.stringify(env)).not.toContain('secret');
+      expect(env.DATABASE_URL).toBeUndefined();
+    }
+  });
+
+  it('claude-code: stream-json with partial messages, acceptEdits, --session-id for a pinned first turn, --resume after, granted tools', async () => {
+    const fresh = await drivers['claude-code'].command('/bin/claude', spec({ fresh: true }));
+    expect(fresh.argv).toEqual(['/bin/claude', '-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--permission-mode', 'acceptEdits', '--session-id', UUID, '--', '-starts with a dash']);
+    const resumed = await drivers['claude-code'].command('/bin/claude', spec({ allowTools: ['Bash(ls)'] }));
+    expect(resumed.argv).toEqual(expect.arrayContaining(['--resume', UUID, '--allowedTools', 'Bash(ls)']));
+    expect(resumed.env).toMatchObject({ ANTHROPIC_BASE_URL: 'http://127.0.0.1:9999', ANTHROPIC_API_KEY: 'k-1', CLAUDE_CONFIG_DIR: join(dir, 'harness', 'claude-code', 'config') });
+  });
+
+  it('codex: exec --json (resume <thread>), a Responses provider at the endpoint, never asks, workspace-write sandbox', async () => {
+    const cmd = await drivers.codex.command('/bin/codex', spec());
+    expect(cmd.argv).toEqual(['/bin/codex', 'exec', '--json', '--skip-git-repo-check', 'resume', UUID, '--', '-starts with a dash']);
+    expect((await drivers.codex.command('/bin/codex', spec({ nativeId: null }))).argv).not.toContain('resume');
+    const toml = await readFile(join(dir, 'harness', 'codex', 'codex', 'config.toml'), 'utf8');
+    for (const line of ['approval_policy = "never"', 'sandbox_mode = "workspace-write"', 'base_url = "http://127.0.0.1:9999/v1"', 'wire_api = "responses"', 'env_key = "KEELSON_MODEL_API_KEY"', 'model = "gpt-5.5"']) expect(toml).toContain(line);
+    expect(cmd.env).toMatchObject({ CODEX_HOME: join(dir, 'harness', 'codex', 'codex'), KEELSON_MODEL_API_KEY: 'k-1' });
+  });
+
+  it('qwen-code: auto-edit (the narrowest mode that offers its write tools), the prompt as --prompt=', async () => {
+    const cmd = await drivers['qwen-code'].command('/bin/qwen', spec({ fresh: true }));
+    expect(cmd.argv).toEqual(['/bin/qwen', '--output-format', 'stream-json', '--include-partial-messages', '--approval-mode', 'auto-edit', '--session-id', UUID, '--prompt=-starts with a dash']);
+    expect(cmd.env).toMatchObject({ OPENAI_BASE_URL: 'http://127.0.0.1:9999/v1', OPENAI_API_KEY: 'k-1' });
+    expect(JSON.parse(await readFile(join(dir, 'harness', 'qwen-code', 'home', '.qwen', 'settings.json'), 'utf8'))).toMatchObject({ security: { auth: { selectedType: 'openai' } } });
+  });
+
+  it('pi: a session pinned by file path, attachments as @files, a text that cannot be read as an option', async () => {
+    await drivers.pi.pin(UUID, '/work/p');
+    const cmd = await drivers.pi.command('/bin/pi', spec({ attachments: ['/work/p/a.txt'] }));
+    const at = cmd.argv.indexOf('--session');
+    expect(cmd.argv[at + 1]).toMatch(new RegExp(`/harness/pi/agent/sessions/--work-p--/.*_${UUID}\\.jsonl$`));
+    expect(cmd.argv.slice(-2)).toEqual(['@/work/p/a.txt', ' -starts with a dash']);
+    const header = JSON.parse((await readFile(cmd.argv[at + 1]!, 'utf8')).split('\n')[0]!);
+    expect(header).toMatchObject({ type: 'session', id: UUID, cwd: '/work/p' });
+    expect(await drivers.pi.hasNative(UUID)).toBe(true);
+    await expect(drivers.pi.pin(UUID, '/work/p')).rejects.toThrow();
+  });
+
+  it('opencode: run --format json -s <ses_id>, a provider at the endpoint, edits allowed and other directories denied', async () => {
+    const cmd = await drivers.opencode.command('/bin/opencode', spec({ nativeId: 'ses_abcdefghijkl' }));
+    expect(cmd.argv).toEqual(['/bin/opencode', 'run', '--format', 'json', '-s', 'ses_abcdefghijkl', '--', '-starts with a dash']);
+    expect(cmd.env.XDG_DATA_HOME).toBe(join(dir, 'harness', 'opencode', 'data'));
+    const config = JSON.parse(await readFile(join(dir, 'harness', 'opencode', 'config', 'opencode', 'opencode.json'), 'utf8'));
+    expect(config).toMatchObject({ permission: { edit: 'allow', external_directory: 'deny' }, provider: { keelson: { options: { baseURL: 'http://127.0.0.1:9999/v1', apiKey: 'k-1' } } } });
+  });
+
+  it('gives grok-build, kimi-code and hermes honest flags and refuses their operations', async () => {
+    for (const id of ['grok-build', 'kimi-code', 'hermes'] as const) {
+      const report = await drivers[id].report();
+      expect(report).toMatchObject({ installed: false, version: null });
+      expect(Object.values(report.flags).every((f) => f === false)).toBe(true);
+      expect(Object.keys(report.reasons)).toHaveLength(7);
+      expect(await drivers[id].taskExecutor()).toMatchObject({ implemented: false });
+      await expect(drivers[id].command('/bin/x', spec())).rejects.toMatchObject({ code: 'CAPABILITY_UNSUPPORTED' });
+    }
+  });
+});

@@ -1,0 +1,219 @@
+import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { MeshError } from '@keelson/schema';
+import type { DriverEvent, SessionSummary, TranscriptEntry } from '../contract';
+import { confinedPath, listDir } from '../confine';
+import { formatSessionId, isNativeIdOf } from '../ids';
+import { readJsonl, readJsonlHead } from '../stores/jsonl';
+import { clipJson, clipText, textOf, titleOf } from './clip';
+import { arr, CliDriver, EMPTY, rec, str, type DriverFeatures, type MappedOutput, type OutputMapper, type TurnCommand, type TurnSpec } from './cliDriver';
+
+const PROVIDER = 'keelson';
+
+/**
+ * pi (`@mariozechner/pi-coding-agent`). Headless: `pi -p --mode json --provider keelson --model
+ * <m> --session <file>` with the provider declared in `$PI_CODING_AGENT_DIR/models.json`
+ * (`openai-completions` at the model endpoint). pi has no permission gate at all (its tools always
+ * run; the turn's cwd is its only confinement). A new session is pinned **by file path**: the mesh
+ * writes the session file's header with the id it chose, and every turn passes that file.
+ * Attachments are pi's `@file` arguments. Sessions live in `$PI_CODING_AGENT_DIR/sessions/<cwd>/`.
+ */
+export class PiDriver extends CliDriver {
+  readonly harnessId = 'pi' as const;
+  readonly displayName = 'pi';
+  readonly binary = { command: 'pi', npm: { pkg: '@mariozechner/pi-coding-agent', bin: 'pi' } };
+  readonly features: DriverFeatures = {
+    pinning: 'file-path',
+    approvals: false,
+    attachments: true,
+    reasons: { approvals: 'pi has no permission gate: its tools run without asking' },
+  };
+
+  get agentDir(): string {
+    return join(this.root, 'agent');
+  }
+
+  private get sessionsDir(): string {
+    return join(this.agentDir, 'sessions');
+  }
+
+  private get model(): string {
+    return this.settings.model ?? 'keelson-scripted';
+  }
+
+  protected async writeConfig(): Promise<void> {
+    await mkdir(this.sessionsDir, { recursive: true });
+    const models = {
+      providers: {
+        [PROVIDER]: {
+          baseUrl: this.openaiBaseUrl() ?? 'https://api.openai.com/v1',
+          api: 'openai-completions',
+          apiKey: this.settings.apiKey,
+          models: [{ id: this.model }],
+        },
+      },
+    };
+    await writeFile(join(this.agentDir, 'models.json'), `${JSON.stringify(models, null, 2)}\n`);
+  }
+
+  /** pi's own folder name for a cwd: `--<path with / as ->--`. */
+  private slug(cwd: string): string {
+    return `--${cwd.replace(/^\/+/, '').replace(/[/\\:]/g, '-')}--`;
+  }
+
+  override async pin(nativeId: string, cwd: string): Promise<void> {
+    await this.prepare();
+    if (await this.fileOf(nativeId)) throw new MeshError('CONFLICT', `pi session ${nativeId} already exists`);
+    const now = new Date();
+    const dir = join(this.sessionsDir, this.slug(cwd));
+    await mkdir(dir, { recursive: true });
+    const file = await confinedPath(this.sessionsDir, join(dir, `${now.toISOString().replace(/[:.]/g, '-')}_${nativeId}.jsonl`), 'pi session file');
+    const header = { type: 'session', version: 3, id: nativeId, timestamp: now.toISOString(), cwd };
+    await writeFile(file, `${JSON.stringify(header)}\n`, { flag: 'wx' });
+  }
+
+  async command(binary: string, spec: TurnSpec): Promise<TurnCommand> {
+    const env = this.baseEnv(spec);
+    Object.assign(env, { PI_CODING_AGENT_DIR: this.agentDir, PI_OFFLINE: '1', PI_SKIP_VERSION_CHECK: '1', PI_TELEMETRY: '0' });
+    const argv = [binary, '-p', '--mode', 'json', '--provider', PROVIDER, '--model', this.model];
+    if (spec.nativeId) {
+      const file = await this.fileOf(spec.nativeId);
+      if (file) argv.push('--session', file);
+    }
+    for (const path of spec.attachments) argv.push(`@${path}`);
+    // pi reads a leading `-` as an option and a leading `@` as a file; a space keeps the text a message.
+    argv.push(/^[-@]/.test(spec.text) ? ` ${spec.text}` : spec.text);
+    return { argv, env };
+  }
+
+  mapper(): OutputMapper {
+    return new PiMapper();
+  }
+
+  private async fileOf(nativeId: string): Promise<string | null> {
+    if (!isNativeIdOf(this.harnessId, nativeId)) return null;
+    for (const dir of await listDir(this.sessionsDir, 'dir')) {
+      const hit = (await listDir(join(this.sessionsDir, dir), 'file')).find((f) => f.endsWith(`_${nativeId}.jsonl`));
+      if (hit) return join(this.sessionsDir, dir, hit);
+    }
+    return null;
+  }
+
+  /** A pinned session's file exists from startSession on; it holds a turn once a message is in it. */
+  async hasNative(nativeId: string): Promise<boolean> {
+    return (await this.fileOf(nativeId)) !== null;
+  }
+
+  private async summarize(nativeId: string, file: string): Promise<SessionSummary> {
+    const head = await readJsonlHead(this.sessionsDir, file);
+    const header = head.find((r) => r.type === 'session');
+    const prompt = head.map((r) => rec(r.message)).find((m) => m.role === 'user');
+    const st = await stat(file).catch(() => null);
+    return {
+      sessionId: formatSessionId(this.harnessId, nativeId),
+      harnessId: this.harnessId,
+      nativeId,
+      cwd: str(header?.cwd) ?? null,
+      title: titleOf(prompt ? textOf(prompt.content) : null),
+      createdAt: str(header?.timestamp) ? new Date(header!.timestamp as string) : null,
+      updatedAt: st?.mtime ?? null,
+    };
+  }
+
+  async listNative(): Promise<SessionSummary[]> {
+    const out: SessionSummary[] = [];
+    for (const dir of await listDir(this.sessionsDir, 'dir')) {
+      for (const f of await listDir(join(this.sessionsDir, dir), 'file')) {
+        const m = /_([0-9a-f-]{36})\.jsonl$/.exec(f);
+        if (m && isNativeIdOf(this.harnessId, m[1]!)) out.push(await this.summarize(m[1]!, join(this.sessionsDir, dir, f)));
+      }
+    }
+    return out;
+  }
+
+  async findNative(nativeId: string): Promise<SessionSummary | null> {
+    const file = await this.fileOf(nativeId);
+    return file ? this.summarize(nativeId, file) : null;
+  }
+
+  async transcript(nativeId: string): Promise<TranscriptEntry[]> {
+    const file = await this.fileOf(nativeId);
+    if (!file) return [];
+    const entries: TranscriptEntry[] = [];
+    const seen = new Set<string>();
+    for (const r of await readJsonl(this.sessionsDir, file)) {
+      if (r.type !== 'message' || !str(r.id) || seen.has(r.id as string)) continue;
+      seen.add(r.id as string);
+      const m = rec(r.message);
+      const createdAt = str(r.timestamp) ? new Date(r.timestamp as string) : null;
+      const blocks = arr(m.content).map(rec);
+      if (m.role === 'user') {
+        entries.push({ id: r.id as string, role: 'user', content: textOf(m.content), createdAt });
+      } else if (m.role === 'assistant') {
+        const text = blocks.filter((b) => b.type === 'text').map((b) => str(b.text) ?? '').join('');
+        const calls = blocks.filter((b) => b.type === 'toolCall').map((b) => ({ id: str(b.id) ?? '', name: str(b.name) ?? '', input: clipJson(b.arguments).value }));
+        const thinking = blocks.filter((b) => b.type === 'thinking').map((b) => str(b.thinking) ?? '').join('');
+        entries.push({
+          id: r.id as string,
+          role: 'assistant',
+          content: text,
+          toolCalls: calls.length ? calls : null,
+          createdAt,
+          metadata: thinking || m.errorMessage ? { reasoning: thinking || undefined, error: str(m.errorMessage) } : null,
+        });
+      } else if (m.role === 'toolResult') {
+        entries.push({ id: r.id as string, role: 'tool', content: textOf(m.content), createdAt, metadata: { toolUseIds: [str(m.toolCallId)], isError: m.isError === true } });
+      }
+    }
+    return entries;
+  }
+}
+
+/** `pi --mode json`: a session header, agent/turn/message lifecycle, tool executions, agent_end. */
+export class PiMapper implements OutputMapper {
+  private error: string | null = null;
+  private lastText: string | null = null;
+
+  line(v: Record<string, unknown>): MappedOutput {
+    switch (v.type) {
+      case 'session':
+        return str(v.id) ? { events: [], nativeId: str(v.id) } : EMPTY;
+      case 'message_update': {
+        const e = rec(v.assistantMessageEvent);
+        if (e.type === 'text_delta' && str(e.delta)) {
+          const { text, truncated } = clipText(e.delta as string);
+          return { events: [{ type: 'ASSISTANT_DELTA', text, ...(truncated ? { truncated } : {}) }] };
+        }
+        if (e.type === 'thinking_delta' && str(e.delta)) {
+          const { text, truncated } = clipText(e.delta as string);
+          return { events: [{ type: 'REASONING_DELTA', text, ...(truncated ? { truncated } : {}) }] };
+        }
+        return EMPTY;
+      }
+      case 'message_end': {
+        const m = rec(v.message);
+        if (m.role !== 'assistant') return EMPTY;
+        const text = arr(m.content).map(rec).filter((b) => b.type === 'text').map((b) => str(b.text) ?? '').join('');
+        if (text) this.lastText = text;
+        if (m.stopReason === 'error' || m.stopReason === 'aborted') {
+          this.error = str(m.errorMessage) ?? `the model call ended with ${String(m.stopReason)}`;
+          return { events: [{ type: 'HARNESS_ERROR', code: 'MODEL_ERROR', message: clipText(this.error).text }] };
+        }
+        return EMPTY;
+      }
+      case 'tool_execution_start': {
+        const input = clipJson(v.args);
+        const event: DriverEvent = { type: 'TOOL_USE', toolUseId: str(v.toolCallId) ?? '', name: str(v.toolName) ?? 'unknown', input: input.value, ...(input.truncated ? { truncated: true } : {}) };
+        return { events: [event] };
+      }
+      case 'tool_execution_end': {
+        const { text, truncated } = clipText(textOf(rec(v.result).content ?? v.result));
+        return { events: [{ type: 'TOOL_RESULT', toolUseId: str(v.toolCallId) ?? '', output: text, isError: v.isError === true, ...(truncated ? { truncated } : {}) }] };
+      }
+      case 'agent_end':
+        return { events: [], result: this.error ? { ok: false, text: this.lastText, error: this.error } : { ok: true, text: this.lastText } };
+      default:
+        return EMPTY;
+    }
+  }
+}

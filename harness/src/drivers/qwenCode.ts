@@ -1,0 +1,142 @@
+import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { SessionSummary, TranscriptEntry } from '../contract';
+import { listDir } from '../confine';
+import { formatSessionId, isNativeIdOf } from '../ids';
+import { readJsonl, readJsonlHead } from '../stores/jsonl';
+import { clipJson, textOf, titleOf } from './clip';
+import { arr, CliDriver, rec, str, type DriverFeatures, type TurnCommand, type TurnSpec } from './cliDriver';
+import { StreamJsonMapper } from './streamJson';
+
+/**
+ * qwen-code (`@qwen-code/qwen-code`). Headless: `qwen --output-format stream-json
+ * --include-partial-messages --approval-mode auto-edit --prompt=<text>` (auto-edit is the narrowest
+ * mode that offers the write tools headless; default mode removes them). Auth type `openai` in
+ * `~/.qwen/settings.json`, endpoint from `OPENAI_BASE_URL`. Pins with `--session-id`, resumes with
+ * `--resume`; transcripts are `~/.qwen/projects/<cwd slug>/chats/<uuid>.jsonl`.
+ */
+export class QwenCodeDriver extends CliDriver {
+  readonly harnessId = 'qwen-code' as const;
+  readonly displayName = 'Qwen Code';
+  readonly binary = { command: 'qwen', npm: { pkg: '@qwen-code/qwen-code', bin: 'qwen' } };
+  readonly features: DriverFeatures = {
+    pinning: 'session-id',
+    approvals: false,
+    attachments: false,
+    reasons: {
+      approvals: 'qwen-code headless in auto-edit mode drops the tools it would ask about instead of reporting a request',
+      attachments: 'qwen -p takes the prompt as text only',
+    },
+  };
+
+  private get qwenDir(): string {
+    return join(this.homeDir, '.qwen');
+  }
+
+  private get projectsDir(): string {
+    return join(this.qwenDir, 'projects');
+  }
+
+  protected async writeConfig(): Promise<void> {
+    await mkdir(this.qwenDir, { recursive: true });
+    const settings = {
+      security: { auth: { selectedType: 'openai' } },
+      privacy: { usageStatisticsEnabled: false },
+      general: { disableAutoUpdate: true, disableUpdateNag: true },
+      telemetry: { enabled: false },
+    };
+    await writeFile(join(this.qwenDir, 'settings.json'), `${JSON.stringify(settings, null, 2)}\n`);
+  }
+
+  async command(binary: string, spec: TurnSpec): Promise<TurnCommand> {
+    const env = this.baseEnv(spec);
+    env.OPENAI_API_KEY = this.settings.apiKey;
+    env.OPENAI_MODEL = this.settings.model ?? 'keelson-scripted';
+    const base = this.openaiBaseUrl();
+    if (base) env.OPENAI_BASE_URL = base;
+    const argv = [binary, '--output-format', 'stream-json', '--include-partial-messages', '--approval-mode', 'auto-edit'];
+    if (spec.nativeId) argv.push(spec.fresh ? '--session-id' : '--resume', spec.nativeId);
+    argv.push(`--prompt=${spec.text}`);
+    return { argv, env };
+  }
+
+  mapper(): StreamJsonMapper {
+    return new StreamJsonMapper(false);
+  }
+
+  private async fileOf(nativeId: string): Promise<string | null> {
+    if (!isNativeIdOf(this.harnessId, nativeId)) return null;
+    for (const slug of await listDir(this.projectsDir, 'dir')) {
+      const chats = join(this.projectsDir, slug, 'chats');
+      if ((await listDir(chats, 'file')).includes(`${nativeId}.jsonl`)) return join(chats, `${nativeId}.jsonl`);
+    }
+    return null;
+  }
+
+  async hasNative(nativeId: string): Promise<boolean> {
+    return (await this.fileOf(nativeId)) !== null;
+  }
+
+  private async summarize(nativeId: string, file: string): Promise<SessionSummary> {
+    const head = await readJsonlHead(this.projectsDir, file);
+    const first = head.find((r) => str(r.cwd));
+    const prompt = head.find((r) => r.type === 'user');
+    const st = await stat(file).catch(() => null);
+    return {
+      sessionId: formatSessionId(this.harnessId, nativeId),
+      harnessId: this.harnessId,
+      nativeId,
+      cwd: str(first?.cwd) ?? null,
+      title: titleOf(prompt ? textOf(arr(rec(prompt.message).parts)) : null),
+      createdAt: str(first?.timestamp) ? new Date(first!.timestamp as string) : null,
+      updatedAt: st?.mtime ?? null,
+    };
+  }
+
+  async listNative(): Promise<SessionSummary[]> {
+    const out: SessionSummary[] = [];
+    for (const slug of await listDir(this.projectsDir, 'dir')) {
+      const chats = join(this.projectsDir, slug, 'chats');
+      for (const name of await listDir(chats, 'file')) {
+        const nativeId = name.replace(/\.jsonl$/, '');
+        if (name.endsWith('.jsonl') && isNativeIdOf(this.harnessId, nativeId)) out.push(await this.summarize(nativeId, join(chats, name)));
+      }
+    }
+    return out;
+  }
+
+  async findNative(nativeId: string): Promise<SessionSummary | null> {
+    const file = await this.fileOf(nativeId);
+    return file ? this.summarize(nativeId, file) : null;
+  }
+
+  async transcript(nativeId: string): Promise<TranscriptEntry[]> {
+    const file = await this.fileOf(nativeId);
+    if (!file) return [];
+    const entries: TranscriptEntry[] = [];
+    for (const r of await readJsonl(this.projectsDir, file)) {
+      if (!str(r.uuid)) continue;
+      const parts = arr(rec(r.message).parts).map(rec);
+      const createdAt = str(r.timestamp) ? new Date(r.timestamp as string) : null;
+      if (r.type === 'user') {
+        entries.push({ id: r.uuid as string, role: 'user', content: parts.map((p) => str(p.text) ?? '').join(''), createdAt });
+      } else if (r.type === 'assistant') {
+        const text = parts.filter((p) => !p.thought).map((p) => str(p.text) ?? '').join('');
+        const calls = parts.filter((p) => p.functionCall).map((p) => rec(p.functionCall)).map((c) => ({ id: str(c.id) ?? '', name: str(c.name) ?? '', input: clipJson(c.args).value }));
+        const thinking = parts.filter((p) => p.thought).map((p) => str(p.text) ?? '').join('');
+        if (!text && !calls.length && !thinking) continue;
+        entries.push({ id: r.uuid as string, role: 'assistant', content: text, toolCalls: calls.length ? calls : null, createdAt, metadata: thinking ? { reasoning: thinking } : null });
+      } else if (r.type === 'tool_result') {
+        const responses = parts.filter((p) => p.functionResponse).map((p) => rec(p.functionResponse));
+        entries.push({
+          id: r.uuid as string,
+          role: 'tool',
+          content: responses.map((fr) => textOf(rec(fr.response).output ?? rec(fr.response).error ?? fr.response)).join('\n'),
+          createdAt,
+          metadata: { toolUseIds: responses.map((fr) => str(fr.id)) },
+        });
+      }
+    }
+    return entries;
+  }
+}

@@ -1,0 +1,86 @@
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+
+/**
+ * The harness control plane's tables (run by the sessions subgraph, `sessions_migrations`):
+ * sessions the mesh knows (started, adopted or spawned by a task) with their per-session event
+ * sequence and the in-flight turn's lease; durable aliases (rotation); approval requests; tasks.
+ * {@link HarnessStore} is the only writer.
+ */
+export class SessionsTables1764460800400 implements MigrationInterface {
+  name = 'SessionsTables1764460800400';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`CREATE TABLE harness_sessions (
+      id text PRIMARY KEY,
+      harness_id text NOT NULL,
+      native_id text NOT NULL,
+      project_id uuid,
+      workspace_id uuid,
+      cwd text,
+      title text,
+      origin text NOT NULL,
+      status text NOT NULL DEFAULT 'idle',
+      task_id uuid,
+      successor_id text,
+      event_seq bigint NOT NULL DEFAULT 0,
+      announced_entries int NOT NULL DEFAULT 0,
+      turns int NOT NULL DEFAULT 0,
+      turn_id uuid,
+      turn_holder text,
+      turn_pgid int,
+      turn_host text,
+      turn_started_at timestamptz,
+      turn_expires_at timestamptz,
+      interrupt_requested boolean NOT NULL DEFAULT false,
+      created_at timestamptz NOT NULL DEFAULT now(),
+      updated_at timestamptz NOT NULL DEFAULT now()
+    )`);
+    await q.query('CREATE INDEX harness_sessions_harness_updated ON harness_sessions (harness_id, updated_at DESC)');
+    await q.query('CREATE INDEX harness_sessions_project ON harness_sessions (project_id)');
+    await q.query(`CREATE TABLE harness_session_aliases (
+      alias text PRIMARY KEY,
+      session_id text NOT NULL,
+      kind text NOT NULL,
+      created_at timestamptz NOT NULL DEFAULT now()
+    )`);
+    await q.query('CREATE INDEX harness_session_aliases_session ON harness_session_aliases (session_id)');
+    await q.query(`CREATE TABLE harness_approvals (
+      session_id text NOT NULL,
+      request_id text NOT NULL,
+      turn_id uuid,
+      tool_name text NOT NULL,
+      tool_input jsonb,
+      status text NOT NULL DEFAULT 'pending',
+      created_at timestamptz NOT NULL DEFAULT now(),
+      resolved_at timestamptz,
+      PRIMARY KEY (session_id, request_id)
+    )`);
+    await q.query(`CREATE TABLE harness_tasks (
+      id uuid PRIMARY KEY,
+      harness_id text NOT NULL,
+      prompt text NOT NULL,
+      project_id uuid,
+      cwd text NOT NULL,
+      session_id text,
+      status text NOT NULL,
+      result text,
+      error text,
+      workflow_id text NOT NULL UNIQUE,
+      run_id text,
+      lease_holder text,
+      lease_expires_at timestamptz,
+      attempts int NOT NULL DEFAULT 0,
+      created_at timestamptz NOT NULL DEFAULT now(),
+      updated_at timestamptz NOT NULL DEFAULT now(),
+      completed_at timestamptz
+    )`);
+    await q.query('CREATE INDEX harness_tasks_session ON harness_tasks (session_id)');
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query('DROP TABLE IF EXISTS harness_tasks');
+    await q.query('DROP TABLE IF EXISTS harness_approvals');
+    await q.query('DROP TABLE IF EXISTS harness_session_aliases');
+    await q.query('DROP TABLE IF EXISTS harness_sessions');
+  }
+}

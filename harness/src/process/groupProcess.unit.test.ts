@@ -1,0 +1,45 @@
+import { spawn } from 'node:child_process';
+import { groupAlive, startGroupProcess, waitGroupEmpty } from './groupProcess';
+
+const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
+
+async function drain(lines: AsyncIterable<string>): Promise<string[]> {
+  const out: string[] = [];
+  for await (const l of lines) out.push(l);
+  return out;
+}
+
+describe('a CLI in its own process group', () => {
+  it('streams stdout by line and reports the exit code', async () => {
+    const p = startGroupProcess({ argv: ['/bin/sh', '-c', 'echo one; echo two >&2; echo three; exit 3'], cwd: '/', env });
+    expect(await drain(p.lines)).toEqual(['one', 'three']);
+    expect(await p.exited).toEqual({ code: 3, signal: null });
+    expect(p.stderr()).toContain('two');
+  });
+
+  it('kills the whole group on kill(), grandchildren included', async () => {
+    const p = startGroupProcess({ argv: ['/bin/sh', '-c', 'sleep 60 & sleep 60 & echo started; wait'], cwd: '/', env });
+    const it = p.lines[Symbol.asyncIterator]();
+    expect((await it.next()).value).toBe('started');
+    expect(groupAlive(p.pgid)).toBe(true);
+    await p.kill(500);
+    expect(groupAlive(p.pgid)).toBe(false);
+    await p.exited;
+  });
+
+  it('leaves nothing behind when the CLI exits: stragglers in its group are killed', async () => {
+    const p = startGroupProcess({ argv: ['/bin/sh', '-c', '(sleep 60 &) ; echo done'], cwd: '/', env });
+    expect(await drain(p.lines)).toEqual(['done']);
+    await p.exited;
+    expect(groupAlive(p.pgid)).toBe(false);
+  });
+
+  it('is killed by its watchdog within about a second when its owner dies', async () => {
+    const owner = spawn('/bin/sh', ['-c', 'sleep 0.5'], { stdio: 'ignore' });
+    const p = startGroupProcess({ argv: ['/bin/sh', '-c', 'sleep 60'], cwd: '/', env, ownerPid: owner.pid });
+    void drain(p.lines);
+    expect(groupAlive(p.pgid)).toBe(true);
+    expect(await waitGroupEmpty(p.pgid, 5000)).toBe(true);
+    await p.exited;
+  });
+});

@@ -1,0 +1,38 @@
+import { parseEnv } from '@keelson/schema';
+import type { MemorySettings } from './settings';
+
+export interface MemoryConfig {
+  databaseUrl: string;
+  host: string;
+  port: number;
+  insecureBind: boolean;
+  logLevel: string;
+  settings: MemorySettings;
+}
+
+/** The one place the memory subgraph reads process.env. */
+export function loadMemoryConfig(env: NodeJS.ProcessEnv = process.env): MemoryConfig {
+  const e = parseEnv(env);
+  return {
+    databaseUrl: e.DATABASE_URL,
+    host: e.KEELSON_HOST,
+    port: e.KEELSON_MEMORY_PORT,
+    insecureBind: e.KEELSON_INSECURE_BIND,
+    logLevel: e.KEELSON_LOG_LEVEL,
+    settings: memorySettings(e),
+  };
+}
+
+/** Resolves the memory domain's settings from parsed env. */
+export function memorySettings(e: ReturnType<typeof parseEnv>): MemorySettings {
+  if (!e.KEELSON_EMBEDDINGS_URL) return { embeddingsMissing: 'no embeddings endpoint is configured (KEELSON_EMBEDDINGS_URL)' };
+  if (!e.KEELSON_EMBEDDINGS_MODEL) return { embeddingsMissing: 'KEELSON_EMBEDDINGS_URL is set but KEELSON_EMBEDDINGS_MODEL is not' };
+  return {
+    embeddings: {
+      url: e.KEELSON_EMBEDDINGS_URL,
+      model: e.KEELSON_EMBEDDINGS_MODEL,
+      apiKey: e.KEELSON_EMBEDDINGS_API_KEY,
+      timeoutMs: e.KEELSON_EMBEDDINGS_TIMEOUT_MS,
+    },
+  };
+}

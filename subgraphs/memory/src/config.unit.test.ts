@@ -1,0 +1,14 @@
+import { parseEnv } from '@keelson/schema';
+import { memorySettings } from './config';
+
+describe('memory settings from the environment', () => {
+  it('configures embeddings only when both the URL and the model are set, saying what is missing otherwise', () => {
+    expect(memorySettings(parseEnv({}))).toEqual({ embeddingsMissing: 'no embeddings endpoint is configured (KEELSON_EMBEDDINGS_URL)' });
+    expect(memorySettings(parseEnv({ KEELSON_EMBEDDINGS_URL: 'http://127.0.0.1:8080/v1' }))).toEqual({
+      embeddingsMissing: 'KEELSON_EMBEDDINGS_URL is set but KEELSON_EMBEDDINGS_MODEL is not',
+    });
+    expect(
+      memorySettings(parseEnv({ KEELSON_EMBEDDINGS_URL: 'http://127.0.0.1:8080/v1', KEELSON_EMBEDDINGS_MODEL: 'nomic', KEELSON_EMBEDDINGS_API_KEY: 'k' })),
+    ).toEqual({ embeddings: { url: 'http://127.0.0.1:8080/v1', model: 'nomic', apiKey: 'k', timeoutMs: 10_000 } });
+  });
+});

@@ -1,0 +1,71 @@
+import { byKeys, groupByKeys, type EventLog, type SubgraphContext } from '@keelson/kit';
+import type { CaptureConsumer } from './capture/captureConsumer';
+import type { ContextService } from './context/context.service';
+import type { Conversation } from './conversation/conversation.entity';
+import type { HistoryRequest, HistoryService, MessagePage, PageRequest } from './memory/history.service';
+import type { MemoryService } from './memory/memory.service';
+import type { MemoryMessage } from './message/message.entity';
+import type { SearchService } from './search/search.service';
+import type { SearchModeInfo } from './search/vectorStore';
+import type { MemorySummary } from './summary/summary.entity';
+import type { SummaryService } from './summary/summary.service';
+
+export interface MemoryServices {
+  memory: MemoryService;
+  history: HistoryService;
+  summaries: SummaryService;
+  search: SearchService;
+  context: ContextService;
+  events: EventLog;
+  /** The active search mode, decided at boot. */
+  mode: SearchModeInfo;
+  /** Present when a transcript source was given: the harness-stream consumer. */
+  capture?: CaptureConsumer;
+}
+
+export interface MemoryContext extends SubgraphContext {
+  services: MemoryServices;
+}
+
+/** Loader keys are strings (DataLoader caches by identity): `<limit>\0<id>` and `<conversation>\0<after>\0<first>`. */
+export const historyKey = (r: HistoryRequest) => `${r.limit}\u0000${r.id}`;
+export const pageKey = (r: PageRequest) => `${r.conversationId}\u0000${r.afterSeq}\u0000${r.first}`;
+
+function parseHistoryKey(key: string): HistoryRequest {
+  const at = key.indexOf('\u0000');
+  return { limit: Number(key.slice(0, at)), id: key.slice(at + 1) };
+}
+
+function parsePageKey(key: string): PageRequest {
+  const [conversationId, afterSeq, first] = key.split('\u0000');
+  return { conversationId: conversationId!, afterSeq: Number(afterSeq), first: Number(first) };
+}
+
+/** The per-request loaders of this subgraph; every field and reference resolver goes through them. */
+export function loadersOf(ctx: MemoryContext) {
+  const { loaders, services } = ctx;
+  return {
+    conversation: loaders.get<string, Conversation | null>('conversation', async (ids) =>
+      byKeys(ids, await services.history.conversationsByIds(ids), (c) => c.id),
+    ),
+    conversationOfSession: loaders.get<string, Conversation | null>('conversationOfSession', (ids) =>
+      services.history.conversationsOfSessions(ids),
+    ),
+    /** Keys from `historyKey`. */
+    sessionHistory: loaders.get<string, MemoryMessage[]>('sessionHistory', (keys) =>
+      services.history.sessionHistories(keys.map(parseHistoryKey)),
+    ),
+    /** Keys from `historyKey`. */
+    taskHistory: loaders.get<string, MemoryMessage[]>('taskHistory', (keys) =>
+      services.history.taskHistories(keys.map(parseHistoryKey)),
+    ),
+    /** Keys from `pageKey`. */
+    messagePage: loaders.get<string, MessagePage>('messagePage', (keys) => services.history.messagePages(keys.map(parsePageKey))),
+    summariesOfConversation: loaders.get<string, MemorySummary[]>('summariesOfConversation', async (ids) =>
+      groupByKeys(ids, await services.summaries.ofConversations(ids), (s) => s.conversationId),
+    ),
+    sessionSettings: loaders.get<string, Record<string, unknown> | null>('sessionSettings', (ids) =>
+      services.memory.sessionSettings(ids),
+    ),
+  };
+}

@@ -1,0 +1,195 @@
+import type { TiktokenBPE } from 'js-tiktoken/lite' with { 'resolution-mode': 'import' };
+import { corpus, corpusConversation } from '../../test/support/corpus';
+import { errorCodes, expectData, startMemoryHarness, type MemoryHarness } from '../../test/support/memoryHarness';
+
+jest.setTimeout(60_000);
+
+// An independent tokenizer instance: budgets are checked with the same encoding, not the same code.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { Tiktoken } = require('js-tiktoken/lite') as typeof import('js-tiktoken/lite', { with: { 'resolution-mode': 'import' } });
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const cl100k = new Tiktoken(require('js-tiktoken/ranks/cl100k_base') as TiktokenBPE);
+const tokens = (text: string) => cl100k.encode(text, [], []).length;
+
+const CONVERSATIONS = 50;
+const PER_CONVERSATION = 200;
+const PHRASE = 'the quokka ledger drifted after the zeppelin rollout';
+const PHRASE_CONV = 17;
+const DECOY_CONV = 18;
+const IDENT_CONV = 23;
+
+interface Hit {
+  messageId: string;
+  kind: 'MESSAGE' | 'SUMMARY';
+  role: string;
+  snippet: string;
+  content: string;
+  score: number;
+  matchedBy: string[];
+  conversation: { sessionKey: string; agent: string };
+}
+const HIT = 'messageId kind role snippet content score matchedBy conversation { sessionKey agent }';
+const SEARCH = `query ($query: String!, $agent: String, $limit: Int, $scope: MemoryScope) {
+  memorySearch(query: $query, agent: $agent, limit: $limit, scope: $scope) { ${HIT} }
+}`;
+const CONTEXT = `query ($query: String!, $agent: String!, $maxTokens: Int) {
+  contextForTurn(query: $query, agent: $agent, maxTokens: $maxTokens) { text tokens maxTokens tokenizer sources { messageId kind matchedBy } }
+}`;
+
+let h: MemoryHarness;
+let phraseId: string;
+let identId: string;
+let appendMs: number;
+
+beforeAll(async () => {
+  h = await startMemoryHarness();
+  const entries = corpus({ conversations: CONVERSATIONS, messagesPerConversation: PER_CONVERSATION, seed: 42 });
+  // Plant three messages (replacing corpus ones, so the total stays 10,000), old enough that recency cannot carry them.
+  const at = (conv: number, n: number) => entries[conv * PER_CONVERSATION + n]!;
+  at(PHRASE_CONV, 100).content = `Root cause found: ${PHRASE}, so I pinned the ledger epoch before replaying the journal.`;
+  at(DECOY_CONV, 40).content = `Same symptom in staging: ${PHRASE} there too, but nobody replays that journal.`;
+  at(IDENT_CONV, 61).content = 'Renamed reconcileQuokkaSnapshots in src/billing/quokkaReconciler.ts and moved its callers to the new batch API.';
+  const started = performance.now();
+  const results = await h.running.services.memory.appendMany(entries);
+  appendMs = performance.now() - started;
+  console.log(`appended 10,000 messages in ${Math.round(appendMs)} ms`);
+  phraseId = results[PHRASE_CONV * PER_CONVERSATION + 100]!.id;
+  identId = results[IDENT_CONV * PER_CONVERSATION + 61]!.id;
+  // A summary of the first 50 messages of the phrase conversation, inserted as compaction will.
+  await h.running.services.summaries.save({
+    conversationId: results[PHRASE_CONV * PER_CONVERSATION]!.conversationId,
+    fromSeq: 1,
+    toSeq: 50,
+    content: 'Summary: the team chased the zeppelin rollout regression and the quokka ledger epochs; fixed by pinning epochs.',
+    model: 'test-model',
+  });
+  // The steady state autovacuum keeps: statistics current and the GIN pending lists merged.
+  await h.sql('VACUUM ANALYZE memory_messages');
+  await h.sql('VACUUM ANALYZE memory_summaries');
+  await h.sql('ANALYZE memory_conversations');
+});
+afterAll(() => h?.close());
+
+describe('memory at 10,000 messages across 50 conversations', () => {
+  it('stores them all in order with multi-row inserts, in a few seconds', async () => {
+    const [row] = await h.sql<{ messages: string; conversations: string; gaps: string }>(
+      `SELECT (SELECT count(*) FROM memory_messages) AS messages, (SELECT count(*) FROM memory_conversations) AS conversations,
+              (SELECT count(*) FROM memory_conversations c WHERE c.last_seq <> (SELECT count(*) FROM memory_messages m WHERE m.conversation_id = c.id)) AS gaps`,
+    );
+    expect(row).toEqual({ messages: '10000', conversations: '50', gaps: '0' });
+    expect(appendMs).toBeLessThan(15_000);
+  });
+
+  it('finds a planted phrase by full text, first, for its agent only', async () => {
+    const agent = corpusConversation(PHRASE_CONV).agent;
+    const { memorySearch } = expectData(await h.gql<{ memorySearch: Hit[] }>(SEARCH, { query: 'quokka ledger drifted', agent, scope: 'MESSAGES' }));
+    expect(memorySearch[0]).toMatchObject({ messageId: phraseId, kind: 'MESSAGE', conversation: { agent } });
+    expect(memorySearch[0]!.matchedBy).toContain('FULL_TEXT');
+    expect(memorySearch[0]!.snippet).toContain(PHRASE);
+    expect(memorySearch.every((hit) => hit.conversation.agent === agent)).toBe(true);
+  });
+
+  it('finds the same phrase under every agent without a filter, and only the asked agent with one', async () => {
+    const all = expectData(await h.gql<{ memorySearch: Hit[] }>(SEARCH, { query: `"${PHRASE}"`, scope: 'MESSAGES' })).memorySearch;
+    expect(new Set(all.map((hit) => hit.conversation.sessionKey))).toEqual(
+      new Set([corpusConversation(PHRASE_CONV).sessionId, corpusConversation(DECOY_CONV).sessionId]),
+    );
+    const decoyAgent = corpusConversation(DECOY_CONV).agent;
+    const only = expectData(await h.gql<{ memorySearch: Hit[] }>(SEARCH, { query: `"${PHRASE}"`, agent: decoyAgent })).memorySearch;
+    expect(only.map((hit) => hit.conversation.sessionKey)).toEqual([corpusConversation(DECOY_CONV).sessionId]);
+  });
+
+  it('finds an identifier fragment and a path fragment by trigram similarity, where full text cannot', async () => {
+    for (const query of ['QuokkaSnapshot', 'billing/quokkaRecon', 'quokkaReconciler.ts']) {
+      const { memorySearch } = expectData(await h.gql<{ memorySearch: Hit[] }>(SEARCH, { query, limit: 5 }));
+      expect({ query, first: memorySearch[0]?.messageId, matchedBy: memorySearch[0]?.matchedBy }).toEqual({
+        query,
+        first: identId,
+        matchedBy: ['TRIGRAM'],
+      });
+    }
+    // An identifier named inside a sentence is looked up by trigram too.
+    const inSentence = expectData(
+      await h.gql<{ memorySearch: Hit[] }>(SEARCH, { query: 'where did we rename QuokkaSnapshots again?', limit: 5 }),
+    ).memorySearch;
+    expect(inSentence[0]?.messageId).toBe(identId);
+    // A misspelt identifier still matches by similarity.
+    const fuzzy = expectData(await h.gql<{ memorySearch: Hit[] }>(SEARCH, { query: 'reconcileQuokaSnapshots', limit: 5 })).memorySearch;
+    expect(fuzzy[0]?.messageId).toBe(identId);
+  });
+
+  it('searches summaries, messages or both as scope says', async () => {
+    const query = 'zeppelin rollout';
+    const bySCope = async (scope: string) =>
+      expectData(await h.gql<{ memorySearch: Hit[] }>(SEARCH, { query, scope, limit: 20 })).memorySearch.map((hit) => hit.kind);
+    const summaries = await bySCope('SUMMARIES');
+    expect(summaries).toEqual(['SUMMARY']);
+    expect(new Set(await bySCope('MESSAGES'))).toEqual(new Set(['MESSAGE']));
+    expect(new Set(await bySCope('BOTH'))).toEqual(new Set(['MESSAGE', 'SUMMARY']));
+    const { memorySearch } = expectData(
+      await h.gql<{ memorySearch: (Hit & { summary: { fromSeq: number; toSeq: number; model: string } })[] }>(
+        `{ memorySearch(query: "quokka ledger epochs", scope: SUMMARIES) { kind role summary { fromSeq toSeq model } } }`,
+      ),
+    );
+    expect(memorySearch[0]).toEqual({ kind: 'SUMMARY', role: 'summary', summary: { fromSeq: 1, toSeq: 50, model: 'test-model' } });
+  });
+
+  it('reports the lexical mode and why, since pgvector is not installed', async () => {
+    const { memorySearchMode } = expectData(
+      await h.gql<{ memorySearchMode: Record<string, unknown> }>('{ memorySearchMode { mode vectorExtensionAvailable embeddingsConfigured reason } }'),
+    );
+    expect(memorySearchMode).toMatchObject({ mode: 'LEXICAL', vectorExtensionAvailable: false, embeddingsConfigured: false });
+    expect(memorySearchMode.reason).toMatch(/pgvector/);
+  });
+
+  it('rejects bad search arguments with BAD_USER_INPUT naming the field', async () => {
+    const empty = await h.gql(SEARCH, { query: '   ' });
+    expect(errorCodes(empty)).toEqual(['BAD_USER_INPUT']);
+    expect(empty.errors![0]!.message).toMatch(/query/);
+    expect(errorCodes(await h.gql(SEARCH, { query: 'x', limit: 1000 }))).toEqual(['BAD_USER_INPUT']);
+  });
+
+  it.each([100, 1_000, 4_000])('builds a context within %i tokens by the tokenizer, including the planted item', async (maxTokens) => {
+    const agent = corpusConversation(PHRASE_CONV).agent;
+    const { contextForTurn } = expectData(
+      await h.gql<{ contextForTurn: { text: string; tokens: number; maxTokens: number; tokenizer: string; sources: { messageId: string }[] } }>(
+        CONTEXT,
+        { query: 'Why did the quokka ledger drift after the zeppelin rollout?', agent, maxTokens },
+      ),
+    );
+    expect(tokens(contextForTurn.text)).toBe(contextForTurn.tokens);
+    expect(contextForTurn.tokens).toBeLessThanOrEqual(maxTokens);
+    expect(contextForTurn).toMatchObject({ maxTokens, tokenizer: 'cl100k_base' });
+    expect(contextForTurn.text).toContain(PHRASE);
+    expect(contextForTurn.sources.map((s) => s.messageId)).toContain(phraseId);
+    // Larger budgets are used, not left empty.
+    if (maxTokens >= 1_000) expect(contextForTurn.tokens).toBeGreaterThan(maxTokens * 0.5);
+  });
+
+  it('fills a context with recent messages when nothing is relevant, and stays within tiny budgets', async () => {
+    const agent = corpusConversation(3).agent;
+    for (const maxTokens of [1, 20, 300]) {
+      const { contextForTurn } = expectData(
+        await h.gql<{ contextForTurn: { text: string; tokens: number; sources: { matchedBy: string[] }[] } }>(CONTEXT, {
+          query: 'xylophone marmalade',
+          agent,
+          maxTokens,
+        }),
+      );
+      expect(tokens(contextForTurn.text)).toBe(contextForTurn.tokens);
+      expect(contextForTurn.tokens).toBeLessThanOrEqual(maxTokens);
+      if (maxTokens === 300) expect(contextForTurn.sources.every((s) => s.matchedBy.includes('RECENCY'))).toBe(true);
+      if (maxTokens === 300) expect(contextForTurn.sources.length).toBeGreaterThan(0);
+    }
+  });
+
+  it('treats special-token markers in stored text as plain text', async () => {
+    const agent = 'agent-special';
+    await h.running.services.memory.append({ sessionId: 'pi:special', agent, role: 'user', content: 'literal <|endoftext|> and <|fim_prefix|> markers in a prompt' });
+    const { contextForTurn } = expectData(
+      await h.gql<{ contextForTurn: { text: string; tokens: number } }>(CONTEXT, { query: 'literal markers', agent, maxTokens: 200 }),
+    );
+    expect(contextForTurn.text).toContain('<|endoftext|>');
+    expect(tokens(contextForTurn.text)).toBe(contextForTurn.tokens);
+  });
+});

@@ -1,0 +1,38 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { expandHome, isLoopback, parseEnv, type MeshEnv } from '@keelson/schema';
+import type { RibsSettings } from './settings';
+
+export interface RibsConfig {
+  databaseUrl: string;
+  host: string;
+  port: number;
+  insecureBind: boolean;
+  logLevel: MeshEnv['KEELSON_LOG_LEVEL'];
+  settings: RibsSettings;
+}
+
+/** The one place the ribs subgraph reads process.env. */
+export function loadRibsConfig(env: NodeJS.ProcessEnv = process.env): RibsConfig {
+  const e = parseEnv(env);
+  return {
+    databaseUrl: e.DATABASE_URL,
+    host: e.KEELSON_HOST,
+    port: e.KEELSON_RIBS_PORT,
+    insecureBind: e.KEELSON_INSECURE_BIND,
+    logLevel: e.KEELSON_LOG_LEVEL,
+    settings: ribsSettings(e, homedir(), env),
+  };
+}
+
+/** Resolves the ribs subgraph's settings from parsed env (`raw` is what ribs and their processes see). */
+export function ribsSettings(e: MeshEnv, userHome: string, raw: Record<string, string | undefined>): RibsSettings {
+  const bound = e.KEELSON_HOST;
+  const projectsHost = isLoopback(bound) || bound === '0.0.0.0' || bound === '::' ? '127.0.0.1' : bound.includes(':') ? `[${bound}]` : bound;
+  return {
+    home: expandHome(e.KEELSON_HOME ?? join(userHome, '.keelson'), userHome),
+    projectsUrl: e.KEELSON_PROJECTS_URL ?? `http://${projectsHost}:${e.KEELSON_PROJECTS_PORT}/graphql`,
+    ...(e.KEELSON_CREDENTIALS_KEY ? { credentialsKey: e.KEELSON_CREDENTIALS_KEY } : {}),
+    env: raw,
+  };
+}

@@ -1,0 +1,51 @@
+import type { RibHost, SnapshotRecord } from '@keelson/host';
+import { type EventLog, type SubgraphContext } from '@keelson/kit';
+import type { AgentRef, CommandRef, RibSummary } from '@keelson/shared';
+import type { PgCredentialStore } from './credential/pgCredentialStore';
+import type { ManifestNudges } from './manifest/manifestNudges';
+import type { GraphqlProjectsPort } from './projects/graphqlProjectsPort';
+import type { PgSnapshotStore } from './snapshot/pgSnapshotStore';
+
+export interface RibsServices {
+  host: RibHost;
+  snapshots: PgSnapshotStore;
+  credentials: PgCredentialStore;
+  projects: GraphqlProjectsPort;
+  manifest: ManifestNudges;
+  events: EventLog;
+}
+
+export interface RibsContext extends SubgraphContext {
+  services: RibsServices;
+}
+
+/** The loader key of one snapshot version. */
+export function versionRef(key: string, version: number): string {
+  return `${version}\u0000${key}`;
+}
+
+function parseVersionRef(ref: string): { key: string; version: number } {
+  const at = ref.indexOf('\u0000');
+  return { version: Number(ref.slice(0, at)), key: ref.slice(at + 1) };
+}
+
+/** The per-request loaders; every Rib field and snapshot read goes through them. */
+export function loadersOf(ctx: RibsContext) {
+  const { loaders, services } = ctx;
+  return {
+    /** A rib's manifest entry, re-validated and auth-probed once per request. */
+    summary: loaders.get<string, RibSummary | null>('summary', (ids) => Promise.all(ids.map(async (id) => (await services.host.ribSummary(id)) ?? null))),
+    agents: loaders.get<string, AgentRef[]>('agents', (ids) => Promise.all(ids.map((id) => services.host.agents(id)))),
+    commands: loaders.get<string, CommandRef[]>('commands', (ids) => Promise.all(ids.map((id) => services.host.commands(id)))),
+    latestSnapshot: loaders.get<string, SnapshotRecord | null>('latestSnapshot', async (keys) => {
+      const rows = new Map((await services.snapshots.latestOf(keys)).map((r) => [r.key, r]));
+      return keys.map((k) => rows.get(k) ?? null);
+    }),
+    /** A stored version by `versionRef(key, version)`; null once pruned. */
+    snapshotVersion: loaders.get<string, SnapshotRecord | null>('snapshotVersion', async (refs) => {
+      const wanted = refs.map(parseVersionRef);
+      const rows = new Map((await services.snapshots.versions(wanted)).map((r) => [versionRef(r.key, r.version), r]));
+      return refs.map((r) => rows.get(r) ?? null);
+    }),
+  };
+}

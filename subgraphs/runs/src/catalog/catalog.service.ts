@@ -1,0 +1,109 @@
+import { isUuid, MeshError } from '@keelson/schema';
+import type { ProjectRef, ProjectsApi } from '@keelson/temporal';
+import { join } from 'node:path';
+import type { CatalogEntry, CatalogLoadError } from './catalogEntry';
+import type { RibWorkflowCandidate, RibWorkflowSource } from './ribSource';
+import { loadWorkflowDir, parseDefinitionText, validated } from './workflowFiles';
+
+/** One resolved scope: the winning entry per name, and everything rejected on the way. */
+export interface Catalog {
+  entries: CatalogEntry[];
+  errors: CatalogLoadError[];
+  /** Entries that lost to a higher-precedence one of the same name. */
+  shadowed: { entry: CatalogEntry; by: CatalogEntry }[];
+}
+
+export interface CatalogOptions {
+  bundledDir: string;
+  /** `<KEELSON_HOME>/workflows`. */
+  globalDir: string;
+  ribs?: RibWorkflowSource;
+}
+
+/** `<project root>/.keelson/workflows`. */
+export function projectWorkflowsDir(rootPath: string): string {
+  return join(rootPath, '.keelson', 'workflows');
+}
+
+/**
+ * Merges rib contributions as the seed orders them: within a rib its code entry beats its own YAML;
+ * across ribs the earlier-activated rib's entry is kept.
+ */
+export function mergeRibCandidates(candidates: readonly RibWorkflowCandidate[]): Catalog {
+  const byName = new Map<string, CatalogEntry>();
+  const errors: CatalogLoadError[] = [];
+  const shadowed: Catalog['shadowed'] = [];
+  const ribOrder: string[] = [];
+  for (const c of candidates) if (!ribOrder.includes(c.ribId)) ribOrder.push(c.ribId);
+  for (const ribId of ribOrder) {
+    const own = candidates.filter((c) => c.ribId === ribId);
+    const codeFirst = [...own.filter((c) => c.origin === 'code'), ...own.filter((c) => c.origin === 'yaml')];
+    for (const c of codeFirst) {
+      const where = { scope: 'RIB' as const, ribId, origin: c.origin, ...(c.path ? { path: c.path } : {}) };
+      const result =
+        c.origin === 'yaml' && typeof c.source === 'string'
+          ? parseDefinitionText(c.source, where)
+          : validated(c.definition, c.source ?? JSON.stringify(c.definition, null, 2) ?? 'null', where);
+      if ('error' in result) {
+        errors.push(result.error);
+        continue;
+      }
+      const entry: CatalogEntry = { ...result.entry, scope: 'RIB', ribId, origin: c.origin };
+      const kept = byName.get(entry.name);
+      if (kept) shadowed.push({ entry, by: kept });
+      else byName.set(entry.name, entry);
+    }
+  }
+  return { entries: [...byName.values()], errors, shadowed };
+}
+
+/** Lays `layer` over `base`: a same-named entry of the layer wins. */
+function overlay(base: Catalog, layer: { entries: CatalogEntry[]; errors: CatalogLoadError[] }): Catalog {
+  const byName = new Map(base.entries.map((e) => [e.name, e]));
+  const shadowed = [...base.shadowed];
+  for (const entry of layer.entries) {
+    const lost = byName.get(entry.name);
+    if (lost) shadowed.push({ entry: lost, by: entry });
+    byName.set(entry.name, entry);
+  }
+  return { entries: [...byName.values()], errors: [...base.errors, ...layer.errors], shadowed };
+}
+
+/**
+ * The workflow catalog: rib contributions, then the bundled, global and project folders, each file
+ * scope overriding what came before (a project workflow shadows the global one; any file shadows a
+ * rib entry). Read per call, so edits to the folders apply to the next start.
+ */
+export class WorkflowCatalog {
+  constructor(private readonly opts: CatalogOptions) {}
+
+  /** The catalog as seen from a project (its root's `.keelson/workflows` included), or globally. */
+  async load(projectRoot?: string | null): Promise<Catalog> {
+    let catalog = mergeRibCandidates(this.opts.ribs ? await this.opts.ribs.list() : []);
+    catalog = overlay(catalog, await loadWorkflowDir(this.opts.bundledDir, 'BUNDLED'));
+    catalog = overlay(catalog, await loadWorkflowDir(this.opts.globalDir, 'GLOBAL'));
+    if (projectRoot) catalog = overlay(catalog, await loadWorkflowDir(projectWorkflowsDir(projectRoot), 'PROJECT'));
+    catalog.entries.sort((a, b) => a.name.localeCompare(b.name));
+    return catalog;
+  }
+}
+
+/** The catalog seen from a project id (looked up through the projects subgraph) or globally. */
+export class CatalogService {
+  constructor(
+    private readonly catalog: WorkflowCatalog,
+    private readonly projects: ProjectsApi,
+  ) {}
+
+  load(project: ProjectRef | null): Promise<Catalog> {
+    return this.catalog.load(project?.rootPath);
+  }
+
+  /** NOT_FOUND for a project id that names no project. */
+  async forProject(projectId?: string | null): Promise<Catalog> {
+    if (!projectId) return this.catalog.load();
+    const project = isUuid(projectId) ? await this.projects.project(projectId) : null;
+    if (!project) throw new MeshError('NOT_FOUND', `project ${JSON.stringify(projectId)} does not exist`);
+    return this.catalog.load(project.rootPath);
+  }
+}

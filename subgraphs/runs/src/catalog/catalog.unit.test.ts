@@ -1,0 +1,117 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bundledWorkflowsDir } from '../config';
+import { projectWorkflowsDir, WorkflowCatalog, type Catalog } from './catalog.service';
+import type { RibWorkflowCandidate } from './ribSource';
+
+const yaml = (name: string, marker: string) => `name: ${name}\ndescription: ${marker}\nnodes:\n  - { id: a, type: bash, bash: "echo ${marker}" }\n`;
+const obj = (name: string, marker: string) => ({ name, description: marker, nodes: [{ id: 'a', type: 'bash', bash: `echo ${marker}` }] });
+const who = (c: Catalog, name: string) => {
+  const e = c.entries.find((x) => x.name === name);
+  return e ? `${e.scope}${e.ribId ? `:${e.ribId}:${e.origin}` : ''}:${e.definition.description}` : undefined;
+};
+
+describe('the workflow catalog', () => {
+  let dir: string;
+  let bundled: string;
+  let global: string;
+  let project: string;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'keelson-catalog-'));
+    bundled = join(dir, 'bundled');
+    global = join(dir, 'home', 'workflows');
+    project = join(dir, 'project');
+    for (const d of [bundled, global, projectWorkflowsDir(project)]) await mkdir(d, { recursive: true });
+  });
+
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('lets the project scope shadow the global one, the global the bundled one, and any file a rib entry', async () => {
+    await writeFile(join(bundled, 'a.yaml'), yaml('shared', 'bundled'));
+    await writeFile(join(bundled, 'b.yml'), yaml('bundled-only', 'bundled'));
+    await writeFile(join(global, 'shared.yaml'), yaml('shared', 'global'));
+    await writeFile(join(global, 'g.json'), JSON.stringify(obj('global-only', 'global')));
+    await writeFile(join(projectWorkflowsDir(project), 'x.yaml'), yaml('shared', 'project'));
+    await writeFile(join(projectWorkflowsDir(project), 'from-rib.yaml'), yaml('rib-flow', 'project'));
+    const ribs: RibWorkflowCandidate[] = [
+      { ribId: 'demo', origin: 'code', definition: obj('rib-flow', 'demo-code') },
+      { ribId: 'demo', origin: 'code', definition: obj('rib-only', 'demo-code') },
+    ];
+    const catalog = new WorkflowCatalog({ bundledDir: bundled, globalDir: global, ribs: { list: () => ribs } });
+
+    const globally = await catalog.load();
+    expect(who(globally, 'shared')).toBe('GLOBAL:global');
+    expect(who(globally, 'bundled-only')).toBe('BUNDLED:bundled');
+    expect(who(globally, 'global-only')).toBe('GLOBAL:global');
+    expect(who(globally, 'rib-flow')).toBe('RIB:demo:code:demo-code');
+    expect(who(globally, 'rib-only')).toBe('RIB:demo:code:demo-code');
+
+    const inProject = await catalog.load(project);
+    expect(who(inProject, 'shared')).toBe('PROJECT:project');
+    expect(who(inProject, 'rib-flow')).toBe('PROJECT:project');
+    expect(inProject.entries.map((e) => e.name)).toEqual(['bundled-only', 'global-only', 'rib-flow', 'rib-only', 'shared']);
+    expect(inProject.shadowed.map((s) => `${s.entry.name}: ${s.entry.scope} < ${s.by.scope}`)).toEqual([
+      'shared: BUNDLED < GLOBAL',
+      'rib-flow: RIB < PROJECT',
+      'shared: GLOBAL < PROJECT',
+    ]);
+    const shared = inProject.entries.find((e) => e.name === 'shared')!;
+    expect(shared).toMatchObject({ path: join(projectWorkflowsDir(project), 'x.yaml'), source: yaml('shared', 'project') });
+  });
+
+  it("keeps a rib's code entry over its own YAML, and the earlier-activated rib's entry across ribs", async () => {
+    const ribs: RibWorkflowCandidate[] = [
+      { ribId: 'first', origin: 'yaml', definition: undefined, path: '/ribs/first/workflows/w.yaml', source: yaml('w', 'first-yaml') },
+      { ribId: 'first', origin: 'code', definition: obj('w', 'first-code') },
+      { ribId: 'second', origin: 'code', definition: obj('w', 'second-code') },
+      { ribId: 'second', origin: 'yaml', definition: undefined, path: '/ribs/second/workflows/only.yaml', source: yaml('second-only', 'second-yaml') },
+    ];
+    const catalog = await new WorkflowCatalog({ bundledDir: bundled, globalDir: global, ribs: { list: async () => ribs } }).load();
+    expect(who(catalog, 'w')).toBe('RIB:first:code:first-code');
+    expect(who(catalog, 'second-only')).toBe('RIB:second:yaml:second-yaml');
+    expect(catalog.shadowed.map((s) => `${s.entry.ribId}/${s.entry.origin} < ${s.by.ribId}/${s.by.origin}`)).toEqual([
+      'first/yaml < first/code',
+      'second/code < first/code',
+    ]);
+    expect(catalog.entries.find((e) => e.name === 'second-only')).toMatchObject({ path: '/ribs/second/workflows/only.yaml', source: yaml('second-only', 'second-yaml') });
+  });
+
+  it('reports an invalid file or contribution naming the file, the field and the reason, and serves the rest', async () => {
+    await writeFile(join(global, 'ok.yaml'), yaml('fine', 'global'));
+    await writeFile(join(global, 'broken.yaml'), 'name: broken\nnodes:\n  - { id: a, type: bash, bash: "x" }\n  - { id: b, type: bash, bash: "y", depends_on: [c] }\n');
+    await writeFile(join(global, 'garbled.yaml'), 'name: [unclosed\n');
+    await writeFile(join(global, 'dup.yaml'), yaml('fine', 'again'));
+    await writeFile(join(global, 'notes.txt'), 'not a workflow');
+    const ribs: RibWorkflowCandidate[] = [{ ribId: 'demo', origin: 'code', definition: { name: 'bad', nodes: [{ id: 'p', type: 'bash', bash: 'x', allowed_tools: [] }] } }];
+    const catalog = await new WorkflowCatalog({ bundledDir: bundled, globalDir: global, ribs: { list: () => ribs } }).load();
+    expect(catalog.entries.map((e) => e.name)).toEqual(['fine']);
+    expect(catalog.entries[0]!.path).toBe(join(global, 'dup.yaml'));
+    expect(catalog.errors.map((e) => e.message)).toEqual([
+      'rib demo: definition.nodes.0: Unrecognized key: "allowed_tools"',
+      `${join(global, 'broken.yaml')}: definition.nodes.1.depends_on.0: unknown node "c" (known: a, b)`,
+      expect.stringMatching(new RegExp(`^${join(global, 'garbled.yaml').replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: not valid YAML/JSON: `)),
+      `${join(global, 'ok.yaml')}: workflow "fine" is already defined by ${join(global, 'dup.yaml')}; this file is ignored`,
+    ]);
+  });
+
+  it('treats missing folders as empty scopes', async () => {
+    const catalog = await new WorkflowCatalog({ bundledDir: join(dir, 'nope'), globalDir: join(dir, 'nope-too') }).load(join(dir, 'no-project'));
+    expect(catalog).toEqual({ entries: [], errors: [], shadowed: [] });
+  });
+
+  it('ships bundled workflows that validate', async () => {
+    const catalog = await new WorkflowCatalog({ bundledDir: bundledWorkflowsDir, globalDir: join(dir, 'none') }).load();
+    expect(catalog.errors).toEqual([]);
+    expect(catalog.entries.map((e) => [e.name, e.scope])).toEqual([
+      ['plan-implement', 'BUNDLED'],
+      ['project-check', 'BUNDLED'],
+    ]);
+    const planImplement = catalog.entries[0]!.definition;
+    expect(planImplement.worktree.enabled).toBe(true);
+    expect(planImplement.nodes.map((n) => n.type)).toEqual(['prompt', 'approval', 'prompt', 'bash']);
+  });
+});

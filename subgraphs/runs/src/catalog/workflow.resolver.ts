@@ -1,0 +1,28 @@
+import { Arg, Ctx, ID, Query, Resolver } from 'type-graphql';
+import { loadersOf, type RunsContext } from '../context';
+import { toLoadError, toWorkflowDefinition, WorkflowDefinitionType, WorkflowLoadErrorType } from './workflowDefinition.type';
+
+@Resolver(() => WorkflowDefinitionType)
+export class WorkflowResolver {
+  @Query(() => [WorkflowDefinitionType], {
+    description: 'The workflow catalog, by name. With projectId, as that project sees it (its .keelson/workflows shadow the rest).',
+  })
+  async workflows(@Ctx() ctx: RunsContext, @Arg('projectId', () => ID, { nullable: true }) projectId?: string | null): Promise<WorkflowDefinitionType[]> {
+    return (await loadersOf(ctx).catalog.load(projectId ?? '')).entries.map(toWorkflowDefinition);
+  }
+
+  @Query(() => WorkflowDefinitionType, { nullable: true, description: 'One workflow by name, resolved as startWorkflow would.' })
+  async workflow(
+    @Ctx() ctx: RunsContext,
+    @Arg('name') name: string,
+    @Arg('projectId', () => ID, { nullable: true }) projectId?: string | null,
+  ): Promise<WorkflowDefinitionType | null> {
+    const entry = (await loadersOf(ctx).catalog.load(projectId ?? '')).entries.find((e) => e.name === name);
+    return entry ? toWorkflowDefinition(entry) : null;
+  }
+
+  @Query(() => [WorkflowLoadErrorType], { description: 'Definitions the catalog rejected (each names the field and the reason).' })
+  async workflowLoadErrors(@Ctx() ctx: RunsContext, @Arg('projectId', () => ID, { nullable: true }) projectId?: string | null): Promise<WorkflowLoadErrorType[]> {
+    return (await loadersOf(ctx).catalog.load(projectId ?? '')).errors.map(toLoadError);
+  }
+}

@@ -1,0 +1,77 @@
+import { byKeys, groupByKeys, type EventLog, type SubgraphContext } from '@keelson/kit';
+import { streams, type EventEnvelope, type OpFramePayload, type RunEventPayload, type RunStatus } from '@keelson/schema';
+import type { DataSource } from 'typeorm';
+import type { Catalog, CatalogService } from './catalog/catalog.service';
+import type { PageArgs } from './connection';
+import { eventsByKeys } from './event/eventPages';
+import type { Op } from './op/op.entity';
+import type { OpService } from './op/op.service';
+import type { Run } from './run/run.entity';
+import type { RunConnection } from './run/run.types';
+import type { RunNode } from './run/runNode.entity';
+import type { RunPause } from './run/runPause.entity';
+import type { RunService } from './run/run.service';
+import type { RunsSettings } from './settings';
+
+export interface RunsServices {
+  runs: RunService;
+  ops: OpService;
+  catalog: CatalogService;
+  events: EventLog;
+  settings: RunsSettings;
+  dataSource: DataSource;
+}
+
+export interface RunsContext extends SubgraphContext {
+  services: RunsServices;
+}
+
+/** A page request of one entity's events: `<id>\0<after>\0<first>`. */
+export const pageKey = (id: string, args: PageArgs) => `${id}\u0000${args.after ?? 0}\u0000${args.first}`;
+
+function parsePageKey(key: string): { id: string; after: number; first: number } {
+  const [id, after, first] = key.split('\u0000');
+  return { id: id!, after: Number(after), first: Number(first) };
+}
+
+/** Batches page requests by (after, first): one statement per distinct pair. */
+async function pagedEvents<P>(dataSource: DataSource, stream: string, keys: readonly string[]): Promise<EventEnvelope<P>[][]> {
+  const parsed = keys.map(parsePageKey);
+  const groups = new Map<string, number[]>();
+  parsed.forEach((p, i) => groups.set(`${p.after}\u0000${p.first}`, [...(groups.get(`${p.after}\u0000${p.first}`) ?? []), i]));
+  const out: EventEnvelope<P>[][] = new Array(keys.length);
+  for (const indexes of groups.values()) {
+    const { after, first } = parsed[indexes[0]!]!;
+    const byKey = await eventsByKeys<P>(dataSource, stream, indexes.map((i) => parsed[i]!.id), after, first + 1);
+    for (const i of indexes) out[i] = byKey.get(parsed[i]!.id) ?? [];
+  }
+  return out;
+}
+
+/** Owner page requests (`Project.runs`, `Rib.runs`), serialized for DataLoader's cache. */
+export interface OwnerPage {
+  owner: string;
+  status: RunStatus | null;
+  args: PageArgs;
+}
+
+/** The per-request loaders of this subgraph; every field and reference resolver goes through them. */
+export function loadersOf(ctx: RunsContext) {
+  const { loaders, services } = ctx;
+  return {
+    run: loaders.get<string, Run | null>('run', async (ids) => byKeys(ids, await services.runs.byIds(ids), (r) => r.id)),
+    op: loaders.get<string, Op | null>('op', async (ids) => byKeys(ids, await services.ops.byIds(ids), (o) => o.id)),
+    nodesOfRun: loaders.get<string, RunNode[]>('nodesOfRun', async (ids) => groupByKeys(ids, await services.runs.nodesOf(ids), (n) => n.runId)),
+    openPausesOfRun: loaders.get<string, RunPause[]>('openPausesOfRun', async (ids) =>
+      groupByKeys(ids, await services.runs.openPausesOf(ids), (p) => p.runId),
+    ),
+    /** Keys from `pageKey`; each value holds up to first + 1 events. */
+    runEvents: loaders.get<string, EventEnvelope<RunEventPayload>[]>('runEvents', (keys) => pagedEvents(services.dataSource, streams.runs, keys)),
+    /** Keys from `pageKey`; each value holds up to first + 1 frames. */
+    opFrames: loaders.get<string, EventEnvelope<OpFramePayload>[]>('opFrames', (keys) => pagedEvents(services.dataSource, streams.ops, keys)),
+    /** Keys are JSON of {@link OwnerPage}. */
+    runsOfOwner: loaders.get<string, RunConnection>('runsOfOwner', (keys) => services.runs.pagesFor(keys.map((k) => JSON.parse(k) as OwnerPage))),
+    /** Key: a project id, or '' for the global scope. */
+    catalog: loaders.get<string, Catalog>('catalog', (keys) => Promise.all(keys.map((k) => services.catalog.forProject(k || null)))),
+  };
+}

@@ -1,0 +1,333 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { parseInput, type EventLog } from '@keelson/kit';
+import {
+  isTerminalRunStatus,
+  isUuid,
+  MeshError,
+  runLimits,
+  utf8Bytes,
+  type RunStatus,
+  type WorkflowDefinition,
+} from '@keelson/schema';
+import type { Logger } from '@keelson/service';
+import { respondUpdate, runWorkflowId, startRunWorkflow, workflowUiUrl, type ProjectRef, type ProjectsApi, type RunStore } from '@keelson/temporal';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+  type Client,
+} from '@temporalio/client';
+import { In, IsNull, type DataSource } from 'typeorm';
+import { z } from 'zod';
+import type { CatalogService } from '../catalog/catalog.service';
+import { pageOf, type PageArgs } from '../connection';
+import type { RunsSettings } from '../settings';
+import { Run } from './run.entity';
+import { RunNode } from './runNode.entity';
+import { RunPause } from './runPause.entity';
+import type { CancelRunResult, RespondToRunResult, RunConnection } from './run.types';
+
+export interface RunsDeps {
+  dataSource: DataSource;
+  store: RunStore;
+  events: EventLog;
+  catalog: CatalogService;
+  projects: ProjectsApi;
+  temporal: Client;
+  settings: RunsSettings;
+  log: Logger;
+}
+
+const startSchema = z.object({
+  name: z.string({ error: 'expected a workflow name' }).trim().min(1, 'must not be empty').max(200),
+  inputs: z
+    .record(z.string(), z.string({ error: 'input values are strings' }), { error: 'expected an object of string values' })
+    .nullish(),
+  projectId: z.string().trim().min(1, 'must not be empty').nullish(),
+  startedByRibId: z.string().min(1).max(64).nullish(),
+});
+export type StartWorkflowArgs = z.input<typeof startSchema>;
+
+const respondSchema = z.object({
+  runId: z.string(),
+  nodeId: z.string().min(1, 'must not be empty').max(64),
+  text: z.string(),
+  pauseId: z.string().min(1, 'must not be empty').max(200).nullish(),
+});
+
+/** Runs: starting (the catalog, inputs, project scope), answering gates, cancelling, resuming, reading. */
+export class RunService {
+  constructor(private readonly deps: RunsDeps) {}
+
+  private get repo() {
+    return this.deps.dataSource.getRepository(Run);
+  }
+
+  byIds(ids: readonly string[]): Promise<Run[]> {
+    const valid = ids.filter(isUuid);
+    return valid.length ? this.repo.findBy({ id: In(valid) }) : Promise.resolve([]);
+  }
+
+  /** The run or NOT_FOUND. */
+  async require(id: string): Promise<Run> {
+    const run = isUuid(id) ? await this.repo.findOneBy({ id }) : null;
+    if (!run) throw new MeshError('NOT_FOUND', `run ${JSON.stringify(id)} does not exist`);
+    return run;
+  }
+
+  /** Nodes of the given runs, in definition order. */
+  nodesOf(runIds: readonly string[]): Promise<RunNode[]> {
+    return this.deps.dataSource.getRepository(RunNode).find({ where: { runId: In([...runIds]) }, order: { position: 'ASC' } });
+  }
+
+  /** Open pauses of the given runs, oldest first. */
+  openPausesOf(runIds: readonly string[]): Promise<RunPause[]> {
+    return this.deps.dataSource.getRepository(RunPause).find({ where: { runId: In([...runIds]), closedAt: IsNull() }, order: { openedAt: 'ASC' } });
+  }
+
+  temporalUiUrl(workflowId: string): string | null {
+    const { uiUrl, namespace } = this.deps.settings.temporal;
+    return uiUrl ? workflowUiUrl(uiUrl, namespace, workflowId) : null;
+  }
+
+  /** Runs newest first, filtered by status and workflow name. */
+  async page(filter: { status?: RunStatus | null; workflowName?: string | null }, args: PageArgs): Promise<RunConnection> {
+    const qb = this.repo.createQueryBuilder('r').orderBy('r.seq', 'DESC').take(args.first + 1);
+    if (filter.status) qb.andWhere('r.status = :status', { status: filter.status });
+    if (filter.workflowName) qb.andWhere('r.workflow_name = :name', { name: filter.workflowName });
+    if (args.after !== null) qb.andWhere('r.seq < :after', { after: args.after });
+    return pageOf(await qb.getMany(), args.first, (r) => r.seq);
+  }
+
+  /**
+   * Pages of runs per owner, batched: one query per distinct (status, first, after). An owner is a
+   * project (`project:<id>`) or a rib (`rib:<id>`: runs of its workflows and runs it started).
+   */
+  async pagesFor(requests: readonly { owner: string; status: RunStatus | null; args: PageArgs }[]): Promise<RunConnection[]> {
+    const groups = new Map<string, number[]>();
+    requests.forEach((r, i) => {
+      const key = `${r.owner.split(':')[0]}\u0000${r.status ?? ''}\u0000${r.args.first}\u0000${r.args.after ?? ''}`;
+      groups.set(key, [...(groups.get(key) ?? []), i]);
+    });
+    const out: RunConnection[] = new Array(requests.length);
+    for (const indexes of groups.values()) {
+      const { status, args, owner } = requests[indexes[0]!]!;
+      const kind = owner.split(':')[0];
+      const owners = indexes.map((i) => requests[i]!.owner.slice(kind!.length + 1));
+      // A project id that is not a UUID names no project: its page is empty.
+      const queried = kind === 'project' ? owners.filter(isUuid) : owners;
+      const match = kind === 'project' ? 'r.project_id = k.owner::uuid' : '(r.rib_id = k.owner OR r.started_by_rib_id = k.owner)';
+      const rows = (await this.deps.dataSource.query(
+        `SELECT k.owner, x.id FROM unnest($1::text[]) AS k(owner)
+         CROSS JOIN LATERAL (
+           SELECT r.id, r.seq FROM runs r
+           WHERE ${match} AND ($2::text IS NULL OR r.status = $2) AND ($3::bigint IS NULL OR r.seq < $3)
+           ORDER BY r.seq DESC LIMIT $4
+         ) x ORDER BY k.owner, x.seq DESC`,
+        [queried, status, args.after, args.first + 1],
+      )) as { owner: string; id: string }[];
+      const runs = new Map((await this.byIds([...new Set(rows.map((r) => r.id))])).map((r) => [r.id, r]));
+      indexes.forEach((i, j) => {
+        const mine = rows.filter((r) => r.owner === owners[j]).map((r) => runs.get(r.id)!).filter(Boolean);
+        out[i] = pageOf(mine, args.first, (r) => r.seq);
+      });
+    }
+    return out;
+  }
+
+  /**
+   * Starts a catalog workflow: resolved in the project's scope (a project workflow shadows the global
+   * one), inputs checked against its declaration, the run registered, then its first launch started on
+   * Temporal. Resolves once the run is registered and its workflow started.
+   */
+  async start(raw: StartWorkflowArgs): Promise<Run> {
+    const args = parseInput(startSchema, raw);
+    let project: ProjectRef | null = null;
+    if (args.projectId) {
+      project = isUuid(args.projectId) ? await this.deps.projects.project(args.projectId) : null;
+      if (!project) throw new MeshError('NOT_FOUND', `project ${JSON.stringify(args.projectId)} does not exist`);
+    }
+    const catalog = await this.deps.catalog.load(project);
+    const entry = catalog.entries.find((e) => e.name === args.name);
+    if (!entry) {
+      const known = catalog.entries.map((e) => e.name).join(', ') || 'none';
+      throw new MeshError('NOT_FOUND', `workflow ${JSON.stringify(args.name)} does not exist${project ? ` in project ${project.name}'s scope` : ''} (known: ${known})`);
+    }
+    const def = entry.definition;
+    if ((def.requiresProject || def.worktree.enabled) && !project) {
+      throw new MeshError('BAD_USER_INPUT', `projectId: workflow ${def.name} ${def.worktree.enabled ? 'runs in a worktree of a project' : 'requires a project'}; pass projectId`);
+    }
+    const inputs = resolveInputs(def, args.inputs ?? {});
+    const runId = randomUUID();
+    const workflowId = runWorkflowId(def.name, runId);
+    const home = this.deps.settings.keelsonHome;
+    const title = [def.name, project ? `in ${project.name}` : null, def.description ? `— ${def.description.split('\n')[0]!.slice(0, 80)}` : null]
+      .filter(Boolean)
+      .join(' ');
+    await this.deps.store.createRun({
+      id: runId,
+      workflowName: def.name,
+      title,
+      definition: def,
+      scope: entry.scope,
+      inputs,
+      projectId: project?.id ?? null,
+      projectName: project?.name ?? null,
+      ribId: entry.ribId ?? null,
+      startedByRibId: args.startedByRibId ?? null,
+      cwd: project?.rootPath ?? home,
+      artifactsDir: join(home, 'runs', runId, 'artifacts'),
+      temporalWorkflowId: workflowId,
+    });
+    await this.launch(await this.require(runId), 1);
+    return this.require(runId);
+  }
+
+  /** Starts launch `launch` of a registered run on Temporal; a start that fails marks the run FAILED. */
+  private async launch(run: Run, launch: number): Promise<void> {
+    const { settings } = this.deps;
+    try {
+      await startRunWorkflow(this.deps.temporal, {
+        taskQueue: settings.temporal.taskQueue,
+        workflowId: run.temporalWorkflowId,
+        workflowName: run.workflowName,
+        title: run.title,
+        project: run.projectName,
+        rib: run.startedByRibId ?? run.ribId,
+        input: {
+          runId: run.id,
+          launch,
+          heartbeatTimeoutMs: settings.heartbeatTimeoutMs,
+          ...(settings.maxHistoryEvents ? { maxHistoryEvents: settings.maxHistoryEvents } : {}),
+        },
+      });
+    } catch (err) {
+      const message = err instanceof WorkflowExecutionAlreadyStartedError ? `workflow ${run.temporalWorkflowId} is still running` : (err as Error).message;
+      await this.deps.store.failToStart(run.id, launch, message);
+      throw new MeshError(err instanceof WorkflowExecutionAlreadyStartedError ? 'CONFLICT' : 'SERVICE_UNAVAILABLE', `run ${run.id} could not start: ${message}`);
+    }
+  }
+
+  /**
+   * Answers an approval gate through the run's `respond` Update (validated by the workflow). Never
+   * throws for a gate problem: a stale pause, a closed gate, a second different answer or text over
+   * 16 KiB resolve to `{ ok: false, error }`; repeating the recorded answer is `{ ok: true, duplicate: true }`.
+   */
+  async respond(raw: { runId: string; nodeId: string; text: string; pauseId?: string | null }): Promise<RespondToRunResult> {
+    const args = parseInput(respondSchema, raw);
+    const rejected = (error: string): RespondToRunResult => ({ ok: false, error, pauseId: args.pauseId ?? null, decision: null, duplicate: false });
+    const bytes = utf8Bytes(args.text);
+    if (bytes > runLimits.answerBytes) return rejected(`text: must be at most ${runLimits.answerBytes} bytes, got ${bytes}`);
+    if (args.text.trim() === '') return rejected('text: must not be empty (answer "approve" or give feedback)');
+    const run = await this.require(args.runId);
+    if (args.pauseId) {
+      // Pauses that already closed answer from the record: the workflow may be gone or continued.
+      const pause = await this.deps.dataSource.getRepository(RunPause).findOneBy({ pauseId: args.pauseId, runId: run.id });
+      if (pause && pause.nodeId !== args.nodeId) return rejected(`pause ${args.pauseId} belongs to gate "${pause.nodeId}", not "${args.nodeId}"`);
+      if (pause?.decision != null) {
+        return pause.decision === args.text
+          ? { ok: true, error: null, pauseId: pause.pauseId, decision: decisionOf(pause.decision), duplicate: true }
+          : rejected(`pause ${args.pauseId} of gate "${pause.nodeId}" was already answered; one decision is recorded per pause`);
+      }
+      if (pause?.closedAt) return rejected(`pause ${args.pauseId} of gate "${pause.nodeId}" is closed: the run ${pause.closedBy}`);
+    }
+    if (isTerminalRunStatus(run.status)) return rejected(`run ${run.id} is ${run.status}; its gates are closed`);
+    const updateId = args.pauseId ? `respond-${args.pauseId}-${createHash('sha256').update(`${args.nodeId}\u0000${args.text}`).digest('hex').slice(0, 16)}` : undefined;
+    const timeoutMs = this.deps.settings.respondTimeoutMs ?? 30_000;
+    try {
+      const result = await this.deps.temporal.withDeadline(Date.now() + timeoutMs, () =>
+        this.deps.temporal.workflow.getHandle(run.temporalWorkflowId).executeUpdate(respondUpdate, {
+          args: [{ nodeId: args.nodeId, text: args.text, ...(args.pauseId ? { pauseId: args.pauseId } : {}) }],
+          ...(updateId ? { updateId } : {}),
+        }),
+      );
+      return { ok: true, error: null, pauseId: result.pauseId, decision: result.decision, duplicate: result.duplicate };
+    } catch (err) {
+      if (err instanceof WorkflowUpdateFailedError) return rejected((err.cause as Error | undefined)?.message ?? err.message);
+      if (err instanceof WorkflowNotFoundError) return rejected(`run ${run.id} is not running; its gates are closed`);
+      if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || isDeadline(err)) {
+        throw new MeshError('SERVICE_UNAVAILABLE', `run ${run.id}: no worker answered the gate within ${timeoutMs} ms; retry with the same pauseId`);
+      }
+      throw err;
+    }
+  }
+
+  /** Requests cancellation of a live run (running commands are killed through their heartbeats). */
+  async cancel(runId: string): Promise<CancelRunResult> {
+    const run = await this.require(runId);
+    if (isTerminalRunStatus(run.status)) return { ok: false, error: `run ${run.id} already ${run.status}` };
+    try {
+      await this.deps.temporal.workflow.getHandle(run.temporalWorkflowId).cancel();
+      return { ok: true, error: null };
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return { ok: false, error: `run ${run.id} is not running` };
+      throw err;
+    }
+  }
+
+  /**
+   * Relaunches a FAILED or CANCELLED run from its first incomplete node: same run id, same Temporal
+   * workflow id, launch + 1. Completed nodes never run again.
+   */
+  async resume(runId: string): Promise<Run> {
+    const run = await this.require(runId);
+    if (run.status !== 'FAILED' && run.status !== 'CANCELLED') {
+      throw new MeshError('CONFLICT', `run ${run.id} is ${run.status}; only a FAILED or CANCELLED run can be resumed`);
+    }
+    // The previous execution records its outcome just before it closes: let it close.
+    await this.closedOrTimeout(run.temporalWorkflowId, 15_000);
+    const prepared = await this.deps.store.prepareResume(run.id);
+    await this.launch(await this.require(run.id), prepared.launch);
+    return this.require(run.id);
+  }
+
+  private async closedOrTimeout(workflowId: string, timeoutMs: number): Promise<void> {
+    const handle = this.deps.temporal.workflow.getHandle(workflowId);
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      try {
+        const { status } = await handle.describe();
+        if (status.name !== 'RUNNING') return;
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) return;
+        throw err;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new MeshError('CONFLICT', `run workflow ${workflowId} is still closing; retry shortly`);
+  }
+}
+
+function decisionOf(text: string): 'approved' | 'feedback' {
+  const t = text.trim().toLowerCase();
+  return t === 'approve' || t === 'approved' ? 'approved' : 'feedback';
+}
+
+function isDeadline(err: unknown): boolean {
+  const code = (err as { code?: number } | undefined)?.code;
+  return code === 4 /* DEADLINE_EXCEEDED */ || /deadline/i.test((err as Error | undefined)?.message ?? '');
+}
+
+/** Applies defaults and checks given inputs against the definition's declaration. */
+export function resolveInputs(def: WorkflowDefinition, given: Record<string, string>): Record<string, string> {
+  const declared = Object.keys(def.inputs);
+  const problems: string[] = [];
+  for (const [name, value] of Object.entries(given)) {
+    if (declared.length && !declared.includes(name)) {
+      problems.push(`inputs.${name}: workflow ${def.name} declares no input "${name}" (declared: ${declared.join(', ')})`);
+    }
+    const bytes = utf8Bytes(value);
+    if (bytes > runLimits.inputBytes) problems.push(`inputs.${name}: must be at most ${runLimits.inputBytes} bytes, got ${bytes}`);
+  }
+  const resolved: Record<string, string> = {};
+  for (const [name, spec] of Object.entries(def.inputs)) {
+    const value = given[name] ?? spec.default;
+    if (value === undefined) {
+      if (spec.required) problems.push(`inputs.${name}: required by workflow ${def.name}${spec.description ? ` (${spec.description})` : ''}`);
+    } else resolved[name] = value;
+  }
+  if (problems.length) throw new MeshError('BAD_USER_INPUT', problems.join('; '));
+  return declared.length ? resolved : { ...given };
+}

@@ -1,0 +1,174 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseEnv, parseWorkflowDefinition, searchAttributes } from '@keelson/schema';
+import { silentLogger } from '@keelson/service';
+import { RunStore, type ProjectRef, type ProjectsApi } from '@keelson/temporal';
+import { EventLog, EventNotifier } from '@keelson/kit';
+import { createTestDatabase, type TestDatabase } from '../../../test/support/db';
+import { gql, gqlData } from '../../../test/support/client';
+import { quietTemporalRuntime, testTemporalAddress } from '../../../test/support/temporalServer';
+import { projectWorkflowsDir } from './catalog/catalog.service';
+import type { RibWorkflowCandidate } from './catalog/ribSource';
+import { runsSettings } from './config';
+import { start, type RunningRuns } from './index';
+
+quietTemporalRuntime();
+
+const flow = (name: string, marker: string) => ({ name, description: marker, nodes: [{ id: 'a', type: 'bash', bash: 'true' }] });
+
+describe('the runs subgraph', () => {
+  let db: TestDatabase;
+  let dir: string;
+  let runs: RunningRuns;
+  let store: RunStore;
+  const projects = new Map<string, ProjectRef>();
+  const ribs: RibWorkflowCandidate[] = [
+    { ribId: 'demo', origin: 'code', definition: flow('demo-refresh', 'demo code') },
+    { ribId: 'demo', origin: 'code', definition: flow('shadowed', 'demo code') },
+    { ribId: 'other', origin: 'code', definition: flow('other-flow', 'other code') },
+  ];
+  const projectsApi: ProjectsApi = {
+    project: async (id) => projects.get(id) ?? null,
+    acquireWorkspace: async () => {
+      throw new Error('not in this test');
+    },
+    releaseWorkspace: async () => false,
+  };
+
+  const registerRun = async (opts: { projectId?: string; ribId?: string; startedByRibId?: string; status?: string }) => {
+    const parsed = parseWorkflowDefinition(flow('made', 'made'));
+    if (!parsed.ok) throw new Error(parsed.error);
+    const id = randomUUID();
+    await store.createRun({
+      id,
+      workflowName: 'made',
+      title: 'made',
+      definition: parsed.definition,
+      scope: 'GLOBAL',
+      inputs: {},
+      projectId: opts.projectId ?? null,
+      projectName: null,
+      ribId: opts.ribId ?? null,
+      startedByRibId: opts.startedByRibId ?? null,
+      cwd: dir,
+      artifactsDir: join(dir, id),
+      temporalWorkflowId: `run-made-${id.slice(0, 8)}`,
+    });
+    if (opts.status) await runs.services.dataSource.query('UPDATE runs SET status = $2 WHERE id = $1', [id, opts.status]);
+    return id;
+  };
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    dir = await mkdtemp(join(tmpdir(), 'keelson-runs-subgraph-'));
+    await mkdir(join(dir, 'home', 'workflows'), { recursive: true });
+    await writeFile(join(dir, 'home', 'workflows', 'shadowed.yaml'), 'name: shadowed\ndescription: global file\nnodes:\n  - { id: a, type: bash, bash: "true" }\n');
+    await writeFile(join(dir, 'home', 'workflows', 'broken.yaml'), 'name: broken\nnodes:\n  - { id: a, type: bash, bash: "x", depends_on: [a] }\n');
+    const settings = runsSettings(parseEnv({ KEELSON_HOME: join(dir, 'home'), TEMPORAL_TASK_QUEUE: `runs-subgraph-${randomUUID()}` }), {
+      temporal: { address: testTemporalAddress(), uiUrl: 'http://127.0.0.1:8233' },
+      projectsUrl: 'http://127.0.0.1:1/graphql',
+    });
+    runs = await start({
+      databaseUrl: db.url,
+      host: '127.0.0.1',
+      port: 0,
+      settings: { ...settings, ribWorkflows: { list: () => ribs } },
+      projects: projectsApi,
+      log: silentLogger(),
+    });
+    store = new RunStore(runs.services.dataSource, new EventLog(runs.services.dataSource, new EventNotifier({ url: db.url, log: silentLogger() })));
+  });
+
+  afterAll(async () => {
+    await runs?.stop();
+    await db?.drop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('serves the catalog with rib contributions under the file scopes, and the load errors naming file, field and reason', async () => {
+    const { workflows, workflowLoadErrors } = await gqlData<{ workflows: { name: string; scope: string; ribId: string | null; description: string }[]; workflowLoadErrors: { scope: string; message: string }[] }>(
+      runs.url,
+      '{ workflows { name scope ribId description } workflowLoadErrors { scope message } }',
+    );
+    expect(workflows).toEqual([
+      { name: 'demo-refresh', scope: 'RIB', ribId: 'demo', description: 'demo code' },
+      { name: 'other-flow', scope: 'RIB', ribId: 'other', description: 'other code' },
+      { name: 'plan-implement', scope: 'BUNDLED', ribId: null, description: expect.any(String) },
+      { name: 'project-check', scope: 'BUNDLED', ribId: null, description: expect.any(String) },
+      { name: 'shadowed', scope: 'GLOBAL', ribId: null, description: 'global file' },
+    ]);
+    expect(workflowLoadErrors).toEqual([
+      { scope: 'GLOBAL', message: `${join(dir, 'home', 'workflows', 'broken.yaml')}: definition.nodes.0.depends_on.0: node "a" cannot depend on itself` },
+    ]);
+
+    const id = randomUUID();
+    const root = join(dir, 'project');
+    projects.set(id, { id, name: 'proj', rootPath: root });
+    await mkdir(projectWorkflowsDir(root), { recursive: true });
+    await writeFile(join(projectWorkflowsDir(root), 'demo.yaml'), 'name: demo-refresh\ndescription: project file\nnodes:\n  - { id: a, type: bash, bash: "true" }\n');
+    const scoped = await gqlData<{ workflow: { scope: string; description: string; path: string } }>(
+      runs.url,
+      'query ($p: ID) { workflow(name: "demo-refresh", projectId: $p) { scope description path } }',
+      { p: id },
+    );
+    expect(scoped.workflow).toEqual({ scope: 'PROJECT', description: 'project file', path: join(projectWorkflowsDir(root), 'demo.yaml') });
+    const unknown = await gql(runs.url, 'query ($p: ID) { workflows(projectId: $p) { name } }', { p: randomUUID() });
+    expect(unknown.errors?.[0]).toMatchObject({ extensions: { code: 'NOT_FOUND' } });
+  });
+
+  it('resolves Project.runs and Rib.runs / Rib.workflows for entity references, in a constant number of queries', async () => {
+    const projectIds = [randomUUID(), randomUUID(), randomUUID()];
+    const made: Record<string, string[]> = {};
+    for (const p of projectIds) made[p] = [await registerRun({ projectId: p }), await registerRun({ projectId: p, status: 'SUCCEEDED' }), await registerRun({ projectId: p })];
+    const ribRun = await registerRun({ ribId: 'demo' });
+    const startedRun = await registerRun({ startedByRibId: 'demo' });
+
+    const query = `query ($reps: [_Any!]!) { _entities(representations: $reps) {
+      ... on Project { id runs(first: 2) { edges { node { id } } pageInfo { hasNextPage endCursor } } done: runs(status: SUCCEEDED) { edges { node { id status } } } }
+      ... on Rib { id workflows { name } runs { edges { node { id } } } }
+    } }`;
+    const reps = [...projectIds.map((id) => ({ __typename: 'Project', id })), { __typename: 'Rib', id: 'demo' }, { __typename: 'Rib', id: 'nobody' }];
+    const before = runs.queryCount();
+    const { _entities } = await gqlData<{ _entities: Record<string, unknown>[] }>(runs.url, query, { reps });
+    const queries = runs.queryCount() - before;
+
+    projectIds.forEach((p, i) => {
+      const e = _entities[i] as { runs: { edges: { node: { id: string } }[]; pageInfo: { hasNextPage: boolean } }; done: { edges: { node: { id: string; status: string } }[] } };
+      expect(e.runs.edges.map((x) => x.node.id)).toEqual([made[p]![2], made[p]![1]]);
+      expect(e.runs.pageInfo.hasNextPage).toBe(true);
+      expect(e.done.edges).toEqual([{ node: { id: made[p]![1], status: 'SUCCEEDED' } }]);
+    });
+    expect(_entities[3]).toEqual({ id: 'demo', workflows: [{ name: 'demo-refresh' }], runs: { edges: [{ node: { id: startedRun } }, { node: { id: ribRun } }] } });
+    expect(_entities[4]).toEqual({ id: 'nobody', workflows: [], runs: { edges: [] } });
+    // Two page groups (first: 2 / status: SUCCEEDED) plus one for ribs, each an id query and an entity load.
+    expect(queries).toBeLessThanOrEqual(6);
+    console.log(`5 entities, 3 connections each: ${queries} SQL statements`);
+
+    const next = await gqlData<{ _entities: { runs: { edges: { node: { id: string } }[]; pageInfo: { hasNextPage: boolean } } }[] }>(
+      runs.url,
+      'query ($reps: [_Any!]!, $after: String) { _entities(representations: $reps) { ... on Project { runs(first: 2, after: $after) { edges { node { id } } pageInfo { hasNextPage } } } } }',
+      { reps: [{ __typename: 'Project', id: projectIds[0] }], after: (_entities[0] as { runs: { pageInfo: { endCursor: string } } }).runs.pageInfo.endCursor },
+    );
+    expect(next._entities[0]!.runs).toEqual({ edges: [{ node: { id: made[projectIds[0]!]![0] } }], pageInfo: { hasNextPage: false } });
+  });
+
+  it('stamps a rib-started run with KeelsonRib and its workflow name for operators', async () => {
+    const run = await runs.services.runs.start({ name: 'demo-refresh', startedByRibId: 'demo' });
+    expect(run).toMatchObject({ workflowName: 'demo-refresh', startedByRibId: 'demo', ribId: 'demo', scope: 'RIB', status: 'RUNNING' });
+    const handle = (runs.services.runs as unknown as { deps: { temporal: import('@temporalio/client').Client } }).deps.temporal.workflow.getHandle(run.temporalWorkflowId);
+    try {
+      const description = await handle.describe();
+      expect(description.searchAttributes).toMatchObject({
+        [searchAttributes.kind]: ['run'],
+        [searchAttributes.workflowName]: ['demo-refresh'],
+        [searchAttributes.rib]: ['demo'],
+      });
+      expect(description.memo).toMatchObject({ title: 'demo-refresh — demo code', runId: run.id, launch: 1 });
+      expect(runs.services.runs.temporalUiUrl(run.temporalWorkflowId)).toBe(`http://127.0.0.1:8233/namespaces/default/workflows/${run.temporalWorkflowId}`);
+    } finally {
+      await handle.terminate('test over');
+    }
+  });
+});

@@ -1,0 +1,40 @@
+import { harnessSettings, type HarnessSettings } from '@keelson/harness';
+import { parseEnv, type MeshEnv } from '@keelson/schema';
+import type { TemporalTarget } from './task/task.service';
+
+export interface SessionsConfig {
+  databaseUrl: string;
+  host: string;
+  port: number;
+  insecureBind: boolean;
+  logLevel: string;
+  settings: HarnessSettings;
+  /** Where the projects subgraph answers (a project's root and worktrees). */
+  projectsUrl: string;
+  temporal: TemporalTarget | null;
+  /** Heartbeat timeout of a task's CLI turn. */
+  heartbeatTimeoutMs: number;
+}
+
+/** The projects subgraph's URL: KEELSON_PROJECTS_URL, else loopback on KEELSON_PROJECTS_PORT. */
+export function projectsUrlOf(e: MeshEnv): string {
+  return e.KEELSON_PROJECTS_URL ?? `http://127.0.0.1:${e.KEELSON_PROJECTS_PORT}/graphql`;
+}
+
+/** The one place the sessions subgraph reads process.env. */
+export function loadSessionsConfig(env: NodeJS.ProcessEnv = process.env): SessionsConfig {
+  const e = parseEnv(env);
+  return {
+    databaseUrl: e.DATABASE_URL,
+    host: e.KEELSON_HOST,
+    port: e.KEELSON_SESSIONS_PORT,
+    insecureBind: e.KEELSON_INSECURE_BIND,
+    logLevel: e.KEELSON_LOG_LEVEL,
+    settings: harnessSettings(e, env),
+    projectsUrl: projectsUrlOf(e),
+    temporal: e.TEMPORAL_ADDRESS
+      ? { address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE, taskQueue: e.TEMPORAL_TASK_QUEUE, uiUrl: e.TEMPORAL_UI_URL }
+      : null,
+    heartbeatTimeoutMs: e.KEELSON_RUN_HEARTBEAT_TIMEOUT_MS,
+  };
+}

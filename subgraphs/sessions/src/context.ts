@@ -1,0 +1,34 @@
+import { byKeys, type SubgraphContext } from '@keelson/kit';
+import type { ApprovalRecord, CapabilityReport, HarnessControlPlane, HarnessId, SessionView, TaskExecutorInfo, TaskRecord } from '@keelson/harness';
+import type { TaskService } from './task/task.service';
+
+export interface SessionsServices {
+  plane: HarnessControlPlane;
+  tasks: TaskService;
+}
+
+export interface SessionsContext extends SubgraphContext {
+  services: SessionsServices;
+}
+
+/** The per-request loaders of this subgraph; every field and reference resolver goes through them. */
+export function loadersOf(ctx: SessionsContext) {
+  const { loaders, services } = ctx;
+  const { plane } = services;
+  return {
+    /** Sessions by id as given (canonical, alias or bare UUID), resolved once per request. */
+    session: loaders.get<string, SessionView | null>('session', (ids) => Promise.all(ids.map((id) => plane.resolve(id).catch(() => null)))),
+    report: loaders.get<HarnessId, CapabilityReport>('report', (ids) => Promise.all(ids.map((id) => plane.capabilities(id)))),
+    executor: loaders.get<HarnessId, TaskExecutorInfo>('executor', (ids) => Promise.all(ids.map((id) => plane.taskExecutor(id)))),
+    aliases: loaders.get<string, string[]>('aliases', async (ids) => {
+      const map = await plane.store.aliasesOf(ids);
+      return ids.map((id) => map.get(id) ?? []);
+    }),
+    task: loaders.get<string, TaskRecord | null>('task', async (ids) => byKeys(ids, await plane.store.tasksByIds(ids.filter(isUuidLike)), (t) => t.id)),
+    approvals: loaders.get<string, ApprovalRecord[]>('approvals', (ids) => Promise.all(ids.map((id) => plane.store.approvals(id, 'pending')))),
+  };
+}
+
+function isUuidLike(id: string): boolean {
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
+}

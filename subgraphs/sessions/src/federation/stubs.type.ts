@@ -1,0 +1,31 @@
+import { Directive, Field, ID, ObjectType } from 'type-graphql';
+
+/** The projects subgraph's entity: sessions and tasks name their project by reference. */
+@ObjectType({ description: 'A project (owned by the projects subgraph).' })
+@Directive('@key(fields: "id", resolvable: false)')
+export class Project {
+  @Field(() => ID)
+  id!: string;
+}
+
+/**
+ * The runs subgraph's entity: a task's Temporal run, named by its workflow id. The runs subgraph
+ * resolves the rest of it where it knows the run.
+ */
+@ObjectType({ description: 'A Temporal-backed run (owned by the runs subgraph); for a task, its harnessTask workflow.' })
+@Directive('@key(fields: "id", resolvable: false)')
+export class Run {
+  @Field(() => ID)
+  id!: string;
+}
+
+/** Relay page info; shared by every subgraph's connections (identical and @shareable everywhere). */
+@ObjectType({ description: 'Where a page ends and whether more follow.' })
+@Directive('@shareable')
+export class PageInfo {
+  @Field()
+  hasNextPage!: boolean;
+
+  @Field(() => String, { nullable: true, description: 'Pass as `after` for the next page; null on an empty page.' })
+  endCursor!: string | null;
+}

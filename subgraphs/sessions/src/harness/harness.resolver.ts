@@ -1,0 +1,57 @@
+import { capabilityNames, HARNESS_IDS, isHarnessId, type HarnessId } from '@keelson/harness';
+import { Arg, Ctx, FieldResolver, ID, Query, Resolver, Root } from 'type-graphql';
+import { loadersOf, type SessionsContext } from '../context';
+import { Harness, HarnessCapabilities, TaskExecutorInfo } from './harness.type';
+
+const displayNames: Record<HarnessId, string> = {
+  'claude-code': 'Claude Code',
+  'grok-build': 'Grok Build',
+  'kimi-code': 'Kimi Code',
+  hermes: 'Hermes',
+  codex: 'Codex',
+  opencode: 'opencode',
+  pi: 'pi',
+  'qwen-code': 'Qwen Code',
+};
+
+/** The Harness object of an id. */
+export function harnessOf(id: HarnessId, _from?: unknown): Harness {
+  return Object.assign(new Harness(), { id, displayName: displayNames[id] });
+}
+
+@Resolver(() => Harness)
+export class HarnessResolver {
+  @Query(() => [Harness], { description: 'The eight harnesses, in the seed\'s order, with capabilities computed now.' })
+  harnesses(): Harness[] {
+    return HARNESS_IDS.map((id) => harnessOf(id));
+  }
+
+  @Query(() => Harness, { nullable: true, description: 'One harness by id (null for an id that is not one of the eight).' })
+  harness(@Arg('id', () => ID) id: string): Harness | null {
+    return isHarnessId(id) ? harnessOf(id) : null;
+  }
+
+  @FieldResolver(() => Boolean, { description: "Whether the CLI's binary is on this node (the pinned npm package, else PATH)." })
+  async installed(@Root() h: Harness, @Ctx() ctx: SessionsContext): Promise<boolean> {
+    return (await loadersOf(ctx).report.load(h.id as HarnessId)).installed;
+  }
+
+  @FieldResolver(() => String, { nullable: true, description: "The CLI's version when installed from npm." })
+  async version(@Root() h: Harness, @Ctx() ctx: SessionsContext): Promise<string | null> {
+    return (await loadersOf(ctx).report.load(h.id as HarnessId)).version;
+  }
+
+  @FieldResolver(() => HarnessCapabilities)
+  async capabilities(@Root() h: Harness, @Ctx() ctx: SessionsContext): Promise<HarnessCapabilities> {
+    const report = await loadersOf(ctx).report.load(h.id as HarnessId);
+    return Object.assign(new HarnessCapabilities(), {
+      ...report.flags,
+      reasons: capabilityNames.filter((c) => !report.flags[c]).map((capability) => ({ capability, reason: report.reasons[capability] ?? 'unavailable' })),
+    });
+  }
+
+  @FieldResolver(() => TaskExecutorInfo, { description: 'Whether runTask can run this harness, and why not.' })
+  async taskExecutor(@Root() h: Harness, @Ctx() ctx: SessionsContext): Promise<TaskExecutorInfo> {
+    return Object.assign(new TaskExecutorInfo(), await loadersOf(ctx).executor.load(h.id as HarnessId));
+  }
+}

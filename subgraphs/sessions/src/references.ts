@@ -1,0 +1,25 @@
+import { isHarnessId } from '@keelson/harness';
+import type { ReferenceResolvers } from '@keelson/kit';
+import { loadersOf, type SessionsContext } from './context';
+import { harnessOf } from './harness/harness.resolver';
+import { toSession } from './session/session.type';
+import { toTask } from './task/task.type';
+
+/** Entity references other subgraphs resolve through this one, batched per request. */
+export const referenceResolvers: ReferenceResolvers = {
+  Harness: {
+    __resolveReference: (ref: { id: string }) => (isHarnessId(ref.id) ? harnessOf(ref.id) : null),
+  },
+  HarnessSession: {
+    __resolveReference: async (ref: { id: string }, ctx: SessionsContext) => {
+      const view = await loadersOf(ctx).session.load(ref.id);
+      return view ? toSession(view) : null;
+    },
+  },
+  Task: {
+    __resolveReference: async (ref: { id: string }, ctx: SessionsContext) => {
+      const t = await loadersOf(ctx).task.load(ref.id);
+      return t ? toTask(t) : null;
+    },
+  },
+} as ReferenceResolvers;

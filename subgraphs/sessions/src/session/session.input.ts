@@ -1,0 +1,38 @@
+import { Field, ID, InputType } from 'type-graphql';
+import { z } from 'zod';
+
+@InputType({ description: "Where a new session's turns run: a project's root, or one of its live worktree leases." })
+export class StartSessionInput {
+  @Field(() => ID)
+  projectId!: string;
+
+  @Field(() => ID, { nullable: true, description: 'A live workspace lease of the project (acquireWorkspace) to run in instead of its root.' })
+  workspaceId?: string | null;
+
+  @Field(() => String, { nullable: true })
+  title?: string | null;
+}
+
+const uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'expected a UUID');
+
+export const startSessionInputSchema = z.object(
+  {
+    projectId: uuid,
+    workspaceId: uuid.nullish(),
+    title: z.string().trim().min(1).max(200).nullish(),
+  },
+  { error: 'expected { projectId, workspaceId?, title? }' },
+);
+
+/** A user turn's text (also a task's prompt). */
+export const turnTextSchema = z.string().min(1, 'must not be empty').max(100_000, 'must be at most 100000 characters').refine((s) => !s.includes('\u0000'), 'must not contain NUL');
+
+export const attachmentsSchema = z.array(z.string().min(1).max(4096)).max(20, 'at most 20 attachments').nullish().transform((v) => v ?? []);
+
+export const pageArgsSchema = z.object({
+  first: z.number().int().min(0, 'must be at least 0').max(500, 'must be at most 500').nullish().transform((v) => v ?? 50),
+  after: z.string().min(1).max(200).nullish().transform((v) => v ?? null),
+});
+
+export const requestIdSchema = z.string().min(1).max(200);
+export const optionalUuidSchema = uuid.nullish().transform((v) => v ?? null);

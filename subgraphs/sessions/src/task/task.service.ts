@@ -1,0 +1,74 @@
+import type { HarnessControlPlane, TaskRecord } from '@keelson/harness';
+import { MeshError, workflowKinds, workflowTypes, type HarnessTaskInput } from '@keelson/schema';
+import type { Logger } from '@keelson/service';
+import { connectClient, searchAttributeKeys, workflowUiUrl } from '@keelson/temporal';
+import type { Client } from '@temporalio/client';
+
+export interface TemporalTarget {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  uiUrl?: string;
+}
+
+/** Starts tasks as `harnessTask` workflows; the worker's activity runs the CLI turn. */
+export class TaskService {
+  private client: Promise<Client> | undefined;
+
+  constructor(
+    private readonly plane: HarnessControlPlane,
+    private readonly temporal: TemporalTarget | null,
+    private readonly log: Logger,
+    private readonly heartbeatTimeoutMs: number,
+  ) {}
+
+  private connect(): Promise<Client> {
+    if (!this.temporal) throw new MeshError('SERVICE_UNAVAILABLE', 'tasks need Temporal, and this sessions subgraph has no TEMPORAL_ADDRESS');
+    this.client ??= connectClient({ address: this.temporal.address, namespace: this.temporal.namespace }).catch((err: unknown) => {
+      this.client = undefined;
+      throw err;
+    });
+    return this.client;
+  }
+
+  /**
+   * Records the task (and, for harnesses that pin ids, its session), then starts its workflow with
+   * the search attributes operators find it by. A workflow that cannot start fails the task.
+   */
+  async runTask(harnessId: string, prompt: string, projectId: string | null): Promise<TaskRecord> {
+    const task = await this.plane.createTask({ harnessId, prompt, projectId });
+    const input: HarnessTaskInput = { taskId: task.id, harnessId: task.harnessId, projectId: task.projectId, heartbeatTimeoutMs: this.heartbeatTimeoutMs };
+    try {
+      const client = await this.connect();
+      const handle = await client.workflow.start(workflowTypes.harnessTask, {
+        taskQueue: this.temporal!.taskQueue,
+        workflowId: task.workflowId,
+        args: [input],
+        typedSearchAttributes: [
+          { key: searchAttributeKeys.kind, value: workflowKinds.task },
+          { key: searchAttributeKeys.workflowName, value: workflowTypes.harnessTask },
+          { key: searchAttributeKeys.harness, value: task.harnessId },
+          ...(task.projectId ? [{ key: searchAttributeKeys.project, value: task.projectId }] : []),
+        ],
+        memo: { title: `${task.harnessId} task: ${prompt.length > 80 ? `${prompt.slice(0, 79)}…` : prompt}` },
+      });
+      await this.plane.store.setTaskRun(task.id, handle.firstExecutionRunId);
+    } catch (err) {
+      this.log.error({ err, taskId: task.id }, 'starting a harnessTask workflow failed');
+      await this.plane.settleTask(task.id, { status: 'FAILED', error: `the workflow could not start: ${(err as Error).message}` });
+      throw err instanceof MeshError ? err : new MeshError('SERVICE_UNAVAILABLE', `Temporal did not start the task's workflow (${(err as Error).message}); retry`);
+    }
+    return (await this.plane.store.task(task.id))!;
+  }
+
+  /** The Web UI page of a task's workflow, when the UI's URL is known. */
+  uiUrl(workflowId: string, runId: string | null): string | null {
+    return this.temporal?.uiUrl ? workflowUiUrl(this.temporal.uiUrl, this.temporal.namespace, workflowId, runId ?? undefined) : null;
+  }
+
+  async stop(): Promise<void> {
+    const client = await this.client?.catch(() => undefined);
+    this.client = undefined;
+    await client?.connection.close().catch(() => undefined);
+  }
+}

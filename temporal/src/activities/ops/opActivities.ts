@@ -1,0 +1,118 @@
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import type { EventLog } from '@keelson/kit';
+import { MeshError, streams, type OpFramePayload } from '@keelson/schema';
+import type { Logger } from '@keelson/service';
+import type { OpStore } from '../../store/opStore';
+import { asActivity } from '../failures';
+import type { OpContext, OpRegistry } from './opTypes';
+
+export interface OpActivityDeps {
+  store: OpStore;
+  /** Steers reach a running op through the `ops` stream (its notifier must be able to LISTEN). */
+  events: EventLog;
+  registry: OpRegistry;
+  log?: Logger;
+}
+
+/** The activities of the `durableOp` workflow. */
+export function createOpActivities(deps: OpActivityDeps | undefined) {
+  const need = (): OpActivityDeps => {
+    if (!deps) throw ApplicationFailure.nonRetryable('this worker was started without an op store (ActivityDeps.ops)', 'SERVICE_UNAVAILABLE');
+    return deps;
+  };
+  return {
+    /** `OP_STARTED`, once. */
+    async beginOp(input: { opId: string }): Promise<void> {
+      await asActivity(() => need().store.beginOp(input.opId));
+    },
+
+    /**
+     * Runs the op's implementation, heartbeating; log/progress frames are persisted in order and
+     * steers are delivered from the `ops` stream. Success stores the result with `OP_SUCCEEDED`.
+     * A throw fails the op (not retried); a lost worker is retried.
+     */
+    async runOp(input: { opId: string }): Promise<void> {
+      return asActivity(async () => {
+        const { store, events, registry } = need();
+        const activity = Context.current();
+        const op = await store.getOp(input.opId);
+        if (!op) throw new MeshError('NOT_FOUND', `op ${JSON.stringify(input.opId)} does not exist`);
+        const implementation = registry[op.kind];
+        if (!implementation) {
+          throw new MeshError('CAPABILITY_UNSUPPORTED', `op kind "${op.kind}" has no implementation on this worker (known: ${Object.keys(registry).join(', ') || 'none'})`);
+        }
+
+        let frames: Promise<void> = Promise.resolve();
+        let frameError: unknown;
+        const enqueue = (write: () => Promise<void>) => {
+          frames = frames.then(write).catch((err: unknown) => {
+            frameError ??= err;
+          });
+        };
+
+        let steerHandler: ((note: string) => void | Promise<void>) | undefined;
+        const pendingNotes: string[] = [];
+        let delivering: Promise<void> = Promise.resolve();
+        const deliver = () => {
+          while (steerHandler && pendingNotes.length) {
+            const note = pendingNotes.shift()!;
+            const handler = steerHandler;
+            delivering = delivering.then(() => handler(note)).catch((err: unknown) => deps?.log?.warn({ err, opId: op.id }, 'onSteer threw'));
+          }
+        };
+        const steers = op.steerable ? events.tail<OpFramePayload>(streams.ops, undefined, { key: op.id }) : undefined;
+        const following = (async () => {
+          if (!steers) return;
+          for await (const frame of steers) {
+            if (frame.type !== 'OP_STEERED' || frame.payload.note === undefined) continue;
+            pendingNotes.push(frame.payload.note);
+            deliver();
+          }
+        })().catch((err: unknown) => deps?.log?.warn({ err, opId: op.id }, 'following steers failed'));
+
+        const ctx: OpContext = {
+          opId: op.id,
+          kind: op.kind,
+          input: op.input,
+          signal: activity.cancellationSignal,
+          log: (line) => enqueue(() => store.log(op.id, line)),
+          progress: (p) => enqueue(() => store.progress(op.id, p)),
+          onSteer: (handler) => {
+            steerHandler = handler;
+            deliver();
+          },
+        };
+        const heartbeat = setInterval(() => activity.heartbeat(), 1000);
+        let result: unknown;
+        try {
+          result = await implementation(ctx);
+        } catch (err) {
+          if (activity.cancellationSignal.aborted) throw new CancelledFailure(`op ${op.id} cancelled`);
+          throw ApplicationFailure.create({ message: `op ${op.kind} failed: ${(err as Error).message ?? String(err)}`, type: 'UPSTREAM_FAILED', nonRetryable: true });
+        } finally {
+          clearInterval(heartbeat);
+          await steers?.return?.();
+          await following;
+          await delivering;
+          await frames;
+        }
+        if (activity.cancellationSignal.aborted) throw new CancelledFailure(`op ${op.id} cancelled`);
+        if (frameError) throw frameError;
+        await store.completeOp(op.id, result);
+      });
+    },
+
+    /** Steer number `index`: `OP_STEERED`, once. */
+    async recordSteer(input: { opId: string; index: number; note: string }): Promise<void> {
+      await asActivity(() => need().store.recordSteer(input.opId, input.index, input.note));
+    },
+
+    /** FAILED or CANCELLED with its frame, once. */
+    async settleOp(input: { opId: string; status: 'FAILED' | 'CANCELLED'; error?: string }): Promise<boolean> {
+      return asActivity(() => need().store.settleOp(input.opId, input.status, input.error));
+    },
+  };
+}
+
+export type OpActivities = ReturnType<typeof createOpActivities>;

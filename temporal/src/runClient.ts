@@ -1,0 +1,74 @@
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { workflowKinds, workflowTypes } from '@keelson/schema';
+import { searchAttributeKeys } from './searchAttributeKeys';
+import type { dagRun, DagRunInput, durableOp, DurableOpInput } from './workflows';
+
+/** `run-<name>-<first 8 hex of the run id>`: what operators see and search in the Temporal UI. */
+export function runWorkflowId(workflowName: string, runId: string): string {
+  return `run-${workflowName}-${runId.replace(/-/g, '').slice(0, 8)}`;
+}
+
+/** `op-<kind>-<first 8 hex of the op id>`. */
+export function opWorkflowId(kind: string, opId: string): string {
+  const safe = kind.replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 64);
+  return `op-${safe}-${opId.replace(/-/g, '').slice(0, 8)}`;
+}
+
+export interface StartRunOptions {
+  taskQueue: string;
+  workflowId: string;
+  input: DagRunInput;
+  workflowName: string;
+  /** Memo title shown in the UI. */
+  title: string;
+  /** KeelsonProject: the project's name. */
+  project?: string | null;
+  /** KeelsonRib: the rib that started the run, else the rib whose workflow it is. */
+  rib?: string | null;
+}
+
+/**
+ * Starts one launch of a run as `dagRun`, findable by `KeelsonKind='run'`, `KeelsonWorkflowName`,
+ * `KeelsonProject` and `KeelsonRib`, with the title in its memo. A resumed run reuses its workflow id
+ * (the previous execution is closed).
+ */
+export function startRunWorkflow(client: Client, opts: StartRunOptions): Promise<WorkflowHandle<typeof dagRun>> {
+  return client.workflow.start<typeof dagRun>(workflowTypes.dagRun, {
+    taskQueue: opts.taskQueue,
+    workflowId: opts.workflowId,
+    args: [opts.input],
+    workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+    typedSearchAttributes: [
+      { key: searchAttributeKeys.kind, value: workflowKinds.run },
+      { key: searchAttributeKeys.workflowName, value: opts.workflowName },
+      ...(opts.project ? [{ key: searchAttributeKeys.project, value: opts.project }] : []),
+      ...(opts.rib ? [{ key: searchAttributeKeys.rib, value: opts.rib }] : []),
+    ],
+    memo: { title: opts.title, runId: opts.input.runId, launch: opts.input.launch },
+  });
+}
+
+export interface StartOpOptions {
+  taskQueue: string;
+  workflowId: string;
+  input: DurableOpInput;
+  title: string;
+  project?: string | null;
+  rib?: string | null;
+}
+
+/** Starts an op as `durableOp`, findable by `KeelsonKind='op'` and `KeelsonWorkflowName=<kind>`. */
+export function startOpWorkflow(client: Client, opts: StartOpOptions): Promise<WorkflowHandle<typeof durableOp>> {
+  return client.workflow.start<typeof durableOp>(workflowTypes.durableOp, {
+    taskQueue: opts.taskQueue,
+    workflowId: opts.workflowId,
+    args: [opts.input],
+    typedSearchAttributes: [
+      { key: searchAttributeKeys.kind, value: workflowKinds.op },
+      { key: searchAttributeKeys.workflowName, value: opts.input.kind },
+      ...(opts.project ? [{ key: searchAttributeKeys.project, value: opts.project }] : []),
+      ...(opts.rib ? [{ key: searchAttributeKeys.rib, value: opts.rib }] : []),
+    ],
+    memo: { title: opts.title, opId: opts.input.opId },
+  });
+}

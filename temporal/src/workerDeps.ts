@@ -1,0 +1,65 @@
+import { createDataSource, EventLog, EventNotifier, initializeAndMigrate } from '@keelson/kit';
+import type { Logger } from '@keelson/service';
+import type { DataSource } from 'typeorm';
+import type { ActivityDeps, OpRegistry, PromptNodeExecutor } from './activities';
+import { builtinOps } from './activities/ops/countdown';
+import { projectsGraphqlApi } from './projectsApi';
+import { OpStore } from './store/opStore';
+import { RunStore } from './store/runStore';
+import { RunsTables1764460800300 } from './store/runsTables.migration';
+
+/** The runs subgraph's migrations, in order (it runs them; a worker process runs the same list). */
+export const runsMigrations = [RunsTables1764460800300];
+export const RUNS_MIGRATIONS_TABLE = 'runs_migrations';
+
+export interface ActivityDepsOptions {
+  databaseUrl: string;
+  /** The projects subgraph's GraphQL URL, for worktree leases. */
+  projectsUrl?: string;
+  log: Logger;
+  /** Op kinds beyond the built-in `countdown`. */
+  ops?: OpRegistry;
+  /** Runs prompt nodes; absent until providers exist (prompt nodes then fail CAPABILITY_UNSUPPORTED). */
+  promptExecutor?: PromptNodeExecutor;
+  /** @default 5 */
+  poolSize?: number;
+}
+
+export interface OpenedActivityDeps {
+  deps: ActivityDeps;
+  /** The pool the stores write through (tests read state with it). */
+  dataSource: DataSource;
+  /** Ends the LISTEN connection and the pool. */
+  close(): Promise<void>;
+}
+
+/**
+ * Everything a worker's activities need, on a pool of its own: the run and op stores (migrated, so a
+ * worker process can start before the runs subgraph), the event log, the projects API.
+ */
+export async function openActivityDeps(opts: ActivityDepsOptions): Promise<OpenedActivityDeps> {
+  const { dataSource } = createDataSource({
+    url: opts.databaseUrl,
+    entities: [],
+    migrations: runsMigrations,
+    migrationsTableName: RUNS_MIGRATIONS_TABLE,
+    log: opts.log,
+    poolSize: opts.poolSize ?? 5,
+  });
+  await initializeAndMigrate(dataSource);
+  const notifier = new EventNotifier({ url: opts.databaseUrl, log: opts.log, applicationName: 'keelson-worker-listener' });
+  const events = new EventLog(dataSource, notifier);
+  const projects = opts.projectsUrl ? projectsGraphqlApi(opts.projectsUrl) : undefined;
+  const deps: ActivityDeps = {
+    runs: { store: new RunStore(dataSource, events), projects, promptExecutor: opts.promptExecutor, log: opts.log },
+    ops: { store: new OpStore(dataSource, events), events, registry: { ...builtinOps, ...opts.ops }, log: opts.log },
+  };
+  return {
+    deps,
+    dataSource,
+    async close() {
+      await notifier.stop();
+      await dataSource.destroy();
+    },
+  };
+}

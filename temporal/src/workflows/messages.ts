@@ -1,0 +1,16 @@
+// The run workflows' Temporal messages, shared by the workflows and their clients (schema/PROTOCOL.md
+// "Run workflows: signals, updates, queries").
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { opMessages, runMessages, type DagRunStatus, type DurableOpStatus, type RespondInput, type RespondResult } from '@keelson/schema';
+
+/** Update `respond` on `dagRun`: answer an approval gate (validated; a rejection carries the reason). */
+export const respondUpdate = defineUpdate<RespondResult, [RespondInput]>(runMessages.respond);
+
+/** Query `status` on `dagRun`. */
+export const runStatusQuery = defineQuery<DagRunStatus>(runMessages.status);
+
+/** Signal `steer` on `durableOp`: one steering note. */
+export const steerSignal = defineSignal<[string]>(opMessages.steer);
+
+/** Query `status` on `durableOp`. */
+export const opStatusQuery = defineQuery<DurableOpStatus>(opMessages.status);

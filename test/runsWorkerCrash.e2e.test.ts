@@ -1,0 +1,114 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { gqlData } from './support/client';
+import { startTestMesh, type TestMesh } from './support/mesh';
+import { alive, projectWithWorkflow, startWorkflow, waitForRun } from './support/runs';
+import { quietTemporalRuntime } from './support/temporalServer';
+import { startWorkerProcess, type WorkerProcess } from './support/workerProcess';
+
+quietTemporalRuntime();
+
+/**
+ * Each node appends one line to effects.log as its side effect, at its very end. `slow` also notes
+ * every start (starts.log) and its shell's pid, and sleeps before acting — long on the first attempt,
+ * so the worker is killed while it runs — and the killed attempt's process must be gone, not just late.
+ */
+const CRASHY = `
+name: crash-once
+nodes:
+  - id: first
+    type: bash
+    bash: echo "first" >> "$ARTIFACTS_DIR/effects.log"
+  - id: slow
+    type: bash
+    depends_on: [first]
+    bash: |
+      echo "slow attempt $KEELSON_ATTEMPT" >> "$ARTIFACTS_DIR/starts.log"
+      echo $$ > "$ARTIFACTS_DIR/slow-$KEELSON_ATTEMPT.pid"
+      if [ "$KEELSON_ATTEMPT" = 1 ]; then sleep 30; else sleep 1; fi
+      echo "slow" >> "$ARTIFACTS_DIR/effects.log"
+  - id: last
+    type: bash
+    depends_on: [slow]
+    bash: echo "last" >> "$ARTIFACTS_DIR/effects.log"
+`;
+
+const lines = async (file: string) => (await readFile(file, 'utf8').catch(() => '')).split('\n').filter(Boolean);
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('a worker killed (SIGKILL) in the middle of a node', () => {
+  let mesh: TestMesh;
+  let workerEnv: NodeJS.ProcessEnv;
+  const workers: WorkerProcess[] = [];
+
+  beforeAll(async () => {
+    mesh = await startTestMesh({ KEELSON_RUN_HEARTBEAT_TIMEOUT_MS: '2000' }, { worker: false });
+    workerEnv = { ...mesh.rawEnv, TEMPORAL_ADDRESS: mesh.temporal.address, KEELSON_PROJECTS_URL: mesh.projects.url };
+  });
+
+  afterAll(async () => {
+    for (const w of workers) await w.stop().catch(() => undefined);
+    await mesh?.teardown();
+  });
+
+  it('completes the run after a restart, each node\'s side effect happening once', async () => {
+    workers.push(await startWorkerProcess(workerEnv));
+    const project = await projectWithWorkflow(mesh.gatewayUrl, 'crashy', { 'crash-once.yaml': CRASHY });
+    const started = await startWorkflow(mesh.gatewayUrl, 'crash-once', { projectId: project.id });
+    const dir = started.artifactsDir;
+
+    const orphan = await until('slow to start', async () => Number((await readFile(join(dir, 'slow-1.pid'), 'utf8').catch(() => '')).trim()) || undefined);
+    expect(await lines(join(dir, 'effects.log'))).toEqual(['first']);
+    const killedAt = Date.now();
+    await workers[0]!.kill();
+
+    // The killed attempt's process group dies with its worker (the watchdog), before it acts.
+    await until('the orphaned attempt to die', async () => (alive(orphan) ? undefined : true), 5000);
+    const orphanGoneAfter = Date.now() - killedAt;
+
+    workers.push(await startWorkerProcess(workerEnv));
+    const restartedAfter = Date.now() - killedAt;
+    const done = await waitForRun(mesh.gatewayUrl, started.id, (r) => r.status === 'SUCCEEDED' || r.status === 'FAILED', 60_000);
+    const completedAfter = Date.now() - killedAt;
+    expect(done.status).toBe('SUCCEEDED');
+
+    expect(await lines(join(dir, 'effects.log'))).toEqual(['first', 'slow', 'last']);
+    expect(await lines(join(dir, 'starts.log'))).toEqual(['slow attempt 1', 'slow attempt 2']);
+    expect(done.nodes.map((n) => [n.id, n.status, n.attempt])).toEqual([
+      ['first', 'SUCCEEDED', 1],
+      ['slow', 'SUCCEEDED', 2],
+      ['last', 'SUCCEEDED', 1],
+    ]);
+
+    const { run } = await gqlData<{ run: { events: { edges: { node: { type: string; nodeId: string | null; attempt: number | null } }[] } } }>(
+      mesh.gatewayUrl,
+      'query ($id: ID!) { run(id: $id) { events(first: 100) { edges { node { type nodeId attempt } } } } }',
+      { id: started.id },
+    );
+    const seen = run.events.edges.map(({ node }) => [node.type, node.nodeId, node.attempt].filter((x) => x !== null).join(':'));
+    expect(seen).toEqual([
+      'RUN_STARTED',
+      'NODE_STARTED:first:1',
+      'NODE_SUCCEEDED:first',
+      'NODE_STARTED:slow:1',
+      'NODE_STARTED:slow:2',
+      'NODE_SUCCEEDED:slow',
+      'NODE_STARTED:last:1',
+      'NODE_SUCCEEDED:last',
+      'RUN_SUCCEEDED',
+    ]);
+    console.log(
+      `worker SIGKILL → orphaned attempt gone after ${orphanGoneAfter} ms; new worker polling after ${restartedAfter} ms; run SUCCEEDED after ${completedAfter} ms (heartbeat timeout 2000 ms)`,
+    );
+    // Two worker processes boot here (each compiles and bundles the workflows): slow on a loaded machine.
+  }, 180_000);
+});
