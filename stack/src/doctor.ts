@@ -6,6 +6,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
+import { createDriverRegistry, harnessSettings } from '@keelson/harness';
 import { expandHome, isLoopback, parseEnv } from '@keelson/schema';
 import { findTemporalCli, TEMPORAL_CLI_VERSION } from '@keelson/temporal';
 import { Client } from 'pg';
@@ -100,6 +101,7 @@ export async function doctor(env: NodeJS.ProcessEnv = process.env): Promise<Chec
         ['gateway', e.KEELSON_GATEWAY_PORT],
         ['projects', e.KEELSON_PROJECTS_PORT],
         ['ribs', e.KEELSON_RIBS_PORT],
+        ['sessions', e.KEELSON_SESSIONS_PORT],
         ...(e.TEMPORAL_ADDRESS ? [] : ([['temporal', e.KEELSON_TEMPORAL_PORT], ['temporal-ui', e.KEELSON_TEMPORAL_UI_PORT]] as [string, number][])),
       ];
       const busy = [];
@@ -107,6 +109,16 @@ export async function doctor(env: NodeJS.ProcessEnv = process.env): Promise<Chec
       return busy.length
         ? { status: 'warn', detail: `in use: ${busy.join(', ')} (another mesh running? override with KEELSON_*_PORT)` }
         : { status: 'ok', detail: ports.map(([n, p]) => `${n} ${p}`).join(', ') + ' free' };
+    }),
+    check('harness', async () => {
+      const drivers = Object.values(createDriverRegistry(harnessSettings(e, env)));
+      const reports = await Promise.all(drivers.filter((d) => d.implemented).map((d) => d.report()));
+      const missing = reports.filter((r) => !r.installed).map((r) => r.harnessId);
+      const found = reports.filter((r) => r.installed).map((r) => `${r.harnessId} ${r.version ?? ''}`.trim());
+      const endpoint = e.KEELSON_MODEL_BASE_URL ? `model endpoint ${e.KEELSON_MODEL_BASE_URL}` : 'no KEELSON_MODEL_BASE_URL: each CLI calls its vendor';
+      return missing.length
+        ? { status: 'warn', detail: `missing: ${missing.join(', ')} (run npm ci); ${found.join(', ')}; ${endpoint}` }
+        : { status: 'ok', detail: `${found.join(', ')}; ${endpoint}` };
     }),
     check('folders', async () => {
       const notes: string[] = [];

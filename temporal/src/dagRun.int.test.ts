@@ -133,6 +133,42 @@ describe('dagRun on a real worker and dev server', () => {
     console.log(`answer racing cancel, 6 tries: ${seen.join(', ')}`);
   });
 
+  it('answer vs cancel, each order made certain: an answer recorded first stands; a cancel seen first refuses the answer', async () => {
+    // A sleeping branch keeps the cancelling run open (its command must be killed) while the answer arrives.
+    const busy = `
+name: busy-gate
+nodes:
+  - { id: gate, type: approval, prompt: "Go?" }
+  - { id: nap, type: bash, bash: "sleep 600" }
+`;
+    const cancelFirst = await h.start(busy);
+    const first = await h.openPause(cancelFirst.runId, 'gate');
+    await cancelFirst.handle.cancel();
+    const deadline = Date.now() + 10_000;
+    while (!(await cancelFirst.handle.query(runStatusQuery)).closing && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await expect(rejection(answer(cancelFirst, { nodeId: 'gate', text: 'approve', pauseId: first.pause_id }))).resolves.toBe(
+      `run ${cancelFirst.runId} is being cancelled; its gates are closed`,
+    );
+    await expect(cancelFirst.handle.result()).rejects.toBeInstanceOf(WorkflowFailedError);
+    expect(await h.pauses(cancelFirst.runId)).toMatchObject([{ decision: null, closed_by: 'cancelled' }]);
+    expect((await h.nodes(cancelFirst.runId)).map((n) => [n.node_id, n.status])).toEqual([
+      ['gate', 'CANCELLED'],
+      ['nap', 'CANCELLED'],
+    ]);
+
+    const answerFirst = await h.start(busy);
+    const second = await h.openPause(answerFirst.runId, 'gate');
+    await expect(answer(answerFirst, { nodeId: 'gate', text: 'approve', pauseId: second.pause_id })).resolves.toMatchObject({ ok: true });
+    await answerFirst.handle.cancel();
+    await expect(answerFirst.handle.result()).rejects.toBeInstanceOf(WorkflowFailedError);
+    expect(await h.status(answerFirst.runId)).toMatchObject({ status: 'CANCELLED' });
+    expect(await h.pauses(answerFirst.runId)).toMatchObject([{ decision: 'approve', closed_by: 'answer' }]);
+    expect((await h.nodes(answerFirst.runId)).map((n) => [n.node_id, n.status])).toEqual([
+      ['gate', 'SUCCEEDED'],
+      ['nap', 'CANCELLED'],
+    ]);
+  });
+
   it('continues as new near its history limit without losing state: no node runs twice and an open gate keeps its pause id', async () => {
     const chain = `
 name: long-chain
