@@ -17,6 +17,7 @@ COPY ribs/host/package.json ribs/host/
 COPY ribs/projects/package.json ribs/projects/
 COPY ribs/notes/package.json ribs/notes/
 COPY subgraphs/ribs/package.json subgraphs/ribs/
+COPY providers/package.json providers/
 COPY modelserver/package.json modelserver/
 COPY temporal/package.json temporal/
 COPY gateway/package.json gateway/
