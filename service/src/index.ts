@@ -2,4 +2,5 @@ export { createLogger, silentLogger } from './logger';
 export type { Logger } from './logger';
 export { assertBindAllowed } from './bindGuard';
 export { serveGraphQL, healthRoute } from './serveGraphQL';
+export { runService } from './runService';
 export type { ServeOptions, Served, RouteHandler } from './serveGraphQL';

@@ -11,4 +11,6 @@ export { EventNotifier } from './eventLog/notifier';
 export type { Ticket, NotifierOptions } from './eventLog/notifier';
 export { EventLogTables1764460800000 } from './eventLog/eventLog.migration';
 export { startSubgraph } from './startSubgraph';
+export { openSubgraphState } from './subgraphState';
+export type { SubgraphState, SubgraphStateOptions } from './subgraphState';
 export type { SubgraphContext, StartSubgraphOptions } from './startSubgraph';

@@ -1,4 +1,4 @@
-import { createDataSource, EventLog, EventNotifier, initializeAndMigrate, startSubgraph } from '@keelson/kit';
+import { openSubgraphState, startSubgraph } from '@keelson/kit';
 import type { Logger } from '@keelson/service';
 import { CaptureConsumer } from './capture/captureConsumer';
 import type { TranscriptSource } from './capture/transcriptSource';
@@ -74,20 +74,18 @@ export interface RunningMemory {
 
 /** Boots the memory subgraph: migrate, decide the search mode, start capture if given a source, then serve. */
 export async function start(opts: StartMemoryOptions): Promise<RunningMemory> {
-  const { dataSource, queries } = createDataSource({
+  const state = await openSubgraphState({
     url: opts.databaseUrl,
     entities: memoryEntities,
     migrations: memoryMigrations,
     migrationsTableName: 'memory_migrations',
     log: opts.log,
+    listenerName: 'keelson-memory-listener',
   });
-  await initializeAndMigrate(dataSource);
-  const notifier = new EventNotifier({ url: opts.databaseUrl, log: opts.log, applicationName: 'keelson-memory-listener' });
+  const { dataSource, queries, notifier, events } = state;
   let capture: CaptureConsumer | undefined;
   let indexer: VectorIndexer | undefined;
   try {
-    await notifier.ready();
-    const events = new EventLog(dataSource, notifier);
     const deps = { dataSource, events, settings: opts.settings, log: opts.log };
     const mode = await detectSearchMode(dataSource, opts.settings, opts.log);
     opts.log.info({ mode: mode.mode, reason: mode.reason }, 'memory search mode');
@@ -135,8 +133,7 @@ export async function start(opts: StartMemoryOptions): Promise<RunningMemory> {
       onStop: async () => {
         await capture?.stop();
         await indexer?.stop();
-        await notifier.stop();
-        await dataSource.destroy();
+        await state.close();
       },
     });
     if (capture && opts.capture?.autoStart !== false) capture.start();
@@ -144,8 +141,7 @@ export async function start(opts: StartMemoryOptions): Promise<RunningMemory> {
   } catch (err) {
     await capture?.stop();
     await indexer?.stop();
-    await notifier.stop();
-    await dataSource.destroy();
+    await state.close();
     throw err;
   }
 }

@@ -1,4 +1,4 @@
-import { createDataSource, EventLog, EventNotifier, initializeAndMigrate, startSubgraph } from '@keelson/kit';
+import { openSubgraphState, startSubgraph } from '@keelson/kit';
 import type { Logger } from '@keelson/service';
 import type { ProjectsContext, ProjectsServices } from './context';
 import { MutationLock } from './lock/lock.entity';
@@ -44,18 +44,15 @@ export interface RunningProjects {
 
 /** Boots the projects subgraph: migrate, then serve. */
 export async function start(opts: StartProjectsOptions): Promise<RunningProjects> {
-  const { dataSource, queries } = createDataSource({
+  const state = await openSubgraphState({
     url: opts.databaseUrl,
     entities: projectsEntities,
     migrations: projectsMigrations,
     migrationsTableName: 'projects_migrations',
     log: opts.log,
   });
-  await initializeAndMigrate(dataSource);
-  const notifier = new EventNotifier({ url: opts.databaseUrl, log: opts.log });
   try {
-    await notifier.ready();
-    const events = new EventLog(dataSource, notifier);
+    const { dataSource, events } = state;
     const deps = { dataSource, events, settings: opts.settings, log: opts.log };
     const projects = new ProjectService(deps);
     const services: ProjectsServices = {
@@ -74,15 +71,11 @@ export async function start(opts: StartProjectsOptions): Promise<RunningProjects
       insecureBind: opts.insecureBind,
       log: opts.log,
       context: (base) => ({ ...base, services }),
-      onStop: async () => {
-        await notifier.stop();
-        await dataSource.destroy();
-      },
+      onStop: state.close,
     });
-    return { url: served.url, wsUrl: served.wsUrl, services, queryCount: () => queries.count, stop: served.stop };
+    return { url: served.url, wsUrl: served.wsUrl, services, queryCount: () => state.queries.count, stop: served.stop };
   } catch (err) {
-    await notifier.stop();
-    await dataSource.destroy();
+    await state.close();
     throw err;
   }
 }

@@ -1,0 +1,31 @@
+import { createLogger, type Logger } from './logger';
+
+/**
+ * A service's process entry: starts it with a logger, stops it on SIGINT/SIGTERM, exits 1 with the
+ * reason logged when it cannot start. `main.ts` files are one call to this.
+ */
+export function runService<C extends { logLevel: string }>(
+  name: string,
+  loadConfig: () => C,
+  start: (config: C & { log: Logger }) => Promise<{ stop(): Promise<void> }>,
+): void {
+  let log = createLogger(name);
+  try {
+    const config = loadConfig();
+    log = createLogger(name, config.logLevel);
+    start({ ...config, log }).then(
+      (running) => {
+        const stop = () => void running.stop().then(() => process.exit(0));
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      },
+      (err: unknown) => {
+        log.fatal({ err }, `${name} failed to start`);
+        process.exit(1);
+      },
+    );
+  } catch (err) {
+    log.fatal({ err }, `${name}: invalid configuration`);
+    process.exit(1);
+  }
+}
