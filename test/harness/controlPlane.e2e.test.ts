@@ -1,5 +1,5 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -230,6 +230,30 @@ describe('harness identity, capabilities and refusals through the gateway', () =
     // The legacy Claude transcript path reads as its SessionId.
     expect(await bare(`/home/u/.claude/projects/-work-x/${claude.nativeId}.jsonl`)).toEqual({ id: claude.id });
     expect(await bare(`claude-code:${UUID}`)).toBeNull();
+  });
+});
+
+describe('confinement: a session runs in its project root or a live worktree lease', () => {
+  it('starts a session in a leased worktree, and refuses its turns once the lease is released', async () => {
+    const project = await createProject(h.mesh, 'leased');
+    const { acquireWorkspace } = await gqlData<{ acquireWorkspace: { id: string; path: string } }>(
+      h.mesh.gatewayUrl,
+      'mutation ($p: ID!) { acquireWorkspace(projectId: $p, purpose: "harness") { id path } }',
+      { p: project.id },
+    );
+    const { startSession } = await gqlData<{ startSession: SessionData }>(
+      h.mesh.gatewayUrl,
+      `mutation ($p: ID!, $w: ID) { startSession(harnessId: "qwen-code", input: { projectId: $p, workspaceId: $w }) { ${SESSION_FIELDS} } }`,
+      { p: project.id, w: acquireWorkspace.id },
+    );
+    expect(startSession.cwd).toBe(realpathSync(acquireWorkspace.path));
+    const foreign = await gql(h.mesh.gatewayUrl, 'mutation ($p: ID!) { startSession(harnessId: "qwen-code", input: { projectId: $p, workspaceId: "00000000-0000-4000-8000-000000000000" }) { id } }', { p: project.id });
+    expect(codes(foreign)).toEqual(['NOT_FOUND']);
+    await gqlData(h.mesh.gatewayUrl, 'mutation ($w: ID!) { releaseWorkspace(id: $w) }', { w: acquireWorkspace.id });
+    const refused = await gql(h.mesh.gatewayUrl, 'mutation ($s: ID!) { sendUserTurn(sessionId: $s, text: "hi") { turnId } }', { s: startSession.id });
+    expect(codes(refused)).toEqual(['FORBIDDEN']);
+    expect(refused.errors![0]!.message).toMatch(/not a live workspace lease/);
+    expect(await sessionOf(h.mesh, startSession.id)).toMatchObject({ turnInFlight: false, status: 'idle' });
   });
 });
 

@@ -315,7 +315,15 @@ export class HarnessControlPlane {
     if (!record.projectId) {
       throw new MeshError('FORBIDDEN', `session ${record.id} runs in ${record.cwd ?? 'an unknown directory'}, which is neither a project root nor a leased worktree; turns run only inside a project`);
     }
-    const place = await this.placeFor(record.projectId, record.workspaceId);
+    let place: Place;
+    try {
+      place = await this.placeFor(record.projectId, record.workspaceId);
+    } catch (err) {
+      if (err instanceof MeshError && err.code === 'NOT_FOUND') {
+        throw new MeshError('FORBIDDEN', `session ${record.id} cannot run: ${err.message.replace(/^[a-zA-Z]+: /, '')}`);
+      }
+      throw err;
+    }
     if (record.cwd && (await realpathDeep(record.cwd)) !== place.cwd) {
       throw new MeshError('FORBIDDEN', `session ${record.id} was started in ${record.cwd}, which is no longer its project's directory (${place.cwd})`);
     }
@@ -388,6 +396,10 @@ export class HarnessControlPlane {
    * known, so the task's lease guards it; the session is recorded, lease held, when announced.
    */
   private async startNewSessionTurn(driver: CliDriver, task: TaskRecord, opts: TurnOptions): Promise<LocalTurn> {
+    // Confinement, checked again at each attempt: the project's root is still where it was.
+    if (!task.projectId || (await this.placeFor(task.projectId, null)).cwd !== (await realpathDeep(task.cwd))) {
+      throw new MeshError('FORBIDDEN', `task ${task.id}: ${task.cwd} is no longer its project's root`);
+    }
     const bin = await driver.requireBinary();
     await driver.prepare();
     const cmd = await driver.command(bin.path, {
