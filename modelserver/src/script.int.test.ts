@@ -117,10 +117,10 @@ describe('scripted rules', () => {
     server = await startModelServer();
     const tools = [...claudeCodeTools, { name: 'mcp__keelson__run_status', description: 'status', input_schema: { type: 'object', properties: { runId: { type: 'string' } } } }];
     const url = `${server.url}/v1/messages`;
-    const missing = readAnthropic(await postSse(url, { model: 'c', max_tokens: 9, stream: true, tools, messages: [{ role: 'user', content: 'CALL_TOOL nope {}' }] }));
+    const missing = readAnthropic(await postSse(url, { model: 'c', max_tokens: 1024, stream: true, tools, messages: [{ role: 'user', content: 'CALL_TOOL nope {}' }] }));
     expect(missing.calls).toEqual([]);
     expect(missing.text).toBe('CALL_TOOL: no tool named nope among: Bash, Read, Edit, Write, TodoWrite, mcp__keelson__run_status');
-    const found = readAnthropic(await postSse(url, { model: 'c', max_tokens: 9, stream: true, tools, messages: [{ role: 'user', content: 'CALL_TOOL run_status {"runId":"r1"}' }] }));
+    const found = readAnthropic(await postSse(url, { model: 'c', max_tokens: 1024, stream: true, tools, messages: [{ role: 'user', content: 'CALL_TOOL run_status {"runId":"r1"}' }] }));
     expect(found.calls.map((c) => [c.name, JSON.parse(c.input)])).toEqual([['mcp__keelson__run_status', { runId: 'r1' }]]);
   });
 });

@@ -12,7 +12,7 @@ import { openaiErrorBody } from './protocols/openaiError';
 import { responses } from './protocols/responses';
 import { redactHeaders, RequestLog, type RecordedRequest } from './requestLog';
 import { decide } from './script/decide';
-import { estimateTokens } from './script/replyPlan';
+import { capOutput, estimateTokens } from './script/replyPlan';
 import type { Rule } from './script/rule';
 import { parseScript, ScriptFile } from './script/scriptFile';
 import { pause, sendJson, sendStream } from './sendAnswer';
@@ -149,7 +149,8 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
       sendJson(res, 500, adapter.errorBody(500, (err as Error).message));
       return;
     }
-    const plan = decide(parsed.conv, allRules);
+    const cap = route.api === 'anthropic' ? parsed.body.max_tokens : route.api === 'chat' ? (parsed.body.max_completion_tokens ?? parsed.body.max_tokens) : undefined;
+    const plan = capOutput(decide(parsed.conv, allRules), cap);
     Object.assign(entry, {
       userText: parsed.conv.userText,
       toolRounds: parsed.conv.toolRounds,

@@ -50,7 +50,7 @@ export const envSchema = z.object({
     .string()
     .regex(/^(?:[0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$/, 'a 32-byte key: 64 hex characters or 44 base64 characters')
     .optional(),
-  /** Where the gateway finds the runs subgraph (set in docker-compose). @default http://127.0.0.1:<KEELSON_RUNS_PORT>/graphql */
+  /** Where the gateway finds the runs subgraph, and memory reads prompt-node turns (set in docker-compose). @default http://127.0.0.1:<KEELSON_RUNS_PORT>/graphql */
   KEELSON_RUNS_URL: z.string().url().optional(),
   /**
    * Heartbeat timeout of a run's node activities and of ops: a lost worker is noticed, and a cancel
@@ -59,7 +59,7 @@ export const envSchema = z.object({
   KEELSON_RUN_HEARTBEAT_TIMEOUT_MS: z.coerce.number().int().min(1000).default(20_000),
   /** Where the gateway finds the memory subgraph (set in docker-compose). @default http://127.0.0.1:<KEELSON_MEMORY_PORT>/graphql */
   KEELSON_MEMORY_URL: z.string().url().optional(),
-  /** Where the gateway finds the sessions subgraph (set in docker-compose). @default http://127.0.0.1:<KEELSON_SESSIONS_PORT>/graphql */
+  /** Where the gateway finds the sessions subgraph, and memory capture fetches transcripts (set in docker-compose). @default http://127.0.0.1:<KEELSON_SESSIONS_PORT>/graphql */
   KEELSON_SESSIONS_URL: z.string().url().optional(),
   /**
    * The model endpoint every harness CLI calls: Anthropic Messages at `<url>/v1/messages`, OpenAI
@@ -83,6 +83,44 @@ export const envSchema = z.object({
   KEELSON_EMBEDDINGS_API_KEY: z.string().min(1).optional(),
   /** Timeout of one embeddings request. @default 10000 */
   KEELSON_EMBEDDINGS_TIMEOUT_MS: positiveMs(10_000),
+  /**
+   * How often the Temporal Schedule `memory-compaction-<task queue>` runs a compaction pass (summaries of
+   * long conversations through the provider registry); 0 removes the Schedule. @default 900000
+   */
+  KEELSON_MEMORY_COMPACTION_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .refine((v) => v === 0 || v >= 1000, 'must be 0 (no schedule) or at least 1000')
+    .default(900_000),
+  /** Messages per summary: compaction summarises each full window of this many messages of a conversation once. @default 50 */
+  KEELSON_MEMORY_COMPACTION_WINDOW: z.coerce.number().int().min(2).max(500).default(50),
+  /**
+   * The Anthropic Messages provider of agent turns and prompt nodes: its host (`/v1/messages` is
+   * appended). Registered when this, ANTHROPIC_API_KEY or the config file's `providers.anthropic` is
+   * set. @default KEELSON_MODEL_BASE_URL, else https://api.anthropic.com
+   */
+  KEELSON_ANTHROPIC_BASE_URL: z.string().url().optional(),
+  /** The Anthropic provider's API key (sent as `x-api-key`). */
+  ANTHROPIC_API_KEY: z.string().min(1).optional(),
+  /** The Anthropic provider's default model. @default claude-sonnet-4-5 */
+  KEELSON_ANTHROPIC_MODEL: z.string().min(1).optional(),
+  /**
+   * The OpenAI-compatible (Chat Completions) provider: its API root ending in `/v1`. Registered when
+   * this, OPENAI_API_KEY or `providers.openai` is set. @default KEELSON_MODEL_BASE_URL + /v1, else https://api.openai.com/v1
+   */
+  KEELSON_OPENAI_BASE_URL: z.string().url().optional(),
+  /** The OpenAI-compatible provider's API key (sent as a bearer token). */
+  OPENAI_API_KEY: z.string().min(1).optional(),
+  /** The OpenAI-compatible provider's default model. @default gpt-5 */
+  KEELSON_OPENAI_MODEL: z.string().min(1).optional(),
+  /** The provider a turn uses when it names none (beats the config file's `defaultProvider`). @default anthropic when registered, else the first registered */
+  KEELSON_DEFAULT_PROVIDER: z.string().min(1).optional(),
+  /** Output token cap of one model call of an agent turn. @default 8192 */
+  KEELSON_AGENT_MAX_TOKENS: z.coerce.number().int().positive().default(8192),
+  /** Model calls one agent turn may make (each tool round is one more). @default 24 */
+  KEELSON_AGENT_MAX_ROUNDS: z.coerce.number().int().min(1).max(200).default(24),
+  /** Longest a rib's agent turn runs when it sets no timeoutMs (prompt nodes use the node's timeout). @default 600000 */
+  KEELSON_AGENT_TURN_TIMEOUT_MS: positiveMs(600_000),
   /** Port of the local model server (`npm run model-server`); 0 picks a free one. @default 0 */
   KEELSON_MODEL_SERVER_PORT: port(0),
   /** A JSON file of scripted replies the local model server loads (re-read on change). */

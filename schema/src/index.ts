@@ -99,3 +99,5 @@ export type {
   HarnessTaskInput,
   HarnessTaskResult,
 } from './harness';
+export { refreshMessages, HOLDER_STOPPED, POLICY_APPROVAL_WORKFLOW, POLICY_APPROVAL_NODE } from './ribRuns';
+export type { RefreshAttach, RefreshLive, RefreshDetach, RegionRefreshStatus, RefreshOutcome } from './ribRuns';

@@ -10,6 +10,12 @@ export const workflowTypes = {
   durableOp: 'durableOp',
   /** A harness CLI run headless for a task (one turn, an activity that heartbeats and is cancellable). */
   harnessTask: 'harnessTask',
+  /** A rib's `registerOp`: the work runs in the registering process, held by an activity on its own task queue. */
+  ribOp: 'ribOp',
+  /** The server heartbeat of one snapshot region: refresh on its cadence, six times slower while idle. */
+  regionRefresh: 'regionRefresh',
+  /** Summarises long memory conversations, window by window, through the provider registry (started by a Temporal Schedule). */
+  memoryCompaction: 'memoryCompaction',
 } as const;
 
 /** `KeelsonKind` values: what a Temporal workflow of the mesh is. */
@@ -18,6 +24,10 @@ export const workflowKinds = {
   run: 'run',
   op: 'op',
   task: 'task',
+  /** A region's refresh heartbeat (`regionRefresh`). */
+  refresh: 'refresh',
+  /** A memory compaction pass (`memoryCompaction`) and its Schedule. */
+  compaction: 'compaction',
 } as const;
 
 /**

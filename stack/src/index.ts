@@ -4,3 +4,4 @@ export { ensureDatabase } from './database';
 export { composeSupergraph } from './compose';
 export type { Composition } from './compose';
 export { subgraphs, defaultSubgraphUrl } from './subgraphs';
+export { runsPortOf, ribWorkflowSource } from './ribRuns';

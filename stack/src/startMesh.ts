@@ -4,14 +4,30 @@ import { dirname, join } from 'node:path';
 import { startGateway } from '@keelson/gateway';
 import { expandHome, parseEnv, type MeshEnv } from '@keelson/schema';
 import { createLogger, type Logger } from '@keelson/service';
-import { memorySettings, start as startMemory, type RunningMemory } from '@keelson/subgraph-memory';
+import { GraphqlRunTurnSource, GraphqlTranscriptSource, memorySettings, start as startMemory, type RunningMemory } from '@keelson/subgraph-memory';
 import { projectsSettings, start as startProjects, type RunningProjects } from '@keelson/subgraph-projects';
-import { ribsSettings, start as startRibs, type RunningRibs } from '@keelson/subgraph-ribs';
+import type { RunsPort } from '@keelson/host';
+import { ribsSettings, start as startRibs, type RibHostOverrides, type RibRunsWiring, type RunningRibs } from '@keelson/subgraph-ribs';
 import { runsSettings, start as startRuns, type RunningRuns } from '@keelson/subgraph-runs';
 import { start as startSessions, type RunningSessions } from '@keelson/subgraph-sessions';
 import { harnessSettings } from '@keelson/harness';
-import { configureTemporalRuntime, connectClient, createActivities, ensureTemporalCli, openActivityDeps, startDevServer, startEcho, startWorker, type DevServer } from '@keelson/temporal';
+import {
+  configureTemporalRuntime,
+  connectClient,
+  createActivities,
+  deleteCompactionSchedule,
+  ensureCompactionSchedule,
+  ensureTemporalCli,
+  openActivityDeps,
+  openMemoryActivityDeps,
+  startDevServer,
+  startEcho,
+  startWorker,
+  type DevServer,
+} from '@keelson/temporal';
+import type { Client } from '@temporalio/client';
 import { ensureDatabase } from './database';
+import { ribWorkflowSource, runsPortOf } from './ribRuns';
 
 export interface MeshOptions {
   /** @default process.env */
@@ -29,9 +45,18 @@ export interface MeshOptions {
   worker?: boolean;
   /** The caller handles SIGINT/SIGTERM by calling stop() (an orderly shutdown). @default false */
   handlesSignals?: boolean;
+  /**
+   * Memory compaction's Temporal Schedule: false creates none (and removes an earlier one);
+   * `removeOnStop` deletes it when the mesh stops (tests sharing a Temporal server). @default kept
+   */
+  compaction?: false | { removeOnStop?: boolean };
   /** Progress lines for a human watching the boot. @default discard */
   progress?: (line: string) => void;
   log?: Logger;
+  /** Passed to the rib host (tests: an explicit `available` map of ribs). */
+  ribHost?: RibHostOverrides;
+  /** Tuning of the ribs' run seams (tests: a region heartbeat time scale). */
+  ribRuns?: Pick<RibRunsWiring, 'refresh' | 'approvalMaxWaitMs'>;
 }
 
 export interface RunningMesh {
@@ -45,8 +70,20 @@ export interface RunningMesh {
   sessions: RunningSessions;
   ribs: RunningRibs;
   env: MeshEnv;
+  /** The Temporal Schedule of memory compaction passes, or null when compaction is off. */
+  compactionScheduleId: string | null;
   /** Stops everything in reverse boot order. Idempotent. */
   stop(): Promise<void>;
+}
+
+/** Runs `fn` with a Temporal client on a connection of its own, closed after. */
+async function withTemporalClient<T>(temporal: { address: string; namespace: string }, fn: (client: Client) => Promise<T>): Promise<T> {
+  const client = await connectClient({ address: temporal.address, namespace: temporal.namespace });
+  try {
+    return await fn(client);
+  } finally {
+    await client.connection.close();
+  }
 }
 
 /** The checked-in composed supergraph. */
@@ -117,6 +154,8 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
     stops.push({ name: 'projects subgraph', stop: () => projects.stop() });
 
     progress('Subgraphs: ribs');
+    // The ribs subgraph boots first; its run seams reach the runs domain once that is up.
+    const late: { runs?: RunsPort } = {};
     const ribs = await startRibs({
       databaseUrl: env.DATABASE_URL,
       host: env.KEELSON_HOST,
@@ -124,6 +163,13 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       insecureBind: env.KEELSON_INSECURE_BIND,
       settings: { ...ribsSettings(env, userHome, rawEnv), projectsUrl: projects.url },
       log: log.child({ service: 'ribs' }),
+      ...(opts.ribHost ? { ribHost: opts.ribHost } : {}),
+      runs: {
+        runs: () => late.runs,
+        temporal: { address: temporal.address, namespace: temporal.namespace, taskQueue: env.TEMPORAL_TASK_QUEUE },
+        heartbeatTimeoutMs: env.KEELSON_RUN_HEARTBEAT_TIMEOUT_MS,
+        ...opts.ribRuns,
+      },
     });
     stops.push({ name: 'ribs subgraph', stop: () => ribs.stop() });
     progress(`Ribs: ${ribs.host.ribIds.join(', ') || 'none active'}`);
@@ -134,22 +180,11 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       host: env.KEELSON_HOST,
       port: port(env.KEELSON_RUNS_PORT),
       insecureBind: env.KEELSON_INSECURE_BIND,
-      settings: runsSettings(env, { userHome, temporal, projectsUrl: projects.url }),
+      settings: { ...runsSettings(env, { userHome, temporal, projectsUrl: projects.url }), ribWorkflows: ribWorkflowSource(ribs.host) },
       log: log.child({ service: 'runs' }),
     });
     stops.push({ name: 'runs subgraph', stop: () => runs.stop() });
-
-    progress('Subgraphs: memory');
-    const memory = await startMemory({
-      databaseUrl: env.DATABASE_URL,
-      host: env.KEELSON_HOST,
-      port: port(env.KEELSON_MEMORY_PORT),
-      insecureBind: env.KEELSON_INSECURE_BIND,
-      settings: memorySettings(env),
-      log: log.child({ service: 'memory' }),
-    });
-    stops.push({ name: 'memory subgraph', stop: () => memory.stop() });
-    progress(`Memory: search is ${memory.services.mode.reason}`);
+    late.runs = runsPortOf(runs.services);
 
     progress('Subgraphs: sessions');
     const sessions = await startSessions({
@@ -165,19 +200,59 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
     });
     stops.push({ name: 'sessions subgraph', stop: () => sessions.stop() });
 
+    // After sessions and runs: capture reads transcripts and prompt-node turns from them by URL
+    // (and memory stops before them).
+    progress('Subgraphs: memory');
+    const memoryLog = log.child({ service: 'memory' });
+    const memory = await startMemory({
+      databaseUrl: env.DATABASE_URL,
+      host: env.KEELSON_HOST,
+      port: port(env.KEELSON_MEMORY_PORT),
+      insecureBind: env.KEELSON_INSECURE_BIND,
+      settings: memorySettings(env),
+      capture: { source: new GraphqlTranscriptSource(sessions.url, memoryLog), runs: new GraphqlRunTurnSource(runs.url, memoryLog) },
+      log: memoryLog,
+    });
+    stops.push({ name: 'memory subgraph', stop: () => memory.stop() });
+    progress(`Memory: search is ${memory.services.mode.reason}`);
+
     configureTemporalRuntime(env.KEELSON_LOG_LEVEL === 'debug' ? 'info' : 'warn');
     progress(`Worker: polling ${temporal.address}`);
     if (opts.worker !== false) {
-      const activityDeps = await openActivityDeps({ databaseUrl: env.DATABASE_URL, projectsUrl: projects.url, log: log.child({ service: 'worker' }) });
+      const activityDeps = await openActivityDeps({
+        databaseUrl: env.DATABASE_URL,
+        projectsUrl: projects.url,
+        log: log.child({ service: 'worker' }),
+        // Prompt nodes: providers from the env and config file; rib tools through the worker's rib host,
+        // which shares the ribs subgraph's project and credential ports in this process.
+        agentTurns: { env: rawEnv, home, ribHost: { projects: ribs.services.projects, credentials: ribs.services.credentials } },
+      });
       stops.push({ name: 'worker state', stop: () => activityDeps.close() });
       const worker = await startWorker({
         address: temporal.address,
         namespace: temporal.namespace,
         taskQueue: env.TEMPORAL_TASK_QUEUE,
-        activities: createActivities({ ...activityDeps.deps, harness: { plane: sessions.runtime.plane } }),
+        activities: createActivities({
+          ...activityDeps.deps,
+          harness: { plane: sessions.runtime.plane },
+          memory: openMemoryActivityDeps({ memoryUrl: memory.url, env: rawEnv, home, log: log.child({ service: 'worker' }) }),
+        }),
       });
       stops.push({ name: 'worker', stop: () => worker.stop() });
     }
+
+    // Memory compaction passes, scheduled by Temporal (KEELSON_MEMORY_COMPACTION_*; interval 0: none).
+    const compaction = await withTemporalClient(temporal, (client) =>
+      ensureCompactionSchedule(client, {
+        taskQueue: env.TEMPORAL_TASK_QUEUE,
+        intervalMs: opts.compaction === false ? 0 : env.KEELSON_MEMORY_COMPACTION_INTERVAL_MS,
+        input: { window: env.KEELSON_MEMORY_COMPACTION_WINDOW, modelClass: 'fast' },
+      }),
+    );
+    if (compaction && opts.compaction && opts.compaction.removeOnStop) {
+      stops.push({ name: 'compaction schedule', stop: () => withTemporalClient(temporal, (client) => deleteCompactionSchedule(client, env.TEMPORAL_TASK_QUEUE)) });
+    }
+    progress(compaction ? `Memory: compaction scheduled every ${env.KEELSON_MEMORY_COMPACTION_INTERVAL_MS} ms (Temporal Schedule ${compaction})` : 'Memory: compaction is off');
 
     const subgraphUrls = { projects: projects.url, ribs: ribs.url, runs: runs.url, sessions: sessions.url, memory: memory.url };
     progress('Gateway');
@@ -215,6 +290,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       sessions,
       ribs,
       env,
+      compactionScheduleId: compaction,
       stop: () => (stopping ??= stopAll()),
     };
   } catch (err) {

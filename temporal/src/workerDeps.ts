@@ -1,15 +1,17 @@
 import { createDataSource, EventLog, EventNotifier, initializeAndMigrate } from '@keelson/kit';
 import type { Logger } from '@keelson/service';
 import type { DataSource } from 'typeorm';
+import { AgentTurnTables1764460800320 } from '@keelson/providers';
 import type { ActivityDeps, OpRegistry, PromptNodeExecutor } from './activities';
 import { builtinOps } from './activities/ops/countdown';
+import { openPromptExecutor, type PromptExecutorOptions } from './activities/prompt/openPromptExecutor';
 import { projectsGraphqlApi } from './projectsApi';
 import { OpStore } from './store/opStore';
 import { RunStore } from './store/runStore';
 import { RunsTables1764460800300 } from './store/runsTables.migration';
 
 /** The runs subgraph's migrations, in order (it runs them; a worker process runs the same list). */
-export const runsMigrations = [RunsTables1764460800300];
+export const runsMigrations = [RunsTables1764460800300, AgentTurnTables1764460800320];
 export const RUNS_MIGRATIONS_TABLE = 'runs_migrations';
 
 export interface ActivityDepsOptions {
@@ -19,8 +21,13 @@ export interface ActivityDepsOptions {
   log: Logger;
   /** Op kinds beyond the built-in `countdown`. */
   ops?: OpRegistry;
-  /** Runs prompt nodes; absent until providers exist (prompt nodes then fail CAPABILITY_UNSUPPORTED). */
+  /** Runs prompt nodes; absent (and no `agentTurns`), prompt nodes fail CAPABILITY_UNSUPPORTED. */
   promptExecutor?: PromptNodeExecutor;
+  /**
+   * Prompt nodes through `@keelson/providers`: providers from `env` and the config file, rib tools
+   * through the worker's own rib host, usage rows and sessions in this pool. Ignored with `promptExecutor`.
+   */
+  agentTurns?: PromptExecutorOptions;
   /** @default 5 */
   poolSize?: number;
 }
@@ -50,14 +57,16 @@ export async function openActivityDeps(opts: ActivityDepsOptions): Promise<Opene
   const notifier = new EventNotifier({ url: opts.databaseUrl, log: opts.log, applicationName: 'keelson-worker-listener' });
   const events = new EventLog(dataSource, notifier);
   const projects = opts.projectsUrl ? projectsGraphqlApi(opts.projectsUrl) : undefined;
+  const prompts = !opts.promptExecutor && opts.agentTurns ? openPromptExecutor({ ...opts.agentTurns, db: dataSource, log: opts.log }) : undefined;
   const deps: ActivityDeps = {
-    runs: { store: new RunStore(dataSource, events), projects, promptExecutor: opts.promptExecutor, log: opts.log },
+    runs: { store: new RunStore(dataSource, events), projects, promptExecutor: opts.promptExecutor ?? prompts?.executor, log: opts.log },
     ops: { store: new OpStore(dataSource, events), events, registry: { ...builtinOps, ...opts.ops }, log: opts.log },
   };
   return {
     deps,
     dataSource,
     async close() {
+      await prompts?.close();
       await notifier.stop();
       await dataSource.destroy();
     },

@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '@keelson/service';
-import { startMesh, type RunningMesh } from '@keelson/stack';
+import { startMesh, type MeshOptions, type RunningMesh } from '@keelson/stack';
 import { createTestDatabase, type TestDatabase } from './db';
 import { testTemporalAddress } from './temporalServer';
 
@@ -24,6 +24,10 @@ export interface TestMeshOptions {
   worker?: boolean;
   /** A Temporal server of the test's own. @default the jest-wide dev server */
   temporal?: { address: string; uiUrl?: string };
+  /** The rib host's overrides (an explicit `available` map of test ribs). @default discovery */
+  ribHost?: MeshOptions['ribHost'];
+  /** Tuning of the ribs' run seams (a region heartbeat time scale). */
+  ribRuns?: MeshOptions['ribRuns'];
 }
 
 /**
@@ -55,6 +59,10 @@ export async function startTestMesh(extraEnv: NodeJS.ProcessEnv = {}, options: T
       ephemeralPorts: true,
       temporal: options.temporal ?? { address: testTemporalAddress(), uiUrl: process.env.KEELSON_TEST_TEMPORAL_UI_URL },
       worker: options.worker,
+      // Meshes of parallel test files share one Temporal server: each removes its own Schedule.
+      compaction: { removeOnStop: true },
+      ...(options.ribHost ? { ribHost: options.ribHost } : {}),
+      ...(options.ribRuns ? { ribRuns: options.ribRuns } : {}),
       log: silentLogger(),
     });
   } catch (err) {

@@ -90,7 +90,7 @@ export const anthropic: ProtocolAdapter = {
   render(plan: ReplyPlan, req: ParsedRequest, inputTokens: number): Rendered {
     const id = newId('msg');
     const model = req.conv.model;
-    const stopReason = plan.toolCalls.length > 0 ? 'tool_use' : 'end_turn';
+    const stopReason = plan.truncated ? 'max_tokens' : plan.toolCalls.length > 0 ? 'tool_use' : 'end_turn';
     const outputTokens = estimateTokens(outputChars(plan));
     const signature = randomBytes(32).toString('base64');
 

@@ -84,7 +84,7 @@ export const chatCompletions: ProtocolAdapter = {
     const id = newId('chatcmpl', '-');
     const created = Math.floor(Date.now() / 1000);
     const model = req.conv.model;
-    const finishReason = plan.toolCalls.length > 0 ? 'tool_calls' : 'stop';
+    const finishReason = plan.truncated ? 'length' : plan.toolCalls.length > 0 ? 'tool_calls' : 'stop';
     const reasoningTokens = plan.reasoning ? estimateTokens(plan.reasoning.length) : 0;
     const completionTokens = estimateTokens(plan.reasoning.length + plan.text.length + plan.toolCalls.reduce((n, c) => n + c.name.length + c.input.length, 0));
     const usage = {

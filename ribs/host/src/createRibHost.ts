@@ -84,6 +84,10 @@ export async function createRibHost(options: RibHostOptions = {}): Promise<RibHo
   const docs = new DocsCatalog(options.fetchText ?? defaultFetchText());
   // The host's own tool registers first, so no rib can claim its name.
   registry.register(keelsonDocsTool(docs));
+  for (const tool of options.hostTools ?? []) {
+    const rejection = registry.register(tool);
+    if (rejection) throw new Error(`host tool: ${rejection.message}`);
+  }
   const events = new ManifestEvents((err) => logger.error({ err }, 'a manifest listener threw'));
   const dynamic = new DynamicRegions();
   const runEvents = new RunEventDispatcher(warn);
@@ -252,6 +256,10 @@ export async function createRibHost(options: RibHostOptions = {}): Promise<RibHo
 
     tools: () => registry.list(),
     tool: (name) => registry.list().find((t) => t.name === name),
+    toolInputSchema: (name) => {
+      const tool = registry.get(name);
+      return tool ? inputJsonSchema(tool.definition.inputSchema) : undefined;
+    },
     executeTool: (req) => runner.run(req),
     callTool: async (callerRibId, targetRibId, name, args, opts) => {
       need(callerRibId);
@@ -286,6 +294,16 @@ export async function createRibHost(options: RibHostOptions = {}): Promise<RibHo
       return disposed;
     },
   };
+}
+
+/** A tool's zod input as JSON Schema; a schema zod cannot express (a transform, say) reads as any object. */
+function inputJsonSchema(schema: z.ZodType): Record<string, unknown> {
+  try {
+    const { $schema: _drop, ...json } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+    return json.type === 'object' ? json : { type: 'object', properties: {} };
+  } catch {
+    return { type: 'object', properties: {} };
+  }
 }
 
 /** Awaits each rib's `dispose`, last activated first; a failing one is warned about, the rest still run. */

@@ -54,3 +54,18 @@ export type { ManifestInvalidation, ManifestListener } from './manifest/manifest
 export type { RibWorkflowEntry } from './workflows/workflowCatalog';
 export { RIB_WORKFLOWS_DIR } from './discovery/loadWorkflowFiles';
 export { AUTH_PROBE_TIMEOUT_MS } from './hooks/authStatus';
+
+// The run seams (runs issue): ports the embedder implements and the pieces that serve them.
+export { createRibRuns } from './runs/ribRuns';
+export type { RibRuns, RibRunsOptions, RegionRefreshRequest } from './runs/ribRuns';
+export type { RunsPort, RunsPortRun, RunsPortNode, RunsPortOp, RunsPortEvent, RunsPortAnswer, RunsPortStatus } from './runs/runsPort';
+export { LiveOps } from './runs/liveOps';
+export type { OpsPort, NewRibOp, LiveOp, LiveOpOutcome } from './runs/liveOps';
+export { RunEventRouter, isLifecycleEvent } from './runs/runEventRouter';
+export type { RunStreamEvent } from './runs/runEventRouter';
+export { BoundOutputs, runOutput } from './runs/boundOutputs';
+export { createRunSeams, ribRunStatus, ribWorkflowRunResult } from './runs/runSeams';
+export type { RunSeamsDeps } from './runs/runSeams';
+export { runApprovalPort, approvalPrompt } from './runs/runApprovals';
+export type { RunApprovalOptions } from './runs/runApprovals';
+export { runTools, RUN_TOOL_NAMES } from './runs/runTools';

@@ -19,6 +19,7 @@ import type {
   RibRunEvent,
   RibSummary,
   RibSurfaceRegion,
+  ToolDefinition,
   ToolReachability,
 } from '@keelson/shared';
 import type { ConfigPort } from './config/configPort';
@@ -72,6 +73,11 @@ export interface RibHostOptions {
   fetchText?: FetchText;
   /** The run seams (runAgentTurn, startWorkflow, registerOp, …) the runs issue plugs in per rib. */
   seams?: (ribId: string) => Partial<RibRunSeams>;
+  /**
+   * Tools of the host itself (like `keelson_docs`, e.g. the `run_*` family), registered before any
+   * rib's so no rib can claim their names. A malformed or colliding one fails the boot.
+   */
+  hostTools?: readonly ToolDefinition[];
   /** How long an `authStatus` probe may take. @default 10000 */
   authProbeTimeoutMs?: number;
 }
@@ -156,6 +162,8 @@ export interface RibHost {
   /** The shared tool registry, in registration order (`keelson_docs` first). */
   tools(): RegisteredToolInfo[];
   tool(name: string): RegisteredToolInfo | undefined;
+  /** A registered tool's input as JSON Schema (what a provider advertises to the model); undefined when unknown. */
+  toolInputSchema(name: string): Record<string, unknown> | undefined;
   /** Runs a tool through input parsing, the policy engine and abort handling. */
   executeTool(req: ToolRunRequest): Promise<ToolRunOutcome>;
   /** A governed cross-rib call on behalf of `callerRibId`. */

@@ -8,6 +8,10 @@ export interface MemoryConfig {
   insecureBind: boolean;
   logLevel: string;
   settings: MemorySettings;
+  /** Where capture reads transcript bodies: the sessions subgraph (KEELSON_SESSIONS_URL). */
+  sessionsUrl: string;
+  /** Where capture reads prompt-node turns: the runs subgraph (KEELSON_RUNS_URL). */
+  runsUrl: string;
 }
 
 /** The one place the memory subgraph reads process.env. */
@@ -20,6 +24,8 @@ export function loadMemoryConfig(env: NodeJS.ProcessEnv = process.env): MemoryCo
     insecureBind: e.KEELSON_INSECURE_BIND,
     logLevel: e.KEELSON_LOG_LEVEL,
     settings: memorySettings(e),
+    sessionsUrl: e.KEELSON_SESSIONS_URL ?? `http://127.0.0.1:${e.KEELSON_SESSIONS_PORT}/graphql`,
+    runsUrl: e.KEELSON_RUNS_URL ?? `http://127.0.0.1:${e.KEELSON_RUNS_PORT}/graphql`,
   };
 }
 

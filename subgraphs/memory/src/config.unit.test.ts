@@ -1,5 +1,5 @@
 import { parseEnv } from '@keelson/schema';
-import { memorySettings } from './config';
+import { loadMemoryConfig, memorySettings } from './config';
 
 describe('memory settings from the environment', () => {
   it('configures embeddings only when both the URL and the model are set, saying what is missing otherwise', () => {
@@ -10,5 +10,13 @@ describe('memory settings from the environment', () => {
     expect(
       memorySettings(parseEnv({ KEELSON_EMBEDDINGS_URL: 'http://127.0.0.1:8080/v1', KEELSON_EMBEDDINGS_MODEL: 'nomic', KEELSON_EMBEDDINGS_API_KEY: 'k' })),
     ).toEqual({ embeddings: { url: 'http://127.0.0.1:8080/v1', model: 'nomic', apiKey: 'k', timeoutMs: 10_000 } });
+  });
+
+  it('reads transcripts from the sessions subgraph and prompt-node turns from the runs subgraph, on their local ports by default', () => {
+    expect(loadMemoryConfig({})).toMatchObject({ sessionsUrl: 'http://127.0.0.1:4004/graphql', runsUrl: 'http://127.0.0.1:4003/graphql' });
+    expect(loadMemoryConfig({ KEELSON_SESSIONS_PORT: '5004', KEELSON_RUNS_URL: 'http://runs:4003/graphql' })).toMatchObject({
+      sessionsUrl: 'http://127.0.0.1:5004/graphql',
+      runsUrl: 'http://runs:4003/graphql',
+    });
   });
 });

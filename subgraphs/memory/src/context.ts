@@ -1,5 +1,6 @@
 import { byKeys, groupByKeys, type EventLog, type SubgraphContext } from '@keelson/kit';
 import type { CaptureConsumer } from './capture/captureConsumer';
+import type { RunCaptureConsumer } from './capture/runCaptureConsumer';
 import type { ContextService } from './context/context.service';
 import type { Conversation } from './conversation/conversation.entity';
 import type { HistoryRequest, HistoryService, MessagePage, PageRequest } from './memory/history.service';
@@ -21,6 +22,8 @@ export interface MemoryServices {
   mode: SearchModeInfo;
   /** Present when a transcript source was given: the harness-stream consumer. */
   capture?: CaptureConsumer;
+  /** Present when a run source was given: the runs-stream consumer (prompt-node turns). */
+  runCapture?: RunCaptureConsumer;
 }
 
 export interface MemoryContext extends SubgraphContext {

@@ -1,6 +1,8 @@
 import { openSubgraphState, startSubgraph } from '@keelson/kit';
 import type { Logger } from '@keelson/service';
 import { CaptureConsumer } from './capture/captureConsumer';
+import { RunCaptureConsumer } from './capture/runCaptureConsumer';
+import type { RunTurnSource } from './capture/runTurnSource';
 import type { TranscriptSource } from './capture/transcriptSource';
 import type { MemoryContext, MemoryServices } from './context';
 import { ContextService } from './context/context.service';
@@ -32,6 +34,12 @@ export type { TurnContextResult } from './context/context.service';
 export { CaptureConsumer } from './capture/captureConsumer';
 export type { CaptureConsumerOptions } from './capture/captureConsumer';
 export type { TranscriptEntry, TranscriptSource } from './capture/transcriptSource';
+export { GraphqlTranscriptSource } from './capture/graphqlTranscriptSource';
+export { RunCaptureConsumer, runSessionKey, workflowAgent } from './capture/runCaptureConsumer';
+export type { RunCaptureConsumerOptions } from './capture/runCaptureConsumer';
+export { GraphqlRunTurnSource } from './capture/runTurnSource';
+export type { CapturedRun, CapturedRunNode, RunTurnSource } from './capture/runTurnSource';
+export { StreamConsumer } from './capture/streamConsumer';
 export { EmbeddingsClient, embeddingsEndpoint } from './search/embeddings';
 export { countTokens, truncateToTokens, TOKENIZER } from './context/tokenizer';
 export { snippet } from './search/snippet';
@@ -42,11 +50,15 @@ export const memoryMigrations = [MemoryTables1764460800500];
 export interface CaptureOptions {
   /** Where transcript bodies come from (the sessions subgraph). */
   source: TranscriptSource;
-  /** Follow the stream from boot. Tests pass false and drive `catchUp()`. @default true */
+  /** Where prompt-node turns come from (the runs subgraph); without it runs are not captured. */
+  runs?: RunTurnSource;
+  /** Follow the streams from boot. Tests pass false and drive `catchUp()`. @default true */
   autoStart?: boolean;
-  /** @default memory-capture */
+  /** The harness consumer's cursor name. @default memory-capture */
   name?: string;
-  /** @default 50 */
+  /** The runs consumer's cursor name. @default memory-run-capture */
+  runsName?: string;
+  /** Events per transaction. @default 50 */
   batchSize?: number;
 }
 
@@ -57,7 +69,7 @@ export interface StartMemoryOptions {
   port: number;
   insecureBind?: boolean;
   settings: MemorySettings;
-  /** Capture from the `harness` stream; without it no consumer runs (no transcript source yet). */
+  /** Capture from the `harness` (and `runs`) stream; without it no consumer runs. */
   capture?: CaptureOptions;
   log: Logger;
 }
@@ -84,6 +96,7 @@ export async function start(opts: StartMemoryOptions): Promise<RunningMemory> {
   });
   const { dataSource, queries, notifier, events } = state;
   let capture: CaptureConsumer | undefined;
+  let runCapture: RunCaptureConsumer | undefined;
   let indexer: VectorIndexer | undefined;
   try {
     const deps = { dataSource, events, settings: opts.settings, log: opts.log };
@@ -110,6 +123,19 @@ export async function start(opts: StartMemoryOptions): Promise<RunningMemory> {
         batchSize: opts.capture.batchSize,
         onCommitted: committed,
       });
+      if (opts.capture.runs) {
+        runCapture = new RunCaptureConsumer({
+          dataSource,
+          events,
+          notifier,
+          memory,
+          source: opts.capture.runs,
+          log: opts.log,
+          name: opts.capture.runsName,
+          batchSize: opts.capture.batchSize,
+          onCommitted: committed,
+        });
+      }
     }
     const services: MemoryServices = {
       memory,
@@ -120,6 +146,7 @@ export async function start(opts: StartMemoryOptions): Promise<RunningMemory> {
       events,
       mode,
       capture,
+      runCapture,
     };
     const { schema } = await buildMemorySchema();
     const served = await startSubgraph<MemoryContext>({
@@ -132,14 +159,19 @@ export async function start(opts: StartMemoryOptions): Promise<RunningMemory> {
       context: (base) => ({ ...base, services }),
       onStop: async () => {
         await capture?.stop();
+        await runCapture?.stop();
         await indexer?.stop();
         await state.close();
       },
     });
-    if (capture && opts.capture?.autoStart !== false) capture.start();
+    if (opts.capture?.autoStart !== false) {
+      capture?.start();
+      runCapture?.start();
+    }
     return { url: served.url, wsUrl: served.wsUrl, services, queryCount: () => queries.count, stop: served.stop };
   } catch (err) {
     await capture?.stop();
+    await runCapture?.stop();
     await indexer?.stop();
     await state.close();
     throw err;

@@ -1,6 +1,15 @@
 import 'reflect-metadata';
 import { runService } from '@keelson/service';
+import { GraphqlRunTurnSource } from './capture/runTurnSource';
+import { GraphqlTranscriptSource } from './capture/graphqlTranscriptSource';
 import { loadMemoryConfig } from './config';
 import { start } from './index';
 
-runService('memory', loadMemoryConfig, start);
+// Capture always runs in the service: transcripts from the sessions subgraph, prompt-node turns from
+// the runs subgraph, each read by URL (a source that is down only delays capture; see PROTOCOL.md).
+runService('memory', loadMemoryConfig, (config) =>
+  start({
+    ...config,
+    capture: { source: new GraphqlTranscriptSource(config.sessionsUrl, config.log), runs: new GraphqlRunTurnSource(config.runsUrl, config.log) },
+  }),
+);

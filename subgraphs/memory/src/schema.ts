@@ -8,7 +8,7 @@ import { Task } from './federation/task.type';
 import { MemoryResolver } from './memory/memory.resolver';
 import { MessageResolver } from './message/message.resolver';
 import { SearchResolver } from './search/search.resolver';
-import { SummaryResolver } from './summary/summary.resolver';
+import { ConversationRangeResolver, SummaryResolver } from './summary/summary.resolver';
 
 /** The memory subgraph schema; needs no database, so composition can build it offline. */
 export function buildMemorySchema(): Promise<FederatedSchema> {
@@ -20,6 +20,7 @@ export function buildMemorySchema(): Promise<FederatedSchema> {
       ConversationResolver,
       MessageResolver,
       SummaryResolver,
+      ConversationRangeResolver,
       HarnessSessionResolver,
       TaskResolver,
     ],

@@ -4,6 +4,8 @@ import type { AgentRef, CommandRef, RibSummary } from '@keelson/shared';
 import type { PgCredentialStore } from './credential/pgCredentialStore';
 import type { ManifestNudges } from './manifest/manifestNudges';
 import type { GraphqlProjectsPort } from './projects/graphqlProjectsPort';
+import type { LiveKeys } from './runs/liveKeys';
+import type { RibRuntime } from './runs/ribRuntime';
 import type { PgSnapshotStore } from './snapshot/pgSnapshotStore';
 
 export interface RibsServices {
@@ -13,6 +15,10 @@ export interface RibsServices {
   projects: GraphqlProjectsPort;
   manifest: ManifestNudges;
   events: EventLog;
+  /** The run seams' machinery, when the subgraph was started with `runs`. */
+  runtime?: RibRuntime;
+  /** Live `snapshotFrames` subscribers per key (the region heartbeat's input). */
+  liveKeys?: LiveKeys;
 }
 
 export interface RibsContext extends SubgraphContext {

@@ -8,7 +8,9 @@ import { PgCredentialStore } from './credential/pgCredentialStore';
 import { execWithEnv } from './exec';
 import { ManifestNudges } from './manifest/manifestNudges';
 import { RibsTables1764460800200 } from './migrations/1764460800200-RibsTables';
+import { RibStreamCursors1764460800210 } from './migrations/1764460800210-RibStreamCursors';
 import { GraphqlProjectsPort } from './projects/graphqlProjectsPort';
+import { RibRuntime, type RibRunsWiring } from './runs/ribRuntime';
 import { buildRibsSchema } from './schema';
 import type { RibsSettings } from './settings';
 import { PgSnapshotStore } from './snapshot/pgSnapshotStore';
@@ -28,9 +30,15 @@ export type { CredentialKey } from './credential/credentialKey';
 export { GraphqlProjectsPort, statusForCode } from './projects/graphqlProjectsPort';
 export type { GraphqlProjectsPortOptions } from './projects/graphqlProjectsPort';
 export { ManifestNudges } from './manifest/manifestNudges';
+export { RibRuntime } from './runs/ribRuntime';
+export type { RibRunsWiring, RibRuntimeStart } from './runs/ribRuntime';
+export { LiveKeys } from './runs/liveKeys';
+export { RunEventConsumer } from './runs/runEventConsumer';
+export { RefreshDriver } from './runs/refreshDriver';
+export type { RegionPlan } from './runs/refreshDriver';
 
 export const ribsEntities = [SnapshotHead, SnapshotVersion, StoredCredential];
-export const ribsMigrations = [RibsTables1764460800200];
+export const ribsMigrations = [RibsTables1764460800200, RibStreamCursors1764460800210];
 
 /** Host options a caller may set beyond the ports this subgraph wires (tests pass `available`). */
 export type RibHostOverrides = Omit<RibHostOptions, 'snapshotStore' | 'credentials' | 'projects' | 'exec' | 'home' | 'logger'>;
@@ -47,6 +55,11 @@ export interface StartRibsOptions {
   ribHost?: RibHostOverrides;
   /** How long boot waits for the projects subgraph's first answer before serving 503 from the project seams. @default 5000 */
   projectsStartTimeoutMs?: number;
+  /**
+   * The run seams (startWorkflow, registerOp, onRunEvent, …), the `run_*` tools, policy asks as
+   * approval gates and the region heartbeat. Absent, ribs get none of them (they fail closed).
+   */
+  runs?: RibRunsWiring;
 }
 
 export interface RunningRibs {
@@ -79,7 +92,9 @@ export async function start(opts: StartRibsOptions): Promise<RunningRibs> {
   const lifetime = new AbortController();
   let host: RibHost | undefined;
   let nudges: ManifestNudges | undefined;
+  const runtime = opts.runs ? new RibRuntime(opts.runs, { home: opts.settings.home, log: opts.log.child({ component: 'rib-runs' }) }) : undefined;
   const teardown = async () => {
+    await runtime?.stop();
     await nudges?.stop();
     await host?.dispose();
     lifetime.abort();
@@ -97,6 +112,7 @@ export async function start(opts: StartRibsOptions): Promise<RunningRibs> {
       host = await createRibHost({
         env: opts.settings.env,
         ...opts.ribHost,
+        ...(runtime ? runtime.hostOptions(opts.ribHost) : {}),
         home: opts.settings.home,
         logger: opts.log.child({ component: 'rib-host' }),
         snapshotStore: snapshots,
@@ -109,7 +125,8 @@ export async function start(opts: StartRibsOptions): Promise<RunningRibs> {
     }
     nudges = new ManifestNudges(dataSource, events, opts.log);
     nudges.attach(host);
-    const services: RibsServices = { host, snapshots, credentials, projects, manifest: nudges, events };
+    await runtime?.start({ host, dataSource, events, notifier, projectName: (id) => projects.getProjects().find((p) => p.id === id)?.name });
+    const services: RibsServices = { host, snapshots, credentials, projects, manifest: nudges, events, ...(runtime ? { runtime, liveKeys: runtime.liveKeys } : {}) };
     const { schema } = await buildRibsSchema();
     const served = await startSubgraph<RibsContext>({
       name: 'ribs',

@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { createHarnessActivities, type HarnessActivityDeps } from './harness/harnessActivities';
+import { createMemoryActivities, type MemoryActivityDeps } from './memory/memoryActivities';
 import { createOpActivities, type OpActivityDeps } from './ops/opActivities';
 import { createRunActivities, type RunActivityDeps } from './runs/runActivities';
 
@@ -15,6 +16,8 @@ export interface ActivityDeps {
   ops?: OpActivityDeps;
   /** The harness control plane (`harnessTask`'s CLI turns). */
   harness?: HarnessActivityDeps;
+  /** The memory subgraph and the provider registry (`memoryCompaction`'s summaries). */
+  memory?: MemoryActivityDeps;
 }
 
 export interface EchoInput {
@@ -38,6 +41,7 @@ export function createActivities(deps: ActivityDeps = {}) {
     ...createRunActivities(deps.runs),
     ...createOpActivities(deps.ops),
     ...createHarnessActivities(deps.harness),
+    ...createMemoryActivities(deps.memory),
   };
 }
 
@@ -50,3 +54,5 @@ export type { OpContext, OpImplementation, OpRegistry } from './ops/opTypes';
 export type { RunArtifact } from './runs/artifacts';
 export { builtinOps, countdownOp } from './ops/countdown';
 export type { HarnessActivityDeps, HarnessTaskPlane, HarnessTurnOutcome, HarnessActivities } from './harness/harnessActivities';
+export type { MemoryActivityDeps, MemoryActivities, SummaryModelChoice, SummarizeRangeResult } from './memory/memoryActivities';
+export type { MemoryApi, SummaryRange, RangeContent, RangeMessage, SavedSummary } from './memory/memoryApi';

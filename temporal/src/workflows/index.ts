@@ -19,3 +19,5 @@ export async function echoWorkflow(input: EchoInput): Promise<EchoOutput> {
 }
 
 export { harnessTask } from './harnessTask';
+export * from './ribWorkflows';
+export * from './memoryCompaction';

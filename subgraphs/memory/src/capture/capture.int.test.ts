@@ -205,4 +205,27 @@ describe('capture from the harness stream', () => {
     expect(conversation.summaries).toEqual([{ fromSeq: 1, toSeq: 3, content: 'The parser was fixed; tests pass.' }]);
     expect(errorCodes(await h.gql('{ conversation(id: "not-a-uuid") { id } }'))).toEqual([]);
   });
+
+  it('names every full window no summary covers as a compaction candidate, and saveSummary stores a range once', async () => {
+    await h.running.services.memory.appendMany(
+      Array.from({ length: 25 }, (_, i) => ({ sessionId: 'pi:compact', agent: 'agent-compact', role: 'user', content: `compact ${i + 1}`, dedupeKey: `c${i}` })),
+    );
+    const [c] = await h.sql<{ id: string }>("SELECT id FROM memory_conversations WHERE session_key = 'pi:compact'");
+    const candidates = async () =>
+      expectData(await h.gql<{ compactionCandidates: { conversationId: string; fromSeq: number; toSeq: number; conversation: { sessionKey: string } }[] }>(
+        '{ compactionCandidates(window: 10, limit: 500) { conversationId fromSeq toSeq conversation { sessionKey } } }',
+      )).compactionCandidates.filter((r) => r.conversationId === c!.id);
+    expect(await candidates()).toEqual([
+      { conversationId: c!.id, fromSeq: 1, toSeq: 10, conversation: { sessionKey: 'pi:compact' } },
+      { conversationId: c!.id, fromSeq: 11, toSeq: 20, conversation: { sessionKey: 'pi:compact' } },
+    ]);
+    const SAVE = 'mutation ($i: SummaryInput!) { saveSummary(input: $i) { id fromSeq toSeq content model } }';
+    const input = { conversationId: c!.id, fromSeq: 1, toSeq: 10, content: 'The first ten steps.', model: 'fast-model' };
+    const first = expectData(await h.gql<{ saveSummary: { id: string } }>(SAVE, { i: input })).saveSummary;
+    const again = expectData(await h.gql<{ saveSummary: { id: string; content: string } }>(SAVE, { i: { ...input, content: 'a retry wrote this' } })).saveSummary;
+    expect(again).toEqual({ ...first, content: 'The first ten steps.' });
+    expect((await candidates()).map((r) => [r.fromSeq, r.toSeq])).toEqual([[11, 20]]);
+    expect(errorCodes(await h.gql('{ compactionCandidates(window: 1) { fromSeq } }'))).toEqual(['BAD_USER_INPUT']);
+    expect(errorCodes(await h.gql(SAVE, { i: { ...input, conversationId: '00000000-0000-4000-8000-000000000000' } }))).toEqual(['NOT_FOUND']);
+  });
 });

@@ -5,6 +5,12 @@ import { z } from 'zod';
 /** Longest message or summary text stored (Postgres caps one tsvector at 1 MB). */
 export const MAX_CONTENT_CHARS = 200_000;
 
+/** Content cut to MAX_CONTENT_CHARS with a marker saying how much was left out (capture stores what it can). */
+export function clipContent(content: string): string {
+  const over = content.length - MAX_CONTENT_CHARS;
+  return over > 0 ? `${content.slice(0, MAX_CONTENT_CHARS - 64)}\n… [${over + 64} characters not stored]` : content;
+}
+
 export const sessionIdSchema = z.string().trim().min(1, 'must not be empty').max(512, 'must be at most 512 characters');
 export const agentSchema = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
 export const taskIdSchema = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');

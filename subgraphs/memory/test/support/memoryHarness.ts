@@ -23,6 +23,8 @@ export interface MemoryHarness {
   startReplica(capture?: CaptureOptions): Promise<RunningMemory>;
   /** Appends a `harness` stream event the way the sessions subgraph does (its own connection and transaction). */
   emit(type: string, sessionId: string, payload: Record<string, unknown>): Promise<number>;
+  /** Appends a `runs` stream event the way the runs store does. */
+  emitRun(type: string, runId: string, payload: Record<string, unknown>): Promise<number>;
   /** Runs SQL on a separate connection (fault injection, inspection). */
   sql<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
   close(): Promise<void>;
@@ -85,6 +87,11 @@ export async function startMemoryHarness(opts: MemoryHarnessOptions = {}): Promi
       const event = await e.dataSource.transaction((m) =>
         e.events.append(m, { stream: streams.harness, key: sessionId, type, payload: { sessionId, ...payload } }),
       );
+      return event.seq;
+    },
+    async emitRun(type, runId, payload) {
+      const e = await emitterOf();
+      const event = await e.dataSource.transaction((m) => e.events.append(m, { stream: streams.runs, key: runId, type, payload: { runId, ...payload } }));
       return event.seq;
     },
     async sql(text, params) {

@@ -4,6 +4,7 @@ import { cursorSchema, MeshError } from '@keelson/schema';
 import { Arg, Ctx, FieldResolver, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
 import { loadersOf, versionRef, type RibsContext } from '../context';
 import { frameKeysSchema, snapshotKeySchema } from '../inputs';
+import { watched } from '../runs/liveKeys';
 import { SnapshotFrameStream } from './snapshotFrames';
 import { Snapshot, SnapshotFrame } from './snapshot.type';
 
@@ -53,8 +54,10 @@ export class SnapshotResolver {
     subscribe: ({ args, context }) => {
       const keys = parseInput(frameKeysSchema, args.keys, 'keys');
       const after = parseInput(cursorSchema.nullish(), args.after, 'after');
-      const { snapshots, events } = (context as RibsContext).services;
-      return new SnapshotFrameStream(snapshots, events, new Set(keys), after);
+      const { snapshots, events, liveKeys } = (context as RibsContext).services;
+      const stream = new SnapshotFrameStream(snapshots, events, new Set(keys), after);
+      // A subscriber makes its keys live: their region heartbeat runs at the region's cadence.
+      return liveKeys ? watched(stream, liveKeys.watch(keys)) : stream;
     },
   })
   snapshotFrames(

@@ -2,12 +2,14 @@ import { createHash, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { parseInput, type EventLog } from '@keelson/kit';
 import {
+  describeZodError,
   isTerminalRunStatus,
   isUuid,
   MeshError,
   runLimits,
   utf8Bytes,
   type RunStatus,
+  workflowDefinitionSchema,
   type WorkflowDefinition,
 } from '@keelson/schema';
 import type { Logger } from '@keelson/service';
@@ -180,6 +182,46 @@ export class RunService {
       cwd: project?.rootPath ?? home,
       artifactsDir: join(home, 'runs', runId, 'artifacts'),
       temporalWorkflowId: workflowId,
+    });
+    await this.launch(await this.require(runId), 1);
+    return this.require(runId);
+  }
+
+  /**
+   * Starts an in-memory definition (a rib's `runWorkflow`, a policy approval): validated here, inputs
+   * checked against its declaration, registered with `scope` and its rib, run at `cwd` (default the
+   * Keelson home). No worktree: a definition with `worktree.enabled` is refused (BAD_USER_INPUT).
+   */
+  async startDefinition(raw: {
+    definition: unknown;
+    inputs?: Record<string, string>;
+    cwd?: string;
+    ribId: string | null;
+    startedByRibId: string | null;
+    scope: 'RIB' | 'BUNDLED';
+    title?: string;
+  }): Promise<Run> {
+    const parsed = workflowDefinitionSchema.safeParse(raw.definition);
+    if (!parsed.success) throw new MeshError('BAD_USER_INPUT', describeZodError(parsed.error, 'definition'));
+    const def = parsed.data;
+    if (def.worktree.enabled) throw new MeshError('BAD_USER_INPUT', `definition.worktree: an in-memory definition runs in place; ${def.name} asks for a worktree`);
+    const inputs = resolveInputs(def, raw.inputs ?? {});
+    const runId = randomUUID();
+    const home = this.deps.settings.keelsonHome;
+    await this.deps.store.createRun({
+      id: runId,
+      workflowName: def.name,
+      title: raw.title ?? `${def.name} (in-memory${raw.startedByRibId ? `, by rib ${raw.startedByRibId}` : ''})`,
+      definition: def,
+      scope: raw.scope,
+      inputs,
+      projectId: null,
+      projectName: null,
+      ribId: raw.ribId,
+      startedByRibId: raw.startedByRibId,
+      cwd: raw.cwd ?? home,
+      artifactsDir: join(home, 'runs', runId, 'artifacts'),
+      temporalWorkflowId: runWorkflowId(def.name, runId),
     });
     await this.launch(await this.require(runId), 1);
     return this.require(runId);

@@ -28,6 +28,8 @@ export interface PromptNodeRequest {
   cwd: string;
   artifactsDir: string;
   inputs: Record<string, string>;
+  /** The node's own timeout: the turn stops (and the attempt fails) after it. */
+  timeoutMs: number;
   /** Aborted when the run is cancelled; pass it on to the provider. */
   signal: AbortSignal;
   /** Call while streaming: a lost worker and a cancel are noticed through it. */
@@ -221,6 +223,7 @@ export function createRunActivities(deps: RunActivityDeps | undefined) {
             cwd: run.cwd,
             artifactsDir: run.artifactsDir,
             inputs: run.inputs,
+            timeoutMs: planOf(run.definition).find((n) => n.id === node.id)!.timeoutMs,
             signal: ctx.cancellationSignal,
             heartbeat: () => ctx.heartbeat(),
           });

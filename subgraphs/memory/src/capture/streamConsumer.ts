@@ -1,0 +1,157 @@
+import type { EventLog, EventNotifier } from '@keelson/kit';
+import type { EventEnvelope } from '@keelson/schema';
+import type { Logger } from '@keelson/service';
+import type { DataSource, EntityManager } from 'typeorm';
+
+export interface StreamConsumerOptions {
+  dataSource: DataSource;
+  events: EventLog;
+  notifier: EventNotifier;
+  log: Logger;
+  /** The cursor's name: replicas sharing it share the work, exactly once. */
+  name: string;
+  stream: string;
+  /** Events per transaction. @default 50 */
+  batchSize?: number;
+  /** First delay after a failed batch; doubles up to 5 s. @default 200 */
+  retryDelayMs?: number;
+  /** Called after each committed batch (e.g. to embed what it stored). */
+  onCommitted?: () => void;
+}
+
+/** Another replica advanced the shared cursor first: the batch is theirs. */
+class CursorMoved extends Error {}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+/**
+ * Exactly-once consumption of one event stream into memory, from a durable cursor
+ * (`memory_capture_cursors`, one row per consumer name).
+ *
+ * Per batch: `prepare` reads whatever the events name from elsewhere (bodies over the network) with
+ * no transaction open; then `apply`'s writes and the new cursor commit in one transaction. A crash
+ * anywhere leaves either the whole batch and its cursor or neither, and the next run resumes from the
+ * cursor; the writes themselves must be idempotent (dedupe keys), so a replay stores nothing new.
+ * Replicas sharing a name take the cursor row's lock and check it has not moved since they read it,
+ * so a batch is applied once even when several run.
+ */
+export abstract class StreamConsumer<Prepared> {
+  readonly name: string;
+  readonly stream: string;
+  private readonly batchSize: number;
+  private readonly retryDelayMs: number;
+  /** Aborted by `stop()`; subclasses bound their fetches with it. */
+  protected readonly abort = new AbortController();
+  private loop: Promise<void> | undefined;
+  private cursorRowReady = false;
+
+  protected constructor(protected readonly base: StreamConsumerOptions) {
+    this.name = base.name;
+    this.stream = base.stream;
+    this.batchSize = base.batchSize ?? 50;
+    this.retryDelayMs = base.retryDelayMs ?? 200;
+  }
+
+  /** Reads what the batch's events name; rejecting fails the batch (retried from the cursor). */
+  protected abstract prepare(events: readonly EventEnvelope[]): Promise<Prepared>;
+
+  /** Writes the prepared batch inside the cursor's transaction; must be idempotent. */
+  protected abstract apply(m: EntityManager, prepared: Prepared): Promise<void>;
+
+  /** Follows the stream live until `stop()`: catches up, then waits for notifications. */
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  /** Stops following; an in-flight batch commits whole or rolls back. */
+  async stop(): Promise<void> {
+    this.abort.abort();
+    await this.loop;
+  }
+
+  /** The last stream sequence this consumer has stored (0 before the first). */
+  async position(): Promise<number> {
+    await this.ensureCursorRow();
+    const rows = (await this.base.dataSource.query('SELECT position FROM memory_capture_cursors WHERE consumer = $1', [this.name])) as {
+      position: string;
+    }[];
+    return Number(rows[0]!.position);
+  }
+
+  /** Processes every event available now, batch by batch; rejects on the first failed batch. @returns events applied */
+  async catchUp(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const n = await this.step();
+      if (n === 0) return total;
+      total += Math.max(n, 0);
+    }
+  }
+
+  private async run(): Promise<void> {
+    const signal = this.abort.signal;
+    const { notifier, log } = this.base;
+    let delay = this.retryDelayMs;
+    while (!signal.aborted) {
+      try {
+        await notifier.ready();
+        // A stopped notifier wakes nobody again: stop rather than spin.
+        if (notifier.isStopped) return;
+        // Taken before the read: a commit after the read's snapshot wakes the wait below.
+        const ticket = notifier.ticket(this.stream);
+        const n = await this.step();
+        delay = this.retryDelayMs;
+        if (n === 0) await notifier.wait(ticket, signal);
+      } catch (err) {
+        if (signal.aborted) return;
+        log.error({ err, consumer: this.name, stream: this.stream }, 'capture batch failed; retrying from the durable cursor');
+        await sleep(delay, signal);
+        delay = Math.min(delay * 2, 5_000);
+      }
+    }
+  }
+
+  private async ensureCursorRow(): Promise<void> {
+    if (this.cursorRowReady) return;
+    await this.base.dataSource.query(
+      'INSERT INTO memory_capture_cursors (consumer, stream) VALUES ($1, $2) ON CONFLICT (consumer) DO NOTHING',
+      [this.name, this.stream],
+    );
+    this.cursorRowReady = true;
+  }
+
+  /** One batch. @returns events applied; 0 when none were waiting; -1 when another replica took them */
+  private async step(): Promise<number> {
+    const from = await this.position();
+    const events = await this.base.events.read(this.stream, from, { limit: this.batchSize });
+    if (!events.length) return 0;
+    const prepared = await this.prepare(events);
+    const last = events.at(-1)!.seq;
+    try {
+      await this.base.dataSource.transaction(async (m) => {
+        const [row] = (await m.query('SELECT position FROM memory_capture_cursors WHERE consumer = $1 FOR UPDATE', [this.name])) as {
+          position: string;
+        }[];
+        if (Number(row!.position) !== from) throw new CursorMoved();
+        await this.apply(m, prepared);
+        await m.query('UPDATE memory_capture_cursors SET position = $2, updated_at = now() WHERE consumer = $1', [this.name, last]);
+      });
+    } catch (err) {
+      if (err instanceof CursorMoved) return -1;
+      throw err;
+    }
+    this.base.onCommitted?.();
+    return events.length;
+  }
+}

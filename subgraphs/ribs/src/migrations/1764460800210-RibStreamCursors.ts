@@ -1,0 +1,22 @@
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+
+/**
+ * Durable positions of the ribs subgraph's stream consumers (the `runs` stream that drives
+ * `onRunEvent`): a restarted process resumes where it stopped instead of replaying or skipping.
+ */
+export class RibStreamCursors1764460800210 implements MigrationInterface {
+  name = 'RibStreamCursors1764460800210';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`CREATE TABLE rib_stream_cursors (
+      consumer text PRIMARY KEY,
+      stream text NOT NULL,
+      position bigint NOT NULL,
+      updated_at timestamptz NOT NULL DEFAULT now()
+    )`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query('DROP TABLE rib_stream_cursors');
+  }
+}

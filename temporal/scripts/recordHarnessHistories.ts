@@ -1,0 +1,85 @@
+// Records the event histories of the `harnessTask` workflow into temporal/histories/, for
+// replay.int.test.ts: a task that succeeds, one whose turn fails, and one cancelled mid-turn. The
+// control plane is a stand-in (the workflow only sees its activities' results), so no CLI runs.
+// Re-record only on purpose: a history is the contract that deployed runs hold us to.
+//   node -r ./scripts/register.js temporal/scripts/recordHarnessHistories.ts [--address host:port]
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { searchAttributes, workflowKinds, workflowTypes, type HarnessTaskInput } from '@keelson/schema';
+import { connectClient, createActivities, ensureTemporalCli, searchAttributeKeys, startDevServer, startWorker } from '../src';
+import type { HarnessTaskPlane } from '../src/activities';
+
+const TASK_QUEUE = 'record-harness-histories';
+
+/** Task ids decide the stand-in's outcome: `ok-…` completes, `fail-…` fails, `slow-…` runs until cancelled. */
+const plane: HarnessTaskPlane = {
+  async runTaskTurn(taskId, ctl) {
+    const sessionId = 'claude-code:6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b';
+    if (taskId.startsWith('slow-')) {
+      await new Promise<void>((resolve) => {
+        const beat = setInterval(() => ctl.heartbeat({ sessionId }), 200);
+        ctl.signal.addEventListener('abort', () => {
+          clearInterval(beat);
+          resolve();
+        });
+      });
+      return { sessionId, turnId: 't-slow', status: 'INTERRUPTED', result: null, error: 'interrupted' };
+    }
+    if (taskId.startsWith('fail-')) return { sessionId, turnId: 't-fail', status: 'FAILED', result: null, error: 'the CLI exited with 1' };
+    return { sessionId, turnId: 't-ok', status: 'COMPLETED', result: 'DONE notes/a.txt', error: null };
+  },
+  async settleTask() {
+    return null;
+  },
+  async interruptTask() {
+    return true;
+  },
+};
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const addressFlag = process.argv.indexOf('--address');
+  const server = addressFlag === -1 ? await startDevServer({ cli: await ensureTemporalCli({ log: console.log }), port: 0, uiPort: 0 }) : undefined;
+  const address = server?.address ?? process.argv[addressFlag + 1]!;
+  const worker = await startWorker({ address, taskQueue: TASK_QUEUE, activities: createActivities({ harness: { plane } }) });
+  const client = await connectClient({ address });
+  try {
+    for (const [name, taskId] of [
+      ['harnessTask', 'ok-1'],
+      ['harnessTask-failed', 'fail-1'],
+      ['harnessTask-cancelled', 'slow-1'],
+    ] as const) {
+      const input: HarnessTaskInput = { taskId, harnessId: 'claude-code', projectId: '7d3f1c2a-9b8e-4f6d-a5c4-3b2a1f0e9d8c', heartbeatTimeoutMs: 10_000 };
+      const handle = await client.workflow.start(workflowTypes.harnessTask, {
+        taskQueue: TASK_QUEUE,
+        workflowId: `record-${name}-${Date.now()}`,
+        args: [input],
+        typedSearchAttributes: [
+          { key: searchAttributeKeys.kind, value: workflowKinds.task },
+          { key: searchAttributeKeys.harness, value: input.harnessId },
+          { key: searchAttributeKeys.project, value: input.projectId! },
+        ],
+      });
+      if (taskId.startsWith('slow-')) {
+        await new Promise((r) => setTimeout(r, 1000));
+        await handle.cancel();
+      }
+      await handle.result().catch(() => undefined);
+      const history = await handle.fetchHistory();
+      const file = join(__dirname, '..', 'histories', `${name}.json`);
+      await writeFile(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
+      console.log(`recorded ${name} (${history.events?.length ?? 0} events, ${searchAttributes.kind}=task) → ${file}`);
+    }
+  } finally {
+    await client.connection.close();
+    await worker.stop();
+    await server?.stop();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

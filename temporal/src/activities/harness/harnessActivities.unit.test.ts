@@ -1,0 +1,58 @@
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { MeshError } from '@keelson/schema';
+import { createHarnessActivities, type HarnessTaskPlane } from './harnessActivities';
+
+const outcome = { sessionId: 'pi:0b9f6a4e-3c2d-4e1f-8a7b-6c5d4e3f2a1b', turnId: 't', status: 'COMPLETED' as const, result: 'DONE', error: null };
+
+function planeWith(runTaskTurn: HarnessTaskPlane['runTaskTurn']): HarnessTaskPlane {
+  return { runTaskTurn, settleTask: async () => null, interruptTask: async () => true };
+}
+
+describe('harnessTask activities', () => {
+  it('runs the turn with the attempt number, heartbeating through the activity', async () => {
+    const env = new MockActivityEnvironment({ attempt: 3 });
+    const beats: unknown[] = [];
+    env.on('heartbeat', (d) => beats.push(d));
+    const seen: number[] = [];
+    const { harnessTaskTurn } = createHarnessActivities({
+      plane: planeWith(async (_id, ctl) => {
+        seen.push(ctl.attempt);
+        ctl.heartbeat({ pgid: 42 });
+        return outcome;
+      }),
+    });
+    await expect(env.run(harnessTaskTurn, { taskId: 'task-1' })).resolves.toEqual({ taskId: 'task-1', sessionId: outcome.sessionId, status: 'COMPLETED', result: 'DONE', error: null });
+    expect(seen).toEqual([3]);
+    expect(beats).toEqual([{ pgid: 42 }]);
+  });
+
+  it('reports a cancelled turn as cancelled: the plane saw the abort and killed the group', async () => {
+    const env = new MockActivityEnvironment();
+    const { harnessTaskTurn } = createHarnessActivities({
+      plane: planeWith(
+        (_id, ctl) =>
+          new Promise((resolve) => ctl.signal.addEventListener('abort', () => resolve({ ...outcome, status: 'INTERRUPTED', error: 'interrupted' }))),
+      ),
+    });
+    const running = env.run(harnessTaskTurn, { taskId: 'task-2' });
+    env.cancel();
+    await expect(running).rejects.toBeInstanceOf(CancelledFailure);
+  });
+
+  it('keeps the mesh code: TURN_IN_FLIGHT is retried, CAPABILITY_UNSUPPORTED is not', async () => {
+    const fail = (code: 'TURN_IN_FLIGHT' | 'CAPABILITY_UNSUPPORTED') =>
+      new MockActivityEnvironment().run(
+        createHarnessActivities({ plane: planeWith(async () => Promise.reject(new MeshError(code, 'no'))) }).harnessTaskTurn,
+        { taskId: 't' },
+      );
+    await expect(fail('TURN_IN_FLIGHT')).rejects.toMatchObject({ type: 'TURN_IN_FLIGHT', nonRetryable: false });
+    await expect(fail('CAPABILITY_UNSUPPORTED')).rejects.toMatchObject({ type: 'CAPABILITY_UNSUPPORTED', nonRetryable: true });
+  });
+
+  it('fails SERVICE_UNAVAILABLE on a worker started without the control plane', async () => {
+    const { harnessTaskTurn } = createHarnessActivities();
+    await expect(new MockActivityEnvironment().run(harnessTaskTurn, { taskId: 't' })).rejects.toBeInstanceOf(ApplicationFailure);
+    await expect(new MockActivityEnvironment().run(harnessTaskTurn, { taskId: 't' })).rejects.toMatchObject({ type: 'SERVICE_UNAVAILABLE' });
+  });
+});

@@ -1,0 +1,117 @@
+import { errorCodeSchema, MeshError } from '@keelson/schema';
+
+/** A conversation range no summary covers yet (inclusive). */
+export interface SummaryRange {
+  conversationId: string;
+  fromSeq: number;
+  toSeq: number;
+}
+
+/** One message of a range, as compaction reads it. */
+export interface RangeMessage {
+  seq: number;
+  role: string;
+  content: string;
+  createdAt: string;
+}
+
+/** A range's conversation and messages, with the summaries that already exist for it. */
+export interface RangeContent {
+  conversationId: string;
+  sessionKey: string;
+  agent: string;
+  channel: string | null;
+  messages: RangeMessage[];
+  /** Set when a summary of exactly this range is already stored. */
+  existingSummaryId: string | null;
+}
+
+export interface SavedSummary {
+  id: string;
+  fromSeq: number;
+  toSeq: number;
+  model: string | null;
+}
+
+/** What compaction needs of the memory subgraph. */
+export interface MemoryApi {
+  candidates(window: number, limit: number): Promise<SummaryRange[]>;
+  /** The range's messages in order; null when the conversation does not exist. */
+  range(range: SummaryRange): Promise<RangeContent | null>;
+  /** Idempotent per range: a repeat returns the stored summary. */
+  saveSummary(input: SummaryRange & { content: string; model: string | null }): Promise<SavedSummary>;
+}
+
+/**
+ * The memory subgraph over its GraphQL API (KEELSON_MEMORY_URL; the worker imports no subgraph). Its
+ * errors keep their registry code; an unreachable subgraph is SERVICE_UNAVAILABLE (retried).
+ */
+export function memoryGraphqlApi(url: string, opts: { timeoutMs?: number } = {}): MemoryApi {
+  const timeoutMs = opts.timeoutMs ?? 30_000;
+  async function call<T>(query: string, variables: Record<string, unknown>): Promise<T> {
+    let res: Response;
+    try {
+      res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query, variables }),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (err) {
+      throw new MeshError('SERVICE_UNAVAILABLE', `the memory subgraph at ${url} is unreachable (${(err as Error).message})`);
+    }
+    const body = (await res.json().catch(() => ({}))) as { data?: T; errors?: { message: string; extensions?: { code?: string } }[] };
+    const first = body.errors?.[0];
+    if (first) {
+      const code = errorCodeSchema.safeParse(first.extensions?.code);
+      throw new MeshError(code.success ? code.data : 'UPSTREAM_FAILED', first.message);
+    }
+    if (!body.data) throw new MeshError('UPSTREAM_FAILED', `the memory subgraph answered ${res.status} without data`);
+    return body.data;
+  }
+  return {
+    async candidates(window, limit) {
+      const data = await call<{ compactionCandidates: SummaryRange[] }>(
+        'query ($w: Int, $l: Int) { compactionCandidates(window: $w, limit: $l) { conversationId fromSeq toSeq } }',
+        { w: window, l: limit },
+      );
+      return data.compactionCandidates;
+    },
+    async range(r) {
+      const first = r.toSeq - r.fromSeq + 1;
+      const data = await call<{
+        conversation: {
+          id: string;
+          sessionKey: string;
+          agent: string;
+          channel: string | null;
+          summaries: { id: string; fromSeq: number; toSeq: number }[];
+          messages: { edges: { node: RangeMessage }[] };
+        } | null;
+      }>(
+        `query ($id: ID!, $first: Int, $after: String) {
+          conversation(id: $id) {
+            id sessionKey agent channel
+            summaries { id fromSeq toSeq }
+            messages(first: $first, after: $after) { edges { node { seq role content createdAt } } }
+          }
+        }`,
+        { id: r.conversationId, first, after: String(r.fromSeq - 1) },
+      );
+      const c = data.conversation;
+      if (!c) return null;
+      return {
+        conversationId: c.id,
+        sessionKey: c.sessionKey,
+        agent: c.agent,
+        channel: c.channel,
+        messages: c.messages.edges.map((e) => e.node).filter((m) => m.seq >= r.fromSeq && m.seq <= r.toSeq),
+        existingSummaryId: c.summaries.find((s) => s.fromSeq === r.fromSeq && s.toSeq === r.toSeq)?.id ?? null,
+      };
+    },
+    async saveSummary(input) {
+      const data = await call<{ saveSummary: SavedSummary }>('mutation ($i: SummaryInput!) { saveSummary(input: $i) { id fromSeq toSeq model } }', { i: input });
+      return data.saveSummary;
+    },
+  };
+}

@@ -1,0 +1,200 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { startModelServer, type ModelServer } from '@keelson/model-server';
+import { Client } from 'pg';
+import { gqlData, subscribe } from './support/client';
+import { startTestMesh, type TestMesh } from './support/mesh';
+import { projectWithWorkflow, respond, startWorkflow, waitForRun } from './support/runs';
+import { quietTemporalRuntime } from './support/temporalServer';
+
+quietTemporalRuntime();
+
+/**
+ * Two bash nodes that must run in parallel (a rendezvous), a prompt node that has the model call the
+ * notes rib's `notes_add` tool with the plan's output, an approval gate showing the prompt node's
+ * answer, and a last node.
+ */
+const PROMPTED = `
+name: prompted-build
+inputs:
+  topic: { required: true }
+nodes:
+  - id: plan
+    type: bash
+    bash: |
+      touch "$ARTIFACTS_DIR/plan.started"
+      for i in $(seq 300); do [ -f "$ARTIFACTS_DIR/lint.started" ] && break; sleep 0.05; done
+      test -f "$ARTIFACTS_DIR/lint.started" && echo planned
+  - id: lint
+    type: bash
+    bash: |
+      touch "$ARTIFACTS_DIR/lint.started"
+      for i in $(seq 300); do [ -f "$ARTIFACTS_DIR/plan.started" ] && break; sleep 0.05; done
+      test -f "$ARTIFACTS_DIR/plan.started" && echo linted
+  - id: record
+    type: prompt
+    depends_on: [plan, lint]
+    modelClass: fast
+    allowed_tools: [notes_add]
+    system: You keep the team's notes.
+    prompt: |
+      CALL_TOOL notes_add {"text": "{{inputs.topic}}: {{nodes.plan.output}} #mesh"}
+  - id: gate
+    type: approval
+    depends_on: [record]
+    prompt: "Approve? The model said: {{nodes.record.output}}"
+  - id: ship
+    type: bash
+    depends_on: [gate]
+    bash: echo shipped
+`;
+
+const THINKERS = {
+  'slow-think.yaml': 'name: slow-think\nnodes:\n  - { id: think, type: prompt, prompt: "SLOW 30000 take your time over this answer" }\n',
+  'broken-think.yaml': 'name: broken-think\nnodes:\n  - { id: think, type: prompt, prompt: "FAIL_HTTP 529 the model is overloaded" }\n',
+};
+
+interface EventView {
+  cursor: string;
+  type: string;
+  nodeId: string | null;
+  pauseId: string | null;
+}
+
+describe('a prompt node in a gated DAG, through the gateway', () => {
+  let server: ModelServer;
+  let mesh: TestMesh;
+  let url: string;
+
+  beforeAll(async () => {
+    server = await startModelServer();
+    mesh = await startTestMesh({
+      KEELSON_RUN_HEARTBEAT_TIMEOUT_MS: '3000',
+      KEELSON_ANTHROPIC_BASE_URL: server.anthropicBaseUrl,
+      ANTHROPIC_API_KEY: 'e2e-key',
+      KEELSON_OPENAI_BASE_URL: undefined,
+      OPENAI_API_KEY: undefined,
+      KEELSON_MODEL_BASE_URL: undefined,
+      KEELSON_DEFAULT_PROVIDER: undefined,
+    });
+    url = mesh.gatewayUrl;
+  });
+
+  afterAll(async () => {
+    await mesh?.teardown();
+    await server?.stop();
+  });
+
+  it('runs bash ‖ bash → prompt (calling a rib tool) → approval → bash: pauses, refuses a stale pauseId, succeeds, streaming every transition in order', async () => {
+    const project = await projectWithWorkflow(url, 'prompted', { 'prompted-build.yaml': PROMPTED });
+    const events = subscribe<{ runEvents: EventView }>(mesh.gatewayWsUrl, 'subscription { runEvents { cursor type nodeId pauseId } }');
+    const started = await startWorkflow(url, 'prompted-build', { projectId: project.id, inputs: { topic: 'mesh' } });
+
+    const paused = await waitForRun(url, started.id, (r) => r.status === 'PAUSED' || r.status === 'FAILED');
+    const byId = Object.fromEntries(paused.nodes.map((n) => [n.id, n]));
+    expect(byId.record).toMatchObject({ type: 'prompt', status: 'SUCCEEDED', attempt: 1, exitCode: null, error: null });
+    const answer = byId.record!.output!;
+    expect(answer).toMatch(/^DONE notes_add: Saved note [0-9a-f]+: mesh: planned #mesh \(#mesh\)$/);
+    expect(paused.pendingApproval).toMatchObject({ nodeId: 'gate', prompt: `Approve? The model said: ${answer}`, artifacts: [] });
+    const t = (s: string | null) => new Date(s!).getTime();
+    expect(t(byId.plan!.startedAt)).toBeLessThan(t(byId.lint!.completedAt));
+    expect(t(byId.lint!.startedAt)).toBeLessThan(t(byId.plan!.completedAt));
+
+    // The model server got the turn, then the tool's result in the second call of the loop.
+    const calls = server.requests().filter((r) => r.api === 'anthropic');
+    expect(calls).toHaveLength(2);
+    const [first, second] = calls.map((c) => c.body as { model: string; system: string; tools: { name: string }[]; messages: unknown[] });
+    expect(first!.model).toBe('claude-haiku-4-5');
+    expect(first!.system).toBe("You keep the team's notes.");
+    expect(first!.tools.map((tool) => tool.name)).toEqual(['notes_add']);
+    expect(calls[1]!.toolRounds).toBe(1);
+    expect(JSON.stringify(second!.messages)).toContain(answer.replace(/^DONE notes_add: /, ''));
+    // The rib tool really ran (in the worker's rib host): the note is in the notes rib's store.
+    const notes = JSON.parse(await readFile(join(mesh.rawEnv.KEELSON_HOME!, 'rib-notes', 'notes.json'), 'utf8')) as { notes: { text: string; source: string }[] };
+    expect(notes.notes).toEqual([expect.objectContaining({ text: 'mesh: planned #mesh', source: 'tool' })]);
+
+    const { pauseId } = paused.pendingApproval!;
+    const stale = await respond(url, started.id, 'gate', 'approve', 'not-the-current-pause');
+    expect(stale).toMatchObject({ ok: false, error: `pauseId not-the-current-pause is stale: gate "gate" is open with pause ${pauseId}` });
+    await expect(respond(url, started.id, 'gate', 'approve', pauseId)).resolves.toMatchObject({ ok: true, decision: 'approved', duplicate: false });
+    const done = await waitForRun(url, started.id, (r) => r.status === 'SUCCEEDED');
+    expect(done.nodes.map((n) => [n.id, n.status])).toEqual([
+      ['plan', 'SUCCEEDED'],
+      ['lint', 'SUCCEEDED'],
+      ['record', 'SUCCEEDED'],
+      ['gate', 'SUCCEEDED'],
+      ['ship', 'SUCCEEDED'],
+    ]);
+
+    // Every transition, in order, as the log holds them.
+    const { run: logged } = await gqlData<{ run: { events: { edges: { node: EventView }[] } } }>(
+      url,
+      'query ($id: ID!) { run(id: $id) { events(first: 100) { edges { node { cursor type nodeId pauseId } } } } }',
+      { id: started.id },
+    );
+    const log = logged.events.edges.map((e) => e.node);
+    const streamed = (await events.take(log.length, 20_000)).map((r) => r.data!.runEvents);
+    await events.close();
+    expect(streamed).toEqual(log);
+    const seen = streamed.map((e) => (e.nodeId ? `${e.type}:${e.nodeId}` : e.type));
+    const at = (s: string) => {
+      expect(seen).toContain(s);
+      return seen.indexOf(s);
+    };
+    expect(seen[0]).toBe('RUN_STARTED');
+    for (const node of ['plan', 'lint']) expect(at(`NODE_SUCCEEDED:${node}`)).toBeLessThan(at('NODE_STARTED:record'));
+    expect(seen.slice(at('NODE_STARTED:record'))).toEqual([
+      'NODE_STARTED:record',
+      'NODE_SUCCEEDED:record',
+      'NODE_WAITING:gate',
+      'RUN_PAUSED:gate',
+      'APPROVAL_ANSWERED:gate',
+      'NODE_SUCCEEDED:gate',
+      'RUN_RESUMED:gate',
+      'NODE_STARTED:ship',
+      'NODE_SUCCEEDED:ship',
+      'RUN_SUCCEEDED',
+    ]);
+
+    // One usage-ledger row for the prompt node's turn.
+    const db = new Client({ connectionString: mesh.db.url });
+    await db.connect();
+    try {
+      const { rows } = await db.query('SELECT * FROM agent_turn_usage WHERE run_id = $1', [started.id]);
+      expect(rows).toEqual([
+        expect.objectContaining({
+          rib_id: null,
+          surface: 'workflow',
+          node_id: 'record',
+          workflow_name: 'prompted-build',
+          provider_id: 'anthropic',
+          model: 'claude-haiku-4-5',
+          status: 'ok',
+          stop_reason: 'end',
+          rounds: 2,
+          tool_calls: 1,
+        }),
+      ]);
+      expect(rows[0].input_tokens).toBeGreaterThan(0);
+      expect(rows[0].output_tokens).toBeGreaterThan(0);
+    } finally {
+      await db.end();
+    }
+  });
+
+  it('cancelRun stops a streaming prompt node within the heartbeat, and a provider error fails its node naming the cause', async () => {
+    const project = await projectWithWorkflow(url, 'thinkers', THINKERS);
+    const slow = await startWorkflow(url, 'slow-think', { projectId: project.id });
+    await waitForRun(url, slow.id, (r) => r.nodes[0]!.status === 'RUNNING');
+    await new Promise((r) => setTimeout(r, 300));
+    const cancelledAt = Date.now();
+    await gqlData(url, 'mutation ($id: ID!) { cancelRun(runId: $id) { ok } }', { id: slow.id });
+    const cancelled = await waitForRun(url, slow.id, (r) => r.status === 'CANCELLED', 10_000);
+    expect(Date.now() - cancelledAt).toBeLessThan(3000);
+    expect(cancelled.nodes[0]).toMatchObject({ id: 'think', status: 'CANCELLED' });
+
+    const broken = await startWorkflow(url, 'broken-think', { projectId: project.id });
+    const failed = await waitForRun(url, broken.id, (r) => r.status === 'FAILED');
+    expect(failed.error).toBe('node "think" failed: prompt node "think" failed: provider anthropic answered HTTP 529: the model is overloaded');
+  });
+});
