@@ -1,7 +1,7 @@
 import { operationFromDocument, type Schema, type Supergraph } from '@apollo/federation-internals';
 import { buildOperationContext, executeQueryPlan, type GraphQLDataSource } from '@apollo/gateway';
 import { QueryPlanner, type FetchNode, type PlanNode, type QueryPlan } from '@apollo/query-planner';
-import type { Logger } from '@keelson/service';
+import { clientSocket, type ClientSocketConstructor, type Logger } from '@keelson/service';
 import {
   getOperationAST,
   getVariableValues,
@@ -18,7 +18,7 @@ import {
 } from 'graphql';
 import { createClient, type Client, type SubscribePayload } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
-import WebSocket, { type WebSocketServer } from 'ws';
+import type { WebSocketServer } from 'ws';
 import { depthLimitRule } from './depthLimit';
 import { gatewayError, type GatewayErrorFormatter } from './errors';
 import type { SubgraphEndpoint } from './subgraphEndpoints';
@@ -94,17 +94,8 @@ class UpstreamErrors extends Error {
   }
 }
 
-type SocketConstructor = new (address: string | URL, protocols?: string | string[]) => WebSocket;
-
-function upstreamSocket(handshakeTimeout: number): SocketConstructor {
-  return class UpstreamSocket extends WebSocket {
-    constructor(address: string | URL, protocols?: string | string[]) {
-      super(address, protocols, { handshakeTimeout, perMessageDeflate: false });
-      // graphql-ws detaches its handlers when it terminates a socket; an 'error' the socket emits
-      // afterwards (a handshake aborted half-way) must not become an uncaught exception.
-      this.on('error', () => undefined);
-    }
-  };
+function upstreamSocket(handshakeTimeout: number): ClientSocketConstructor {
+  return clientSocket({ handshakeTimeout, perMessageDeflate: false });
 }
 
 /** One upstream graphql-ws client, shared by one client connection's subscriptions to one subgraph. */
@@ -129,7 +120,7 @@ class UpstreamPool {
   private readonly links = new Map<string, UpstreamLink>();
   private closed = false;
 
-  constructor(private readonly socketImpl: SocketConstructor, private readonly connectTimeoutMs: number) {}
+  constructor(private readonly socketImpl: ClientSocketConstructor, private readonly connectTimeoutMs: number) {}
 
   /** A link to `endpoint` and its release; throws once the client connection has closed. */
   acquire(endpoint: SubgraphEndpoint): { link: UpstreamLink; release: () => void } {

@@ -1,9 +1,9 @@
 import type { MutationLockRecord, ProjectsPort, WorkspaceLeaseRecord } from '@keelson/host';
 import { cursorSchema } from '@keelson/schema';
-import type { Logger } from '@keelson/service';
+import { clientSocket, type Logger } from '@keelson/service';
 import { ProjectOperationError, type CloneProjectBody, type CreateProjectBody, type Project, type ProjectOperationStatus } from '@keelson/shared';
 import { createClient, type Client } from 'graphql-ws';
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 
 /** What the port selects of a project: the record ribs see, leases and lock holder included. */
 const PROJECT_FIELDS = 'id name rootPath createdAt workspaces { id path branch purpose acquiredAt } mutationLock { id purpose holder acquiredAt }';
@@ -260,14 +260,14 @@ export class GraphqlProjectsPort implements ProjectsPort {
     if (this.stopped) return;
     const sockets = this.sockets;
     // A handshake the server never answers must fail (and be retried) rather than hang.
-    class TrackedWebSocket extends WebSocket {
-      constructor(address: string, protocols?: string | string[]) {
-        super(address, protocols, { handshakeTimeout: HANDSHAKE_TIMEOUT_MS });
-        sockets.add(this);
-        this.once('close', () => sockets.delete(this));
-      }
-    }
-    const client = createClient({ url: this.wsUrl, webSocketImpl: TrackedWebSocket, retryAttempts: 0, lazy: true });
+    const webSocketImpl = clientSocket({
+      handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
+      onCreate: (socket) => {
+        sockets.add(socket);
+        socket.once('close', () => sockets.delete(socket));
+      },
+    });
+    const client = createClient({ url: this.wsUrl, webSocketImpl, retryAttempts: 0, lazy: true });
     this.client = client;
     client.on('connected', () => {
       this.delay = this.opts.reconnectDelayMs ?? 200;
