@@ -236,7 +236,8 @@ describe('the run seams of ribs, on the real stack', () => {
       op.progress({ fraction: i / 3 });
     }
     const steer = (id: string, note: string) => gql<{ steerOp: { status: string } }>(mesh.gatewayUrl, 'mutation ($id: ID!, $n: String!) { steerOp(id: $id, note: $n) { status } }', { id, n: note });
-    await until('the op registered', () => mesh.runs.services.ops.byIds([op.id]), (ops) => ops.length === 1);
+    // OP_STARTED is written once the op's workflow exists: from then on a steer reaches it.
+    await until('the op started', () => mesh.runs.services.events.read('ops', 0, { key: op.id }), (f) => f.some((e) => e.type === 'OP_STARTED'));
     expect((await steer(op.id, 'faster')).errors).toBeUndefined();
     await until('the steer reaches onSteer', () => steered, (s) => s.length === 1);
     op.done({ counted: 3 });

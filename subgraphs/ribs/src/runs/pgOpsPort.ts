@@ -41,8 +41,6 @@ export class PgOpsPort implements OpsPort {
       steerable: op.steerable,
       temporalWorkflowId: workflowId,
     });
-    // OP_STARTED now, so the rib's first frames follow it (the workflow's beginOp finds it written).
-    await store.beginOp(op.id);
     try {
       await startRibOpWorkflow(this.opts.client, {
         taskQueue: this.opts.taskQueue,
@@ -56,6 +54,9 @@ export class PgOpsPort implements OpsPort {
       await store.failToStart(op.id, (err as Error).message);
       throw new MeshError('SERVICE_UNAVAILABLE', `op ${op.id} could not start: ${(err as Error).message}`);
     }
+    // OP_STARTED once the workflow exists (so a steer after it reaches the op), and before the rib's
+    // first frame (they wait for this); the workflow's own beginOp finds it written, or writes it first.
+    await store.beginOp(op.id);
   }
 
   /**

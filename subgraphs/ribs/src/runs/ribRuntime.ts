@@ -11,6 +11,9 @@ import { PgOpsPort } from './pgOpsPort';
 import { RefreshDriver } from './refreshDriver';
 import { RunEventConsumer } from './runEventConsumer';
 
+/** How long each Temporal call made while stopping may take. */
+const STOP_DEADLINE_MS = 5000;
+
 /** How the ribs subgraph reaches runs, ops and Temporal (given by whoever boots it next to the runs domain). */
 export interface RibRunsWiring {
   /** The runs domain; undefined until it is up (`npm start` boots the ribs subgraph first). */
@@ -144,13 +147,19 @@ export class RibRuntime {
    */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
-      await this.refresh?.stop().catch((err: unknown) => this.ctx.log.warn({ err }, 'detaching region heartbeats failed'));
+      // Temporal calls made while stopping give up after a while: an unreachable server must not hold the shutdown.
+      const bounded = <T>(fn: () => Promise<T>) => (this.client ? this.client.withDeadline(Date.now() + STOP_DEADLINE_MS, fn) : fn());
+      await bounded(() => this.refresh?.stop() ?? Promise.resolve()).catch((err: unknown) => this.ctx.log.warn({ err }, 'detaching region heartbeats failed'));
       await this.consumer?.stop();
       await this.ribRuns.liveOps.registered();
       const orphans = this.ribRuns.liveOps.untaken();
       this.ribRuns.liveOps.stopAll(HOLDER_STOPPED);
       // Holds already running report the stop themselves; an op whose hold never reached this process is settled here.
-      await Promise.all(orphans.map((id) => this.ops?.abandon(id, HOLDER_STOPPED).catch((err: unknown) => this.ctx.log.warn({ err, opId: id }, 'could not settle an op'))));
+      await Promise.all(
+        orphans.map((id) =>
+          bounded(() => this.ops?.abandon(id, HOLDER_STOPPED) ?? Promise.resolve()).catch((err: unknown) => this.ctx.log.warn({ err, opId: id }, 'could not settle an op')),
+        ),
+      );
       await this.worker?.stop().catch((err: unknown) => this.ctx.log.warn({ err }, 'stopping the ribs worker failed'));
       await this.client?.connection.close().catch(() => undefined);
     })();
