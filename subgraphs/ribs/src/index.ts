@@ -1,5 +1,5 @@
 import { createExec, createRibHost, type RibHost, type RibHostOptions } from '@keelson/host';
-import { createDataSource, EventLog, EventNotifier, initializeAndMigrate, startSubgraph } from '@keelson/kit';
+import { openSubgraphState, startSubgraph } from '@keelson/kit';
 import type { Logger } from '@keelson/service';
 import type { RibsContext, RibsServices } from './context';
 import { StoredCredential } from './credential/credential.entity';
@@ -79,15 +79,15 @@ export interface RunningRibs {
  * awaits every rib's `dispose` before the database closes.
  */
 export async function start(opts: StartRibsOptions): Promise<RunningRibs> {
-  const { dataSource, queries } = createDataSource({
+  const state = await openSubgraphState({
     url: opts.databaseUrl,
     entities: ribsEntities,
     migrations: ribsMigrations,
     migrationsTableName: 'ribs_migrations',
     log: opts.log,
+    listenerName: 'keelson-ribs-listener',
   });
-  await initializeAndMigrate(dataSource);
-  const notifier = new EventNotifier({ url: opts.databaseUrl, log: opts.log, applicationName: 'keelson-ribs-listener' });
+  const { dataSource, queries, notifier, events } = state;
   const projects = new GraphqlProjectsPort({ url: opts.settings.projectsUrl, log: opts.log.child({ component: 'projects-port' }), startTimeoutMs: opts.projectsStartTimeoutMs });
   const lifetime = new AbortController();
   let host: RibHost | undefined;
@@ -99,12 +99,9 @@ export async function start(opts: StartRibsOptions): Promise<RunningRibs> {
     await host?.dispose();
     lifetime.abort();
     await projects.stop();
-    await notifier.stop();
-    await dataSource.destroy();
+    await state.close();
   };
   try {
-    await notifier.ready();
-    const events = new EventLog(dataSource, notifier);
     const snapshots = new PgSnapshotStore(dataSource, events);
     const credentials = new PgCredentialStore(dataSource, () => loadCredentialKey({ envKey: opts.settings.credentialsKey, home: opts.settings.home }));
     await projects.start();

@@ -1,4 +1,4 @@
-import { createDataSource, EventLog, EventNotifier, initializeAndMigrate, startSubgraph } from '@keelson/kit';
+import { openSubgraphState, startSubgraph } from '@keelson/kit';
 import type { Logger } from '@keelson/service';
 import { connectClient, OpStore, projectsGraphqlApi, RUNS_MIGRATIONS_TABLE, RunStore, runsMigrations, type ProjectsApi } from '@keelson/temporal';
 import { join } from 'node:path';
@@ -52,20 +52,17 @@ export interface RunningRuns {
 
 /** Boots the runs subgraph: migrate, connect to Temporal, then serve. */
 export async function start(opts: StartRunsOptions): Promise<RunningRuns> {
-  const { dataSource, queries } = createDataSource({
+  const state = await openSubgraphState({
     url: opts.databaseUrl,
     entities: runsEntities,
     migrations: runsMigrations,
     migrationsTableName: RUNS_MIGRATIONS_TABLE,
     log: opts.log,
   });
-  await initializeAndMigrate(dataSource);
-  const notifier = new EventNotifier({ url: opts.databaseUrl, log: opts.log });
+  const { dataSource, queries, events } = state;
   let temporal: Awaited<ReturnType<typeof connectClient>> | undefined;
   try {
-    await notifier.ready();
     temporal = await connectClient({ address: opts.settings.temporal.address, namespace: opts.settings.temporal.namespace });
-    const events = new EventLog(dataSource, notifier);
     const projects = opts.projects ?? projectsGraphqlApi(opts.settings.projectsUrl);
     const catalog = new CatalogService(
       new WorkflowCatalog({
@@ -99,15 +96,13 @@ export async function start(opts: StartRunsOptions): Promise<RunningRuns> {
       context: (base) => ({ ...base, services }),
       onStop: async () => {
         await client.connection.close();
-        await notifier.stop();
-        await dataSource.destroy();
+        await state.close();
       },
     });
     return { url: served.url, wsUrl: served.wsUrl, services, queryCount: () => queries.count, stop: served.stop };
   } catch (err) {
     await temporal?.connection.close();
-    await notifier.stop();
-    await dataSource.destroy();
+    await state.close();
     throw err;
   }
 }
