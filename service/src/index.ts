@@ -3,6 +3,8 @@ export type { Logger } from './logger';
 export { assertBindAllowed } from './bindGuard';
 export { serveGraphQL, healthRoute } from './serveGraphQL';
 export { runService } from './runService';
+export { serviceCaller } from './callService';
+export type { ServiceCall } from './callService';
 export { clientSocket } from './clientSocket';
 export type { ClientSocketConstructor, ClientSocketOptions } from './clientSocket';
 export type { ServeOptions, Served, RouteHandler } from './serveGraphQL';

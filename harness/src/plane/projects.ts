@@ -1,4 +1,4 @@
-import { errorCodeSchema, MeshError } from '@keelson/schema';
+import { serviceCaller } from '@keelson/service';
 
 export interface ProjectInfo {
   id: string;
@@ -24,28 +24,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * their registry code; an unreachable subgraph is SERVICE_UNAVAILABLE.
  */
 export function projectsGraphqlApi(url: string, opts: { timeoutMs?: number } = {}): ProjectsApi {
-  const timeoutMs = opts.timeoutMs ?? 15_000;
-  async function call<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
-    let res: Response;
-    try {
-      res = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ query, variables }),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-    } catch (err) {
-      throw new MeshError('SERVICE_UNAVAILABLE', `the projects subgraph at ${url} is unreachable (${(err as Error).message})`);
-    }
-    const body = (await res.json().catch(() => ({}))) as { data?: T; errors?: { message: string; extensions?: { code?: string } }[] };
-    const first = body.errors?.[0];
-    if (first) {
-      const code = errorCodeSchema.safeParse(first.extensions?.code);
-      throw new MeshError(code.success ? code.data : 'UPSTREAM_FAILED', `projects subgraph: ${first.message}`);
-    }
-    if (!body.data) throw new MeshError('UPSTREAM_FAILED', `the projects subgraph answered ${res.status} without data`);
-    return body.data;
-  }
+  const call = serviceCaller('the projects subgraph', url, { timeoutMs: opts.timeoutMs ?? 15_000 });
   return {
     async project(id) {
       if (!UUID.test(id)) return null;

@@ -1,4 +1,4 @@
-import { errorCodeSchema, MeshError } from '@keelson/schema';
+import { serviceCaller } from '@keelson/service';
 
 /** A conversation range no summary covers yet (inclusive). */
 export interface SummaryRange {
@@ -47,28 +47,7 @@ export interface MemoryApi {
  * errors keep their registry code; an unreachable subgraph is SERVICE_UNAVAILABLE (retried).
  */
 export function memoryGraphqlApi(url: string, opts: { timeoutMs?: number } = {}): MemoryApi {
-  const timeoutMs = opts.timeoutMs ?? 30_000;
-  async function call<T>(query: string, variables: Record<string, unknown>): Promise<T> {
-    let res: Response;
-    try {
-      res = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ query, variables }),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-    } catch (err) {
-      throw new MeshError('SERVICE_UNAVAILABLE', `the memory subgraph at ${url} is unreachable (${(err as Error).message})`);
-    }
-    const body = (await res.json().catch(() => ({}))) as { data?: T; errors?: { message: string; extensions?: { code?: string } }[] };
-    const first = body.errors?.[0];
-    if (first) {
-      const code = errorCodeSchema.safeParse(first.extensions?.code);
-      throw new MeshError(code.success ? code.data : 'UPSTREAM_FAILED', first.message);
-    }
-    if (!body.data) throw new MeshError('UPSTREAM_FAILED', `the memory subgraph answered ${res.status} without data`);
-    return body.data;
-  }
+  const call = serviceCaller('the memory subgraph', url, { timeoutMs: opts.timeoutMs ?? 30_000 });
   return {
     async candidates(window, limit) {
       const data = await call<{ compactionCandidates: SummaryRange[] }>(
