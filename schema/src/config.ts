@@ -84,6 +84,18 @@ export const envSchema = z.object({
   /** Timeout of one embeddings request. @default 10000 */
   KEELSON_EMBEDDINGS_TIMEOUT_MS: positiveMs(10_000),
   /**
+   * The vector length to ask the embeddings API for (its `dimensions` field) and to store. Set, memory
+   * keeps an HNSW index over the vectors (pgvector 0.8+); unset, the model's own length is stored and
+   * vector search is exact (a scan). Leave it unset for an API that rejects `dimensions`.
+   */
+  KEELSON_EMBEDDINGS_DIMENSIONS: z.coerce.number().int().min(1).max(2000, "must be at most 2000 (pgvector's HNSW limit)").optional(),
+  /**
+   * A vector neighbour is a hit only with a cosine similarity above this (-1 to 1). What unrelated
+   * texts score depends on the model: raise it until they stop filling search results and turn contexts.
+   * @default 0
+   */
+  KEELSON_EMBEDDINGS_MIN_SIMILARITY: z.coerce.number().min(-1).max(1).default(0),
+  /**
    * How often the Temporal Schedule `memory-compaction-<task queue>` runs a compaction pass (summaries of
    * long conversations through the provider registry); 0 removes the Schedule. @default 900000
    */

@@ -28,7 +28,8 @@ function entryOf(service: ComposeService): string {
 
 describe('docker-compose.yml', () => {
   it('runs Postgres, Temporal on Postgres, its UI, the worker and the gateway', () => {
-    expect(services.postgres?.image).toMatch(/^postgres:15/);
+    // Postgres 15 with pgvector, so memory search can be hybrid.
+    expect(services.postgres?.image).toMatch(/^pgvector\/pgvector:[\d.]+-pg15$/);
     expect(services.temporal?.image).toMatch(/^temporalio\/auto-setup:/);
     expect(services.temporal?.environment?.DB).toBe('postgres12');
     expect(services['temporal-ui']?.image).toMatch(/^temporalio\/ui:/);

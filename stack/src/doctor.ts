@@ -72,6 +72,27 @@ export async function doctor(env: NodeJS.ProcessEnv = process.env): Promise<Chec
         await client.end().catch(() => undefined);
       }
     }),
+    check('memory', async () => {
+      // pg_available_extensions is server-wide: ask the maintenance database, which always exists.
+      const url = new URL(e.DATABASE_URL);
+      url.pathname = '/postgres';
+      const client = new Client({ connectionString: url.toString(), connectionTimeoutMillis: 5000 });
+      let pgvector: string | undefined;
+      try {
+        await client.connect();
+        const { rows } = await client.query<{ v: string }>("SELECT default_version AS v FROM pg_available_extensions WHERE name = 'vector'");
+        pgvector = rows[0]?.v;
+      } finally {
+        await client.end().catch(() => undefined);
+      }
+      const endpoint = e.KEELSON_EMBEDDINGS_URL && e.KEELSON_EMBEDDINGS_MODEL ? `${e.KEELSON_EMBEDDINGS_MODEL} at ${e.KEELSON_EMBEDDINGS_URL}` : undefined;
+      if (pgvector && endpoint) return { status: 'ok', detail: `hybrid: pgvector ${pgvector}, embeddings ${endpoint}` };
+      const missing = [
+        pgvector ? '' : 'pgvector is not installed (scripts/install-pgvector.sh)',
+        endpoint ? '' : 'no embeddings endpoint (KEELSON_EMBEDDINGS_URL and KEELSON_EMBEDDINGS_MODEL)',
+      ].filter(Boolean);
+      return { status: 'ok', detail: `lexical (full text + trigram): ${missing.join('; ')}` };
+    }),
     check('temporal', async () => {
       if (e.TEMPORAL_ADDRESS) {
         const connection = await Connection.connect({ address: e.TEMPORAL_ADDRESS, connectTimeout: 5000 });

@@ -1,6 +1,7 @@
 // Once per Jest run, before any test file: one Temporal dev server shared by every worker.
 require('../../scripts/register.js');
 const { startTestTemporal } = require('./temporalServer.ts');
+const { declarePgvector } = require('./pgvector.ts');
 
 /**
  * The projects named by `--selectProjects` (Jest does not pass them to global hooks), or undefined
@@ -22,5 +23,6 @@ module.exports = async function globalSetup() {
   // Unit tests touch no server: `jest --selectProjects unit` starts none and needs no CLI.
   const selected = selectedProjects(process.argv);
   if (selected && selected.every((name) => name === 'unit')) return;
+  await declarePgvector();
   await startTestTemporal();
 };

@@ -39,6 +39,8 @@ export function memorySettings(e: ReturnType<typeof parseEnv>): MemorySettings {
       model: e.KEELSON_EMBEDDINGS_MODEL,
       apiKey: e.KEELSON_EMBEDDINGS_API_KEY,
       timeoutMs: e.KEELSON_EMBEDDINGS_TIMEOUT_MS,
+      minSimilarity: e.KEELSON_EMBEDDINGS_MIN_SIMILARITY,
+      ...(e.KEELSON_EMBEDDINGS_DIMENSIONS ? { dimensions: e.KEELSON_EMBEDDINGS_DIMENSIONS } : {}),
     },
   };
 }

@@ -9,7 +9,14 @@ describe('memory settings from the environment', () => {
     });
     expect(
       memorySettings(parseEnv({ KEELSON_EMBEDDINGS_URL: 'http://127.0.0.1:8080/v1', KEELSON_EMBEDDINGS_MODEL: 'nomic', KEELSON_EMBEDDINGS_API_KEY: 'k' })),
-    ).toEqual({ embeddings: { url: 'http://127.0.0.1:8080/v1', model: 'nomic', apiKey: 'k', timeoutMs: 10_000 } });
+    ).toEqual({ embeddings: { url: 'http://127.0.0.1:8080/v1', model: 'nomic', apiKey: 'k', timeoutMs: 10_000, minSimilarity: 0 } });
+    expect(
+      memorySettings(parseEnv({ KEELSON_EMBEDDINGS_URL: 'http://127.0.0.1:8080/v1', KEELSON_EMBEDDINGS_MODEL: 'nomic', KEELSON_EMBEDDINGS_DIMENSIONS: '256' })),
+    ).toEqual({ embeddings: { url: 'http://127.0.0.1:8080/v1', model: 'nomic', timeoutMs: 10_000, minSimilarity: 0, dimensions: 256 } });
+  });
+
+  it("rejects a dimension pgvector's index cannot hold, naming the variable", () => {
+    expect(() => parseEnv({ KEELSON_EMBEDDINGS_DIMENSIONS: '3072' })).toThrow(/KEELSON_EMBEDDINGS_DIMENSIONS.*2000/);
   });
 
   it('reads transcripts from the sessions subgraph and prompt-node turns from the runs subgraph, on their local ports by default', () => {

@@ -7,7 +7,8 @@ import type { HistoryRequest, HistoryService, MessagePage, PageRequest } from '.
 import type { MemoryService } from './memory/memory.service';
 import type { MemoryMessage } from './message/message.entity';
 import type { SearchService } from './search/search.service';
-import type { SearchModeInfo } from './search/vectorStore';
+import type { VectorIndexer } from './search/vectorIndexer';
+import type { SearchModeInfo } from './search/searchMode';
 import type { MemorySummary } from './summary/summary.entity';
 import type { SummaryService } from './summary/summary.service';
 
@@ -18,8 +19,10 @@ export interface MemoryServices {
   search: SearchService;
   context: ContextService;
   events: EventLog;
-  /** The active search mode, decided at boot. */
-  mode: SearchModeInfo;
+  /** The search mode now: decided at boot, LEXICAL while a HYBRID store's embeddings endpoint fails. */
+  readonly mode: SearchModeInfo;
+  /** Present in HYBRID mode: embeds what is committed (`idle()` resolves once it has caught up). */
+  indexer?: VectorIndexer;
   /** Present when a transcript source was given: the harness-stream consumer. */
   capture?: CaptureConsumer;
   /** Present when a run source was given: the runs-stream consumer (prompt-node turns). */

@@ -14,8 +14,8 @@ import { MemoryTables1764460800500 } from './migrations/1764460800500-MemoryTabl
 import { buildMemorySchema } from './schema';
 import { EmbeddingsClient } from './search/embeddings';
 import { SearchService } from './search/search.service';
+import { detectSearchMode, SearchModeState } from './search/searchMode';
 import { VectorIndexer } from './search/vectorIndexer';
-import { detectSearchMode } from './search/vectorStore';
 import type { MemorySettings } from './settings';
 import { MemorySummary } from './summary/summary.entity';
 import { SummaryService } from './summary/summary.service';
@@ -28,8 +28,9 @@ export type { MemoryServices } from './context';
 export type { MemoryEntry } from './memory/memory.input';
 export type { AppendResult } from './memory/memory.service';
 export type { Hit, SearchArgs } from './search/search.service';
-export type { SearchModeInfo } from './search/vectorStore';
+export type { SearchModeInfo } from './search/searchMode';
 export { embedPending } from './search/vectorStore';
+export type { VectorStore } from './search/vectorStore';
 export type { TurnContextResult } from './context/context.service';
 export { CaptureConsumer } from './capture/captureConsumer';
 export type { CaptureConsumerOptions } from './capture/captureConsumer';
@@ -100,17 +101,17 @@ export async function start(opts: StartMemoryOptions): Promise<RunningMemory> {
   let indexer: VectorIndexer | undefined;
   try {
     const deps = { dataSource, events, settings: opts.settings, log: opts.log };
-    const mode = await detectSearchMode(dataSource, opts.settings, opts.log);
-    opts.log.info({ mode: mode.mode, reason: mode.reason }, 'memory search mode');
+    const mode = new SearchModeState(await detectSearchMode(dataSource, opts.settings, opts.log), opts.settings.embeddings?.timeoutMs);
+    opts.log.info({ mode: mode.current.mode, reason: mode.current.reason }, 'memory search mode');
     // HYBRID mode: what is committed gets its vector right after (see VectorIndexer).
-    if (mode.mode === 'HYBRID' && opts.settings.embeddings) {
-      indexer = new VectorIndexer(dataSource, new EmbeddingsClient(opts.settings.embeddings), opts.log);
+    if (mode.store && opts.settings.embeddings) {
+      indexer = new VectorIndexer(dataSource, new EmbeddingsClient(opts.settings.embeddings), mode.store, opts.log, mode);
       indexer.kick();
     }
     const committed = () => indexer?.kick();
     const memory = new MemoryService(deps, committed);
     const history = new HistoryService(deps);
-    const search = new SearchService(deps, mode);
+    const search = new SearchService(deps, mode, committed);
     if (opts.capture) {
       capture = new CaptureConsumer({
         dataSource,
@@ -144,7 +145,10 @@ export async function start(opts: StartMemoryOptions): Promise<RunningMemory> {
       search,
       context: new ContextService(search, history),
       events,
-      mode,
+      get mode() {
+        return mode.current;
+      },
+      indexer,
       capture,
       runCapture,
     };

@@ -10,6 +10,13 @@ export interface EmbeddingsSettings {
   apiKey?: string;
   /** @default 10000 */
   timeoutMs: number;
+  /**
+   * The vector length requested (the API's `dimensions`) and required of every answer; set, vectors
+   * are indexed (HNSW). Unset: whatever length the model returns, searched exactly.
+   */
+  dimensions?: number;
+  /** A vector neighbour is a hit only with a cosine similarity above this. @default 0 */
+  minSimilarity?: number;
 }
 
 /** What the memory domain needs from its environment (resolved once by config.ts). */

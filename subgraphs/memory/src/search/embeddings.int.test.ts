@@ -1,6 +1,5 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { expectData, startMemoryHarness } from '../../test/support/memoryHarness';
 import { EmbeddingsClient, embeddingsEndpoint } from './embeddings';
 
 jest.setTimeout(60_000);
@@ -8,7 +7,7 @@ jest.setTimeout(60_000);
 interface Seen {
   path: string;
   authorization?: string;
-  body: { model: string; input: string[] };
+  body: { model: string; input: string[]; dimensions?: number };
 }
 
 /** A minimal OpenAI-compatible embeddings server: a vector per input, answered in reverse index order. */
@@ -70,26 +69,14 @@ describe('the embeddings client (OpenAI-compatible /v1/embeddings)', () => {
     });
   });
 
-  it('leaves search lexical, and says why, when an endpoint is configured but pgvector is not installed', async () => {
+  it('asks for the configured length and refuses an answer of another, naming the setting', async () => {
     const fake = await fakeEmbeddings();
     servers.push(fake.server);
-    const h = await startMemoryHarness({ settings: { embeddings: { url: fake.url, model: 'embed-small', timeoutMs: 2_000 } } });
-    try {
-      const { memorySearchMode } = expectData(
-        await h.gql<{ memorySearchMode: Record<string, unknown> }>('{ memorySearchMode { mode vectorExtensionAvailable embeddingsConfigured embeddingModel reason } }'),
-      );
-      expect(memorySearchMode).toEqual({
-        mode: 'LEXICAL',
-        vectorExtensionAvailable: false,
-        embeddingsConfigured: true,
-        embeddingModel: 'embed-small',
-        reason: 'lexical: pgvector is not installed on the Postgres server (Debian: postgresql-15-pgvector)',
-      });
-      // Lexical search does not call the endpoint.
-      await h.running.services.search.search({ query: 'anything' });
-      expect(fake.seen).toEqual([]);
-    } finally {
-      await h.close();
-    }
+    expect(await new EmbeddingsClient({ url: fake.url, model: 'embed-small', timeoutMs: 2_000, dimensions: 3 }).embed(['ab'])).toEqual([[2, 0, 0.5]]);
+    expect(fake.seen[0]!.body).toEqual({ model: 'embed-small', input: ['ab'], dimensions: 3 });
+    await expect(new EmbeddingsClient({ url: fake.url, model: 'embed-small', timeoutMs: 2_000, dimensions: 8 }).embed(['ab'])).rejects.toMatchObject({
+      code: 'UPSTREAM_FAILED',
+      message: expect.stringMatching(/returned a vector of 3 dimensions, expected 8 \(KEELSON_EMBEDDINGS_DIMENSIONS\)/),
+    });
   });
 });

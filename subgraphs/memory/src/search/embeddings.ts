@@ -24,7 +24,12 @@ export class EmbeddingsClient {
     return this.settings.model;
   }
 
-  /** One vector per input, in input order. */
+  /** The endpoint requests go to. */
+  get endpoint(): string {
+    return embeddingsEndpoint(this.settings.url);
+  }
+
+  /** One vector per input, in input order, all of one length (`dimensions` when configured). */
   async embed(inputs: readonly string[], signal?: AbortSignal): Promise<number[][]> {
     if (!inputs.length) return [];
     const endpoint = embeddingsEndpoint(this.settings.url);
@@ -37,7 +42,7 @@ export class EmbeddingsClient {
           'content-type': 'application/json',
           ...(this.settings.apiKey ? { authorization: `Bearer ${this.settings.apiKey}` } : {}),
         },
-        body: JSON.stringify({ model: this.settings.model, input: inputs }),
+        body: JSON.stringify({ model: this.settings.model, input: inputs, ...(this.settings.dimensions ? { dimensions: this.settings.dimensions } : {}) }),
         signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
       });
     } catch (err) {
@@ -57,7 +62,14 @@ export class EmbeddingsClient {
     if (parsed.data.length !== inputs.length) {
       throw new MeshError('UPSTREAM_FAILED', `embeddings endpoint ${endpoint} returned ${parsed.data.length} vectors for ${inputs.length} inputs`);
     }
-    return [...parsed.data].sort((a, b) => a.index - b.index).map((d) => d.embedding);
+    const vectors = [...parsed.data].sort((a, b) => a.index - b.index).map((d) => d.embedding);
+    const expected = this.settings.dimensions ?? vectors[0]!.length;
+    const odd = vectors.find((v) => v.length !== expected);
+    if (odd) {
+      const wanted = this.settings.dimensions ? `${expected} (KEELSON_EMBEDDINGS_DIMENSIONS)` : `${expected} (the length of its first vector)`;
+      throw new MeshError('UPSTREAM_FAILED', `embeddings endpoint ${endpoint} returned a vector of ${odd.length} dimensions, expected ${wanted}`);
+    }
+    return vectors;
   }
 }
 

@@ -1,7 +1,7 @@
 import { Field, Float, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { MemorySummary } from '../summary/summary.entity';
 import type { Hit, HitKind, MatchKind, MemoryScopeValue } from './search.service';
-import type { SearchMode } from './vectorStore';
+import type { SearchMode } from './searchMode';
 
 export const MemoryScope = { MESSAGES: 'MESSAGES', SUMMARIES: 'SUMMARIES', BOTH: 'BOTH' } as const satisfies { [K in MemoryScopeValue]: K };
 registerEnumType(MemoryScope, { name: 'MemoryScope', description: 'What memorySearch looks through.' });

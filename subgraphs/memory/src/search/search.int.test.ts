@@ -1,6 +1,8 @@
 import type { TiktokenBPE } from 'js-tiktoken/lite' with { 'resolution-mode': 'import' };
+import type { ModelServer } from '@keelson/model-server';
 import { corpus, corpusConversation } from '../../test/support/corpus';
 import { errorCodes, expectData, startMemoryHarness, type MemoryHarness } from '../../test/support/memoryHarness';
+import { expectPgvectorAsDeclared, pgvectorDeclaredAbsent, startEmbeddings, testServerHasPgvector } from '../../test/support/pgvector';
 
 jest.setTimeout(60_000);
 
@@ -36,41 +38,64 @@ const CONTEXT = `query ($query: String!, $agent: String!, $maxTokens: Int) {
   contextForTurn(query: $query, agent: $agent, maxTokens: $maxTokens) { text tokens maxTokens tokenizer sources { messageId kind matchedBy } }
 }`;
 
-let h: MemoryHarness;
-let phraseId: string;
-let identId: string;
-let appendMs: number;
+/**
+ * The same specs in both modes: lexical (no embeddings endpoint, so the extension is never created)
+ * and hybrid (pgvector and the local model server). Hybrid adds vector neighbours to every result;
+ * matches of the whole query stay first, so what lexical finds first, hybrid finds first too.
+ */
+describe.each([
+  { mode: 'LEXICAL', title: 'lexical: no embeddings endpoint' },
+  { mode: 'HYBRID', title: pgvectorDeclaredAbsent ? 'hybrid configured, pgvector absent: the lexical fallback' : 'hybrid: pgvector + the local model server' },
+] as const)('memory at 10,000 messages across 50 conversations ($title)', ({ mode }) => {
+  let h: MemoryHarness;
+  let models: ModelServer | undefined;
+  let phraseId: string;
+  let identId: string;
+  let appendMs: number;
+  const hybrid = mode === 'HYBRID' && !pgvectorDeclaredAbsent;
 
-beforeAll(async () => {
-  h = await startMemoryHarness();
-  const entries = corpus({ conversations: CONVERSATIONS, messagesPerConversation: PER_CONVERSATION, seed: 42 });
-  // Plant three messages (replacing corpus ones, so the total stays 10,000), old enough that recency cannot carry them.
-  const at = (conv: number, n: number) => entries[conv * PER_CONVERSATION + n]!;
-  at(PHRASE_CONV, 100).content = `Root cause found: ${PHRASE}, so I pinned the ledger epoch before replaying the journal.`;
-  at(DECOY_CONV, 40).content = `Same symptom in staging: ${PHRASE} there too, but nobody replays that journal.`;
-  at(IDENT_CONV, 61).content = 'Renamed reconcileQuokkaSnapshots in src/billing/quokkaReconciler.ts and moved its callers to the new batch API.';
-  const started = performance.now();
-  const results = await h.running.services.memory.appendMany(entries);
-  appendMs = performance.now() - started;
-  console.log(`appended 10,000 messages in ${Math.round(appendMs)} ms`);
-  phraseId = results[PHRASE_CONV * PER_CONVERSATION + 100]!.id;
-  identId = results[IDENT_CONV * PER_CONVERSATION + 61]!.id;
-  // A summary of the first 50 messages of the phrase conversation, inserted as compaction will.
-  await h.running.services.summaries.save({
-    conversationId: results[PHRASE_CONV * PER_CONVERSATION]!.conversationId,
-    fromSeq: 1,
-    toSeq: 50,
-    content: 'Summary: the team chased the zeppelin rollout regression and the quokka ledger epochs; fixed by pinning epochs.',
-    model: 'test-model',
+  beforeAll(async () => {
+    if (mode === 'HYBRID') {
+      await expectPgvectorAsDeclared();
+      const embeddings = await startEmbeddings();
+      models = embeddings.models;
+      h = await startMemoryHarness({ settings: { embeddings: embeddings.settings } });
+    } else {
+      h = await startMemoryHarness();
+    }
+    const entries = corpus({ conversations: CONVERSATIONS, messagesPerConversation: PER_CONVERSATION, seed: 42 });
+    // Plant three messages (replacing corpus ones, so the total stays 10,000), old enough that recency cannot carry them.
+    const at = (conv: number, n: number) => entries[conv * PER_CONVERSATION + n]!;
+    at(PHRASE_CONV, 100).content = `Root cause found: ${PHRASE}, so I pinned the ledger epoch before replaying the journal.`;
+    at(DECOY_CONV, 40).content = `Same symptom in staging: ${PHRASE} there too, but nobody replays that journal.`;
+    at(IDENT_CONV, 61).content = 'Renamed reconcileQuokkaSnapshots in src/billing/quokkaReconciler.ts and moved its callers to the new batch API.';
+    const started = performance.now();
+    const results = await h.running.services.memory.appendMany(entries);
+    appendMs = performance.now() - started;
+    console.log(`appended 10,000 messages in ${Math.round(appendMs)} ms`);
+    phraseId = results[PHRASE_CONV * PER_CONVERSATION + 100]!.id;
+    identId = results[IDENT_CONV * PER_CONVERSATION + 61]!.id;
+    // A summary of the first 50 messages of the phrase conversation, inserted as compaction will.
+    await h.running.services.summaries.save({
+      conversationId: results[PHRASE_CONV * PER_CONVERSATION]!.conversationId,
+      fromSeq: 1,
+      toSeq: 50,
+      content: 'Summary: the team chased the zeppelin rollout regression and the quokka ledger epochs; fixed by pinning epochs.',
+      model: 'test-model',
+    });
+    // Hybrid: every message and the summary have their vector before anything is searched.
+    await h.running.services.indexer?.idle();
+    // The steady state autovacuum keeps: statistics current and the GIN pending lists merged.
+    await h.sql('VACUUM ANALYZE memory_messages');
+    await h.sql('VACUUM ANALYZE memory_summaries');
+    await h.sql('ANALYZE memory_conversations');
+    if (hybrid) await h.sql('VACUUM ANALYZE memory_embeddings');
   });
-  // The steady state autovacuum keeps: statistics current and the GIN pending lists merged.
-  await h.sql('VACUUM ANALYZE memory_messages');
-  await h.sql('VACUUM ANALYZE memory_summaries');
-  await h.sql('ANALYZE memory_conversations');
-});
-afterAll(() => h?.close());
+  afterAll(async () => {
+    await h?.close();
+    await models?.stop();
+  });
 
-describe('memory at 10,000 messages across 50 conversations', () => {
   it('stores them all in order with multi-row inserts, in a few seconds', async () => {
     const [row] = await h.sql<{ messages: string; conversations: string; gaps: string }>(
       `SELECT (SELECT count(*) FROM memory_messages) AS messages, (SELECT count(*) FROM memory_conversations) AS conversations,
@@ -89,20 +114,27 @@ describe('memory at 10,000 messages across 50 conversations', () => {
     expect(memorySearch.every((hit) => hit.conversation.agent === agent)).toBe(true);
   });
 
-  it('finds the same phrase under every agent without a filter, and only the asked agent with one', async () => {
+  it('finds the same phrase under every agent without a filter, and only the asked agent with one, first', async () => {
+    // Lexical matches come first; in hybrid mode vector neighbours follow them.
+    const lexical = (hits: Hit[]) => hits.filter((hit) => hit.matchedBy.includes('FULL_TEXT'));
     const all = expectData(await h.gql<{ memorySearch: Hit[] }>(SEARCH, { query: `"${PHRASE}"`, scope: 'MESSAGES' })).memorySearch;
-    expect(new Set(all.map((hit) => hit.conversation.sessionKey))).toEqual(
+    expect(new Set(lexical(all).map((hit) => hit.conversation.sessionKey))).toEqual(
       new Set([corpusConversation(PHRASE_CONV).sessionId, corpusConversation(DECOY_CONV).sessionId]),
     );
+    expect(all.slice(0, 2)).toEqual(lexical(all));
     const decoyAgent = corpusConversation(DECOY_CONV).agent;
     const only = expectData(await h.gql<{ memorySearch: Hit[] }>(SEARCH, { query: `"${PHRASE}"`, agent: decoyAgent })).memorySearch;
-    expect(only.map((hit) => hit.conversation.sessionKey)).toEqual([corpusConversation(DECOY_CONV).sessionId]);
+    expect(lexical(only).map((hit) => hit.conversation.sessionKey)).toEqual([corpusConversation(DECOY_CONV).sessionId]);
+    expect(only[0]).toEqual(lexical(only)[0]);
+    expect(only.every((hit) => hit.conversation.agent === decoyAgent)).toBe(true);
+    if (!hybrid) expect(all.length + only.length).toBe(3);
   });
 
   it('finds an identifier fragment and a path fragment by trigram similarity, where full text cannot', async () => {
     for (const query of ['QuokkaSnapshot', 'billing/quokkaRecon', 'quokkaReconciler.ts']) {
       const { memorySearch } = expectData(await h.gql<{ memorySearch: Hit[] }>(SEARCH, { query, limit: 5 }));
-      expect({ query, first: memorySearch[0]?.messageId, matchedBy: memorySearch[0]?.matchedBy }).toEqual({
+      // Lexically by trigram alone (a vector neighbour of the fragment may be it too, or may not).
+      expect({ query, first: memorySearch[0]?.messageId, matchedBy: memorySearch[0]?.matchedBy.filter((m) => m !== 'VECTOR') }).toEqual({
         query,
         first: identId,
         matchedBy: ['TRIGRAM'],
@@ -134,12 +166,22 @@ describe('memory at 10,000 messages across 50 conversations', () => {
     expect(memorySearch[0]).toEqual({ kind: 'SUMMARY', role: 'summary', summary: { fromSeq: 1, toSeq: 50, model: 'test-model' } });
   });
 
-  it('reports the lexical mode and why, since pgvector is not installed', async () => {
+  it('reports the mode it searches in, and why', async () => {
     const { memorySearchMode } = expectData(
       await h.gql<{ memorySearchMode: Record<string, unknown> }>('{ memorySearchMode { mode vectorExtensionAvailable embeddingsConfigured reason } }'),
     );
-    expect(memorySearchMode).toMatchObject({ mode: 'LEXICAL', vectorExtensionAvailable: false, embeddingsConfigured: false });
-    expect(memorySearchMode.reason).toMatch(/pgvector/);
+    const available = await testServerHasPgvector();
+    const [extension] = await h.sql<{ n: string }>("SELECT count(*) AS n FROM pg_extension WHERE extname = 'vector'");
+    if (hybrid) {
+      expect(memorySearchMode).toMatchObject({ mode: 'HYBRID', vectorExtensionAvailable: true, embeddingsConfigured: true });
+      expect(memorySearchMode.reason).toMatch(/^hybrid: full text \+ trigram \+ pgvector/);
+      expect(extension!.n).toBe('1');
+    } else {
+      expect(memorySearchMode).toMatchObject({ mode: 'LEXICAL', vectorExtensionAvailable: available, embeddingsConfigured: mode === 'HYBRID' });
+      expect(memorySearchMode.reason).toMatch(mode === 'HYBRID' ? /^lexical: pgvector is not installed/ : /^lexical: pgvector is (available|not installed).*no embeddings endpoint/);
+      // Lexical mode creates nothing: this database never got the extension.
+      expect(extension!.n).toBe('0');
+    }
   });
 
   it('rejects bad search arguments with BAD_USER_INPUT naming the field', async () => {

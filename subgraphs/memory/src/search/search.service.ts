@@ -3,8 +3,9 @@ import { z } from 'zod';
 import { agentSchema } from '../memory/memory.input';
 import type { MemoryDeps } from '../settings';
 import { EmbeddingsClient, toVectorLiteral } from './embeddings';
+import type { SearchModeState } from './searchMode';
 import { snippet } from './snippet';
-import type { SearchModeInfo } from './vectorStore';
+import { indexedVector, type VectorStore } from './vectorStore';
 
 export type MemoryScopeValue = 'MESSAGES' | 'SUMMARIES' | 'BOTH';
 export type HitKind = 'MESSAGE' | 'SUMMARY';
@@ -55,6 +56,12 @@ const RRF_K = 60;
 /** Each leg's weight in the fusion; the relaxed any-term full-text leg counts for less than all-terms. */
 const LEG_WEIGHTS = { fts: 1.0, fts_any: 0.6, trgm: 1.0, vec: 1.0 } as const;
 type Leg = keyof typeof LEG_WEIGHTS;
+/**
+ * Legs that match the query as a whole: all its terms, or an identifier or path in it. Their hits
+ * rank above hits of the other legs (some of its terms, or only near it as a vector), so a vector
+ * neighbour never outranks an exact match: the vector leg always answers, however far its nearest is.
+ */
+const WHOLE_QUERY_LEGS: readonly Leg[] = ['fts', 'trgm'];
 const MATCH_OF_LEG: Record<Leg, MatchKind> = { fts: 'FULL_TEXT', fts_any: 'FULL_TEXT', trgm: 'TRIGRAM', vec: 'VECTOR' };
 
 const TABLES = {
@@ -103,8 +110,8 @@ export function trigramTerms(query: string): TrigramTerm[] {
 
 /** Placeholders of one search statement: $1 query, $2 agent (or null), $3 candidates per leg, $4 limit, then the optional ones. */
 interface Placeholders {
-  vector?: string;
-  model?: string;
+  /** The query's vector, its length and the store's space (the vector leg). */
+  vector?: { value: string; space: string; maxDistance: string; store: VectorStore };
   /** Per trigram term: its placeholder when fuzzy, and its ILIKE pattern's. */
   terms: { term?: string; like: string }[];
 }
@@ -141,95 +148,69 @@ function legSql(kind: ItemKind, leg: Leg, p: Placeholders): string {
       );
       return ranked(scores.length === 1 ? scores[0]! : `GREATEST(${scores.join(', ')})`, `(${where})`);
     }
-    case 'vec':
+    case 'vec': {
+      // Nearest first by cosine distance. With an index, the expression and predicate are the
+      // index's own, and the order is the distance alone, so the HNSW scan supplies it (continuing
+      // past rows the agent filter drops); without, vectors of another length are left out.
+      const v = p.vector!;
+      let distance = `e.embedding <=> ${v.value}::vector`;
+      let where = `e.model = ${v.space} AND e.item_kind = '${kind}' AND vector_dims(e.embedding) = vector_dims(${v.value}::vector)`;
+      if (v.store.index === 'hnsw') {
+        const indexed = indexedVector(v.store, 'e.');
+        distance = `${indexed.expression} <=> ${v.value}::vector(${v.store.dimensions})`;
+        where = indexed.predicate(kind, v.space);
+      }
+      // The floor applies to the nearest `$3`, not inside the scan: an index scan would otherwise
+      // look through every vector for neighbours that are not there.
       return `SELECT '${kind}'::text AS kind, id, 'vec'::text AS leg, row_number() OVER (ORDER BY distance, id DESC) AS rnk
-        FROM (SELECT t.id, e.embedding <=> ${p.vector}::vector AS distance
+        FROM (SELECT t.id, ${distance} AS distance
               FROM memory_embeddings e JOIN ${from} ON t.id = e.item_id
-              WHERE e.item_kind = '${kind}' AND e.model = ${p.model} AND ${agent}
-              ORDER BY distance, t.id DESC LIMIT $3) x`;
+              WHERE ${where} AND ${agent}
+              ORDER BY distance LIMIT $3) x
+        WHERE distance < ${v.maxDistance}`;
+    }
   }
+}
+
+/** A row of the search statement. */
+interface SearchRow {
+  kind: ItemKind;
+  id: string;
+  score: number;
+  legs: Leg[];
+  conversation_id: string;
+  session_key: string;
+  agent: string;
+  role: string;
+  content: string;
+  at: Date;
+  seq: string | null;
+  from_seq: string | null;
+  to_seq: string | null;
+  model: string | null;
 }
 
 /**
  * memorySearch: full-text (websearch syntax, ranked by ts_rank_cd) and trigram similarity (for
  * identifiers and paths) over messages, summaries or both, plus pgvector similarity in HYBRID mode;
- * the legs are fused by reciprocal rank, ties going to the more recent item. One SQL statement.
+ * the legs are fused by reciprocal rank, matches of the whole query first, ties going to the more
+ * recent item. One SQL statement.
  */
 export class SearchService {
   private readonly embeddings: EmbeddingsClient | undefined;
 
   constructor(
     private readonly deps: MemoryDeps,
-    readonly mode: SearchModeInfo,
+    private readonly state: SearchModeState,
+    /** Called when the embeddings endpoint answers again after failing (the indexer catches up). */
+    private readonly onEmbeddingsRecovered: () => void = () => undefined,
   ) {
-    this.embeddings = mode.mode === 'HYBRID' && deps.settings.embeddings ? new EmbeddingsClient(deps.settings.embeddings) : undefined;
+    this.embeddings = state.store && deps.settings.embeddings ? new EmbeddingsClient(deps.settings.embeddings) : undefined;
   }
 
   async search(args: SearchArgs): Promise<Hit[]> {
-    const { query, agent, limit, scope } = parseInput(searchArgsSchema, args);
-    const kinds: ItemKind[] = scope === 'MESSAGES' ? ['message'] : scope === 'SUMMARIES' ? ['summary'] : ['message', 'summary'];
-    const params: unknown[] = [query, agent ?? null, Math.max(limit * 3, 30), limit];
-    const placeholder = (value: unknown) => `$${params.push(value)}`;
-    const legs: Leg[] = ['fts', 'fts_any'];
-    const p: Placeholders = { terms: [] };
-    const vector = await this.queryVector(query);
-    if (vector) {
-      legs.push('vec');
-      p.vector = placeholder(toVectorLiteral(vector));
-      p.model = placeholder(this.embeddings!.model);
-    }
-    const terms = trigramTerms(query);
-    if (terms.length) {
-      legs.push('trgm');
-      p.terms = terms.map(({ term, fuzzy }) => ({ term: fuzzy ? placeholder(term) : undefined, like: placeholder(containsPattern(term)) }));
-    }
-    const union = kinds.flatMap((k) => legs.map((l) => `(${legSql(k, l, p)})`)).join('\nUNION ALL\n');
-    const weights = legs.map((l) => `WHEN '${l}' THEN ${LEG_WEIGHTS[l]}`).join(' ');
-    const sql = `WITH legs AS (
-         ${union}
-       ), fused AS (
-         SELECT kind, id, sum((CASE leg ${weights} END) / (${RRF_K} + rnk)) AS score, array_agg(DISTINCT leg) AS legs
-         FROM legs GROUP BY kind, id
-       )
-       SELECT f.kind, f.id::text AS id, f.score::float8 AS score, f.legs,
-              c.id AS conversation_id, c.session_key, c.agent,
-              COALESCE(m.role, 'summary') AS role, COALESCE(m.content, s.content) AS content,
-              COALESCE(m.created_at, s.created_at) AS at, m.seq, s.from_seq, s.to_seq, s.model
-       FROM fused f
-       LEFT JOIN memory_messages m ON f.kind = 'message' AND m.id = f.id
-       LEFT JOIN memory_summaries s ON f.kind = 'summary' AND s.id = f.id
-       JOIN memory_conversations c ON c.id = COALESCE(m.conversation_id, s.conversation_id)
-       ORDER BY f.score DESC, at DESC, f.id DESC
-       LIMIT $4`;
-    // Two planner settings, for this transaction only. pg_trgm's operators are priced like an
-    // equality, so on small tables the planner scans every row running word_similarity on each (260 ms
-    // at 10k messages) instead of the trigram index (15 ms); scans stay possible where no index
-    // applies. And a word-similarity threshold of 0.7 (default 0.6) keeps typos of a name (one
-    // letter of 14 scores 0.72) while the index no longer hands back every row sharing a common
-    // half of it ("…Snapshot…": 1,657 rechecks and 56 ms at 100k messages, against 1 and 0.3 ms).
-    const rows = (await this.deps.dataSource.transaction(async (m) => {
-      await m.query(
-        "SELECT set_config('enable_seqscan', 'off', true), set_config('pg_trgm.word_similarity_threshold', $1, true)",
-        [String(WORD_SIMILARITY_THRESHOLD)],
-      );
-      return m.query(sql, params);
-    })) as {
-      kind: ItemKind;
-      id: string;
-      score: number;
-      legs: Leg[];
-      conversation_id: string;
-      session_key: string;
-      agent: string;
-      role: string;
-      content: string;
-      at: Date;
-      seq: string | null;
-      from_seq: string | null;
-      to_seq: string | null;
-      model: string | null;
-    }[];
-    return rows.map((r) => ({
+    const { query, rows } = await this.execute(args, '');
+    return (rows as SearchRow[]).map((r) => ({
       kind: r.kind === 'message' ? 'MESSAGE' : 'SUMMARY',
       id: r.id,
       conversationId: r.conversation_id,
@@ -248,14 +229,96 @@ export class SearchService {
     }));
   }
 
-  /** The query's embedding in HYBRID mode; a failing endpoint degrades this one search to lexical. */
+  /**
+   * The plan Postgres runs a search with (`EXPLAIN (ANALYZE, FORMAT JSON)`: it is run), under the
+   * same planner settings: which index each leg used, for tests and for finding out why a search is slow.
+   */
+  async explain(args: SearchArgs): Promise<unknown> {
+    const { rows } = await this.execute(args, 'EXPLAIN (ANALYZE, FORMAT JSON) ');
+    return (rows as { 'QUERY PLAN': unknown }[])[0]!['QUERY PLAN'];
+  }
+
+  /** Builds the one search statement for `args` and runs it, behind `prefix`, under the search's planner settings. */
+  private async execute(args: SearchArgs, prefix: string): Promise<{ query: string; rows: unknown[] }> {
+    const { query, agent, limit, scope } = parseInput(searchArgsSchema, args);
+    const kinds: ItemKind[] = scope === 'MESSAGES' ? ['message'] : scope === 'SUMMARIES' ? ['summary'] : ['message', 'summary'];
+    const params: unknown[] = [query, agent ?? null, Math.max(limit * 3, 30), limit];
+    const placeholder = (value: unknown) => `$${params.push(value)}`;
+    const legs: Leg[] = ['fts', 'fts_any'];
+    const p: Placeholders = { terms: [] };
+    const vector = await this.queryVector(query);
+    const store = this.state.store;
+    if (vector && store) {
+      legs.push('vec');
+      p.vector = {
+        value: placeholder(toVectorLiteral(vector)),
+        space: placeholder(store.space),
+        // Cosine distance is 1 - similarity.
+        maxDistance: placeholder(1 - (this.deps.settings.embeddings?.minSimilarity ?? 0)),
+        store,
+      };
+    }
+    const terms = trigramTerms(query);
+    if (terms.length) {
+      legs.push('trgm');
+      p.terms = terms.map(({ term, fuzzy }) => ({ term: fuzzy ? placeholder(term) : undefined, like: placeholder(containsPattern(term)) }));
+    }
+    const union = kinds.flatMap((k) => legs.map((l) => `(${legSql(k, l, p)})`)).join('\nUNION ALL\n');
+    const weights = legs.map((l) => `WHEN '${l}' THEN ${LEG_WEIGHTS[l]}`).join(' ');
+    const sql = `WITH legs AS (
+         ${union}
+       ), fused AS (
+         SELECT kind, id, sum((CASE leg ${weights} END) / (${RRF_K} + rnk)) AS score, array_agg(DISTINCT leg) AS legs,
+                bool_or(leg IN (${WHOLE_QUERY_LEGS.map((l) => `'${l}'`).join(', ')})) AS whole
+         FROM legs GROUP BY kind, id
+       )
+       SELECT f.kind, f.id::text AS id, f.score::float8 AS score, f.legs,
+              c.id AS conversation_id, c.session_key, c.agent,
+              COALESCE(m.role, 'summary') AS role, COALESCE(m.content, s.content) AS content,
+              COALESCE(m.created_at, s.created_at) AS at, m.seq, s.from_seq, s.to_seq, s.model
+       FROM fused f
+       LEFT JOIN memory_messages m ON f.kind = 'message' AND m.id = f.id
+       LEFT JOIN memory_summaries s ON f.kind = 'summary' AND s.id = f.id
+       JOIN memory_conversations c ON c.id = COALESCE(m.conversation_id, s.conversation_id)
+       ORDER BY f.whole DESC, f.score DESC, at DESC, f.id DESC
+       LIMIT $4`;
+    // Planner settings, for this transaction only. pg_trgm's operators are priced like an
+    // equality, so on small tables the planner scans every row running word_similarity on each (260 ms
+    // at 10k messages) instead of the trigram index (15 ms); scans stay possible where no index
+    // applies. And a word-similarity threshold of 0.7 (default 0.6) keeps typos of a name (one
+    // letter of 14 scores 0.72) while the index no longer hands back every row sharing a common
+    // half of it ("…Snapshot…": 1,657 rechecks and 56 ms at 100k messages, against 1 and 0.3 ms).
+    // An HNSW scan keeps going past rows the agent filter drops (relaxed order: the leg re-ranks by
+    // distance) and looks at as many candidates as the leg asks for.
+    const hnsw = p.vector?.store.index === 'hnsw';
+    const rows = (await this.deps.dataSource.transaction(async (m) => {
+      await m.query(
+        `SELECT set_config('enable_seqscan', 'off', true), set_config('pg_trgm.word_similarity_threshold', $1, true)${
+          hnsw ? ", set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $2, true)" : ''
+        }`,
+        hnsw ? [String(WORD_SIMILARITY_THRESHOLD), String(Math.max(40, params[2] as number))] : [String(WORD_SIMILARITY_THRESHOLD)],
+      );
+      return m.query(prefix + sql, params);
+    })) as unknown[];
+    return { query, rows };
+  }
+
+  /**
+   * The query's embedding in HYBRID mode. A failing endpoint makes this search lexical, and the mode
+   * LEXICAL until a later search finds it answering again (see SearchModeState).
+   */
   private async queryVector(query: string): Promise<number[] | undefined> {
-    if (!this.embeddings) return undefined;
+    if (!this.embeddings || !this.state.shouldEmbedQuery()) return undefined;
     try {
       const [vector] = await this.embeddings.embed([query]);
+      if (this.state.queryEmbedded()) {
+        this.deps.log.info({ endpoint: this.embeddings.endpoint }, 'the embeddings endpoint answers again; memory search is hybrid');
+        this.onEmbeddingsRecovered();
+      }
       return vector;
     } catch (err) {
-      this.deps.log.warn({ err }, 'embedding the search query failed; this search is lexical only');
+      this.state.queryEmbeddingFailed(err as Error);
+      this.deps.log.warn({ err }, 'embedding the search query failed; memory search is lexical until the endpoint answers');
       return undefined;
     }
   }

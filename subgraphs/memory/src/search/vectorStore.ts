@@ -1,36 +1,106 @@
-import type { Logger } from '@keelson/service';
+import { createHash } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import type { MemorySettings } from '../settings';
+import type { EmbeddingsSettings } from '../settings';
 import { EmbeddingsClient, toVectorLiteral } from './embeddings';
 
-export type SearchMode = 'LEXICAL' | 'HYBRID';
+/** What the Postgres server offers for vectors (`pg_available_extensions`). */
+export interface VectorExtensionProbe {
+  /** pgvector's package is installed on the server: `CREATE EXTENSION vector` can find it. */
+  available: boolean;
+  /** The server's major version, for naming the package (`postgresql-<major>-pgvector`). */
+  serverMajor: number;
+}
 
-/** Which search is active, and why (`memorySearchMode`). */
-export interface SearchModeInfo {
-  mode: SearchMode;
-  /** pgvector is installable on the server (`pg_available_extensions`). */
-  vectorExtensionAvailable: boolean;
-  embeddingsConfigured: boolean;
-  embeddingModel: string | null;
-  reason: string;
+/** The vector store HYBRID search reads and the indexer fills. */
+export interface VectorStore {
+  /**
+   * `memory_embeddings.model` of this configuration: the model, plus `@<dimensions>` when a length is
+   * requested. Vectors of different spaces are never compared, so changing either re-embeds.
+   */
+  space: string;
+  /** The configured length, or null: whatever the model returns. */
+  dimensions: number | null;
+  /** `hnsw`: an HNSW index per item kind serves the space; `exact`: a scan over the space's vectors. */
+  index: 'hnsw' | 'exact';
+  /** pgvector's version in this database. */
+  version: string;
+}
+
+/** pgvector version whose HNSW scans continue past filtered-out rows (`hnsw.iterative_scan`). */
+const ITERATIVE_SCAN_SINCE = [0, 8, 0];
+
+export async function probeVectorExtension(dataSource: DataSource): Promise<VectorExtensionProbe> {
+  const [row] = (await dataSource.query(
+    `SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector') AS available,
+            current_setting('server_version_num')::int / 10000 AS major`,
+  )) as { available: boolean; major: number }[];
+  return { available: row!.available, serverMajor: row!.major };
+}
+
+/** The space vectors of these settings are stored under. */
+export function vectorSpace(settings: EmbeddingsSettings): string {
+  return settings.dimensions ? `${settings.model}@${settings.dimensions}` : settings.model;
+}
+
+/** Messages and summaries, by the `item_kind` of their vectors. */
+const ITEM_TABLES = { message: 'memory_messages', summary: 'memory_summaries' } as const;
+export type VectorItemKind = keyof typeof ITEM_TABLES;
+
+/** The HNSW index of one space and item kind (a partial expression index: the column has no fixed length). */
+export function hnswIndexName(space: string, kind: VectorItemKind): string {
+  return `memory_embeddings_hnsw_${kind}_${createHash('sha256').update(space).digest('hex').slice(0, 12)}`;
 }
 
 /**
- * The optional vector store. pgvector is an optional server package, so it is not a migration (a
- * migration runs once; the extension may be installed later): it is created here, idempotently and
- * under an advisory lock, at boot when the extension is available and an embeddings endpoint is
- * configured. Vectors have no fixed dimension (one model per row), so search is exact (no ANN index).
+ * The predicate and the indexed expression an HNSW index of `store` holds, which a query must repeat
+ * word for word for the planner to use it. The cast is what gives the index its fixed length.
  */
-async function ensureVectorStore(dataSource: DataSource): Promise<void> {
-  await dataSource.transaction(async (m) => {
+export function indexedVector(store: VectorStore, alias: string): { expression: string; predicate: (kind: VectorItemKind, model: string) => string } {
+  const d = store.dimensions!;
+  return {
+    expression: `(${alias}embedding::vector(${d}))`,
+    predicate: (kind, model) => `${alias}model = ${model} AND ${alias}item_kind = '${kind}' AND vector_dims(${alias}embedding) = ${d}`,
+  };
+}
+
+const sqlString = (text: string) => `'${text.replace(/'/g, "''")}'`;
+
+function atLeast(version: string, min: number[]): boolean {
+  const parts = version.split('.').map((p) => Number.parseInt(p, 10) || 0);
+  for (let i = 0; i < min.length; i++) if ((parts[i] ?? 0) !== min[i]) return (parts[i] ?? 0) > min[i]!;
+  return true;
+}
+
+/**
+ * Creates the vector store, idempotently and under an advisory lock (replicas boot together).
+ * pgvector is an optional server package, so this is not a migration (a migration runs once; the
+ * package may be installed later): the extension, the table and, with a configured length and
+ * pgvector 0.8+, an HNSW index per item kind are created at boot.
+ * @throws when the extension cannot be created (not installed, no privilege) or the DDL fails
+ */
+export async function ensureVectorStore(dataSource: DataSource, settings: EmbeddingsSettings): Promise<VectorStore> {
+  const space = vectorSpace(settings);
+  return dataSource.transaction(async (m) => {
     await m.query("SELECT pg_advisory_xact_lock(hashtext('keelson-memory-vector-store'))");
     await m.query('CREATE EXTENSION IF NOT EXISTS vector');
     await m.query(EMBEDDINGS_TABLE_DDL);
+    const [{ extversion: version }] = (await m.query("SELECT extversion FROM pg_extension WHERE extname = 'vector'")) as { extversion: string }[];
+    const store: VectorStore = { space, dimensions: settings.dimensions ?? null, index: 'exact', version };
+    if (!settings.dimensions || !atLeast(version, ITERATIVE_SCAN_SINCE)) return store;
+    // Without iterative scans (before 0.8) an agent filter would starve an HNSW scan of rows: exact it is.
+    const { expression, predicate } = indexedVector(store, '');
+    for (const kind of Object.keys(ITEM_TABLES) as VectorItemKind[]) {
+      await m.query(
+        `CREATE INDEX IF NOT EXISTS ${hnswIndexName(space, kind)} ON memory_embeddings
+         USING hnsw (${expression} vector_cosine_ops) WHERE ${predicate(kind, sqlString(space))}`,
+      );
+    }
+    return { ...store, index: 'hnsw' };
   });
 }
 
-/** The vectors of messages and summaries, one per item and model. */
-export const EMBEDDINGS_TABLE_DDL = `CREATE TABLE IF NOT EXISTS memory_embeddings (
+/** The vectors of messages and summaries, one per item and space (`model`). */
+const EMBEDDINGS_TABLE_DDL = `CREATE TABLE IF NOT EXISTS memory_embeddings (
   item_kind text NOT NULL CHECK (item_kind IN ('message', 'summary')),
   item_id bigint NOT NULL,
   model text NOT NULL,
@@ -39,56 +109,42 @@ export const EMBEDDINGS_TABLE_DDL = `CREATE TABLE IF NOT EXISTS memory_embedding
   PRIMARY KEY (item_kind, item_id, model)
 )`;
 
-/**
- * Decides the search mode: HYBRID (full text + trigram + vector) when pgvector is available and an
- * embeddings endpoint is configured, LEXICAL (full text + trigram) otherwise, with the reason.
- */
-export async function detectSearchMode(dataSource: DataSource, settings: MemorySettings, log: Logger): Promise<SearchModeInfo> {
-  const available = ((await dataSource.query("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")) as unknown[]).length > 0;
-  const embeddingModel = settings.embeddings?.model ?? null;
-  const base = { vectorExtensionAvailable: available, embeddingsConfigured: !!settings.embeddings, embeddingModel };
-  if (!available) {
-    return {
-      ...base,
-      mode: 'LEXICAL',
-      reason: 'lexical: pgvector is not installed on the Postgres server (Debian: postgresql-15-pgvector)' +
-        (settings.embeddings ? '' : `; and ${settings.embeddingsMissing ?? 'no embeddings endpoint is configured'}`),
-    };
-  }
-  if (!settings.embeddings) return { ...base, mode: 'LEXICAL', reason: `lexical: pgvector is available but ${settings.embeddingsMissing ?? 'no embeddings endpoint is configured'}` };
-  try {
-    await ensureVectorStore(dataSource);
-  } catch (err) {
-    log.warn({ err }, 'pgvector is available but the vector store could not be created; search stays lexical');
-    return { ...base, mode: 'LEXICAL', reason: `lexical: pgvector is available but could not be enabled: ${(err as Error).message}` };
-  }
-  return { ...base, mode: 'HYBRID', reason: `hybrid: full text + trigram + pgvector (${settings.embeddings.model}), fused by reciprocal rank` };
-}
+/** Where one indexer run has got to: the last id looked at per item kind. */
+export type EmbedCursor = Record<VectorItemKind, string>;
+
+/** A cursor from the start: the first batch of a run looks through everything. */
+export const embedCursorStart = (): EmbedCursor => ({ message: '0', summary: '0' });
+
+/** Characters of an item that are embedded: its head, within any model's input limit. */
+const EMBED_CHARS = 8_000;
 
 /**
- * Embeds messages and summaries that have no vector for the model yet, oldest first, one batch.
- * Idempotent; driven by VectorIndexer after commits.
- * @returns how many items were embedded
+ * Embeds up to `batch` messages and summaries that have no vector in the store's space, past
+ * `cursor` (advanced in place), oldest first. Idempotent (replicas may race: the second insert is a
+ * no-op); driven by VectorIndexer after commits.
+ * @returns how many items were embedded; fewer than `batch` means none are left past the cursor
  */
-export async function embedPending(dataSource: DataSource, client: EmbeddingsClient, batch = 64): Promise<number> {
-  const pending = (await dataSource.query(
-    `SELECT kind, id, content FROM (
-       SELECT 'message' AS kind, m.id, left(m.content, 8000) AS content FROM memory_messages m
-       WHERE m.content <> '' AND NOT EXISTS (
-         SELECT 1 FROM memory_embeddings e WHERE e.item_kind = 'message' AND e.item_id = m.id AND e.model = $1)
-       UNION ALL
-       SELECT 'summary', s.id, left(s.content, 8000) FROM memory_summaries s
-       WHERE NOT EXISTS (SELECT 1 FROM memory_embeddings e WHERE e.item_kind = 'summary' AND e.item_id = s.id AND e.model = $1)
-     ) p ORDER BY id LIMIT $2`,
-    [client.model, batch],
-  )) as { kind: string; id: string; content: string }[];
+export async function embedPending(dataSource: DataSource, client: EmbeddingsClient, store: VectorStore, cursor: EmbedCursor, batch = 64): Promise<number> {
+  const pending: { kind: VectorItemKind; id: string; content: string }[] = [];
+  for (const kind of Object.keys(ITEM_TABLES) as VectorItemKind[]) {
+    if (pending.length >= batch) break;
+    const rows = (await dataSource.query(
+      `SELECT t.id::text AS id, left(t.content, ${EMBED_CHARS}) AS content FROM ${ITEM_TABLES[kind]} t
+       WHERE t.id > $2 AND t.content <> '' AND NOT EXISTS (
+         SELECT 1 FROM memory_embeddings e WHERE e.item_kind = '${kind}' AND e.item_id = t.id AND e.model = $1)
+       ORDER BY t.id LIMIT $3`,
+      [store.space, cursor[kind], batch - pending.length],
+    )) as { id: string; content: string }[];
+    pending.push(...rows.map((r) => ({ kind, ...r })));
+  }
   if (!pending.length) return 0;
   const vectors = await client.embed(pending.map((p) => p.content));
   await dataSource.query(
     `INSERT INTO memory_embeddings (item_kind, item_id, model, embedding)
      SELECT kind, id, $1, v::vector FROM unnest($2::text[], $3::int8[], $4::text[]) AS u(kind, id, v)
      ON CONFLICT DO NOTHING`,
-    [client.model, pending.map((p) => p.kind), pending.map((p) => p.id), vectors.map(toVectorLiteral)],
+    [store.space, pending.map((p) => p.kind), pending.map((p) => p.id), vectors.map(toVectorLiteral)],
   );
+  for (const p of pending) cursor[p.kind] = p.id;
   return pending.length;
 }
