@@ -49,6 +49,35 @@ nodes:
     bash: echo shipped
 `;
 
+/**
+ * Prompt nodes on the built-in coding tools: one writes a file with `Write` (the model server's
+ * WRITE_FILE marker), one tries to write outside the run's cwd, one names no tools (text-only), and a
+ * bash node reads what they left.
+ */
+const TOOLED = `
+name: tooled-build
+inputs:
+  note: { required: true }
+nodes:
+  - id: write
+    type: prompt
+    allowed_tools: [Write]
+    prompt: "WRITE_FILE notes/hello.txt {{inputs.note}}"
+  - id: escape
+    type: prompt
+    depends_on: [write]
+    allowed_tools: [Write, Read]
+    prompt: 'CALL_TOOL Write {"path": "../escaped.txt", "content": "out of bounds"}'
+  - id: untooled
+    type: prompt
+    depends_on: [write]
+    prompt: 'CALL_TOOL Read {"path": "notes/hello.txt"}'
+  - id: see
+    type: bash
+    depends_on: [escape, untooled]
+    bash: 'cat notes/hello.txt; if [ -e ../escaped.txt ]; then echo escaped; else echo contained; fi'
+`;
+
 const THINKERS = {
   'slow-think.yaml': 'name: slow-think\nnodes:\n  - { id: think, type: prompt, prompt: "SLOW 30000 take your time over this answer" }\n',
   'broken-think.yaml': 'name: broken-think\nnodes:\n  - { id: think, type: prompt, prompt: "FAIL_HTTP 529 the model is overloaded" }\n',
@@ -179,6 +208,97 @@ describe('a prompt node in a gated DAG, through the gateway', () => {
       expect(rows[0].output_tokens).toBeGreaterThan(0);
     } finally {
       await db.end();
+    }
+  });
+
+  it('gives prompt nodes the built-in tools they name, confined to the run: a written file reaches the next bash node, an escape is denied', async () => {
+    server.clear();
+    const project = await projectWithWorkflow(url, 'tooled', { 'tooled-build.yaml': TOOLED });
+    const started = await startWorkflow(url, 'tooled-build', { projectId: project.id, inputs: { note: 'hello from a prompt node' } });
+    const done = await waitForRun(url, started.id, (r) => r.status === 'SUCCEEDED' || r.status === 'FAILED');
+    const byId = Object.fromEntries(done.nodes.map((n) => [n.id, n]));
+    expect(done.status).toBe('SUCCEEDED');
+    expect(byId.write!.output).toBe('DONE notes/hello.txt');
+    expect(await readFile(join(project.rootPath, 'notes', 'hello.txt'), 'utf8')).toBe('hello from a prompt node\n');
+    // The escape was refused by the confinement policy before the tool ran, and the model was told why.
+    expect(byId.escape!.output).toBe("DONE Write: denied by builtin:path_confinement: path '../escaped.txt' resolves outside the turn's allowed directories");
+    // A node naming no tools is text-only: the model was offered none.
+    expect(byId.untooled!.output).toBe('CALL_TOOL: no tool named Read among: no tools');
+    expect(byId.see!.output).toBe('hello from a prompt node\ncontained\n');
+
+    // What each turn was offered: the named built-ins, JSON-schema'd like any tool.
+    const offered = (text: string) =>
+      server
+        .requests()
+        .filter((r) => r.api === 'anthropic' && r.userText?.startsWith(text))
+        .map((r) => (r.body as { tools?: { name: string; input_schema: { required?: string[] } }[] }).tools ?? []);
+    expect(offered('WRITE_FILE')[0]!.map((t) => [t.name, t.input_schema.required])).toEqual([['Write', ['path', 'content']]]);
+    expect(offered('CALL_TOOL Write')[0]!.map((t) => t.name)).toEqual(['Write', 'Read']);
+    expect(offered('CALL_TOOL Read')).toEqual([[]]);
+
+    // Each prompt node records the prompt its turn was sent.
+    const { run } = await gqlData<{ run: { nodes: { id: string; prompt: string | null }[] } }>(url, 'query ($id: ID!) { run(id: $id) { nodes { id prompt } } }', { id: started.id });
+    expect(run.nodes).toEqual([
+      { id: 'write', prompt: 'WRITE_FILE notes/hello.txt hello from a prompt node' },
+      { id: 'escape', prompt: 'CALL_TOOL Write {"path": "../escaped.txt", "content": "out of bounds"}' },
+      { id: 'untooled', prompt: 'CALL_TOOL Read {"path": "notes/hello.txt"}' },
+      { id: 'see', prompt: null },
+    ]);
+  });
+
+  it('runs the bundled plan-implement on the built-in tools: the plan is written, the change committed in the worktree, an escape denied', async () => {
+    server.clear();
+    const outsideFile = join(mesh.dir, 'gitconfig');
+    const planPath = (text: string) => /plan to (\S+\/plan\.md)/.exec(text)?.[1];
+    server.setRules([
+      {
+        name: 'plan',
+        match: { contains: 'Plan this change to the repository' },
+        reply: ({ userText }) => [
+          { toolCall: { name: 'Glob', arguments: { pattern: '*' } } },
+          { toolCall: { name: 'Write', arguments: { path: planPath(userText)!, content: '1. Add GREETING.md saying hello.\n' } } },
+          { text: 'The plan is written.' },
+        ],
+      },
+      {
+        name: 'implement',
+        match: { contains: 'Implement the approved plan' },
+        reply: ({ userText }) => [
+          { toolCall: { name: 'Read', arguments: { path: /plan in (\S+\/plan\.md)/.exec(userText)![1]! } } },
+          { toolCall: { name: 'Write', arguments: { path: 'GREETING.md', content: 'hello\n' } } },
+          { toolCall: { name: 'Edit', arguments: { path: 'GREETING.md', old_string: 'hello', new_string: 'hello, mesh' } } },
+          { toolCall: { name: 'Bash', arguments: { command: 'git add GREETING.md && git commit -q -m "Add a greeting" && git log --format=%s -1' } } },
+          { toolCall: { name: 'Bash', arguments: { command: `cat ${outsideFile}` } } },
+        ],
+      },
+    ]);
+    try {
+      const project = await projectWithWorkflow(url, 'coder', {});
+      const started = await startWorkflow(url, 'plan-implement', { projectId: project.id, inputs: { task: 'Greet whoever reads the repository.' } });
+      const paused = await waitForRun(url, started.id, (r) => r.status === 'PAUSED' || r.status === 'FAILED');
+      expect(paused.pendingApproval).toMatchObject({ nodeId: 'approve-plan', artifacts: [{ path: 'plan.md', text: '1. Add GREETING.md saying hello.\n' }] });
+      await respond(url, started.id, 'approve-plan', 'approve', paused.pendingApproval!.pauseId);
+      const done = await waitForRun(url, started.id, (r) => r.status === 'SUCCEEDED' || r.status === 'FAILED');
+      const byId = Object.fromEntries(done.nodes.map((n) => [n.id, n]));
+      expect([done.status, done.error]).toEqual(['SUCCEEDED', null]);
+      expect(byId.plan!.output).toBe('The plan is written.');
+      expect(byId.implement!.output).toBe(`DONE Bash: denied by builtin:path_confinement: path '${outsideFile}' resolves outside the turn's allowed directories`);
+      // The later bash node sees the commit the prompt node made with the built-in Bash, on the run's branch.
+      expect(byId.summary!.output).toMatch(/^[0-9a-f]+ Add a greeting\n/);
+      expect(byId.summary!.output).toMatch(/GREETING\.md \| 1 \+/);
+
+      // The tool results the model got back, in order.
+      const implement = server.requests().filter((r) => r.api === 'anthropic' && r.decidedBy === 'implement');
+      const results = JSON.stringify(implement.at(-1)!.body);
+      for (const said of ['1. Add GREETING.md saying hello.', 'Created GREETING.md (6 bytes)', 'Edited GREETING.md: replaced 1 occurrence (first at line 1)', 'Add a greeting']) {
+        expect(results).toContain(said);
+      }
+      const { run } = await gqlData<{ run: { nodes: { id: string; prompt: string | null }[] } }>(url, 'query ($id: ID!) { run(id: $id) { nodes { id prompt } } }', { id: started.id });
+      expect(run.nodes.find((n) => n.id === 'plan')!.prompt).toBe(
+        `Plan this change to the repository in the current directory:\n\nGreet whoever reads the repository.\n\nRead what you need, then write a step-by-step plan to ${done.artifactsDir}/plan.md:\nfiles to touch, the approach, and how to verify it. Do not change any file yet.\n`,
+      );
+    } finally {
+      server.setRules([]);
     }
   });
 

@@ -218,6 +218,28 @@ describe('agent turns over the wire', () => {
     });
   });
 
+  it('offers the built-in coding tools a rib turn names, confined to its allowedDirectories, never as ambient tools', async () => {
+    const root = join(h.home, 'coding');
+    mkdirSync(root, { recursive: true });
+    const written = run({ prompt: 'WRITE_FILE src/out.txt written by a rib turn', allowedTools: ['Write', 'Bash'], cwd: root, allowedDirectories: [root], provider: 'openai' });
+    const [chunks, result] = await Promise.all([drain(written), written.result]);
+    expect(result).toMatchObject({ status: 'ok', text: 'DONE src/out.txt' });
+    expect(chunks.slice(0, 2)).toMatchObject([
+      { type: 'tool_use', name: 'Write', input: { path: 'src/out.txt', content: 'written by a rib turn\n' } },
+      { type: 'tool_result', content: 'Created src/out.txt (22 bytes)' },
+    ]);
+    expect(readFileSync(join(root, 'src', 'out.txt'), 'utf8')).toBe('written by a rib turn\n');
+
+    const outside = join(h.home, 'config-elsewhere.txt');
+    const bash = await run({ prompt: `CALL_TOOL Bash {"command":"cat ${outside}"}`, allowedTools: ['Bash'], cwd: root, allowedDirectories: [root] }).result;
+    expect(bash.text).toBe(`DONE Bash: denied by builtin:path_confinement: path '${outside}' resolves outside the turn's allowed directories`);
+
+    // Only disallowedTools: the ambient set is the rib's own tools and the host's, without the built-ins.
+    server.clear();
+    await run({ prompt: 'which tools?', disallowedTools: ['alpha_where'] }).result;
+    expect((server.requests()[0]!.body as { tools: { name: string }[] }).tools.map((t) => t.name)).toEqual(['keelson_docs', 'alpha_read']);
+  });
+
   it("offers a sibling rib's tool only with a cross-rib grant", async () => {
     const denied = await run({ prompt: 'CALL_TOOL beta_ping {}', tools: ['beta_ping', 'alpha_where'] }).result;
     expect((server.requests()[0]!.body as { tools: { name: string }[] }).tools.map((t) => t.name)).toEqual(['alpha_where']);

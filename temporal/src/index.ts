@@ -32,6 +32,7 @@ export type { NewRun, RunRecord, NodeRecord, RunCheckoutRecord, CapturedOutput, 
 export { OpStore } from './store/opStore';
 export type { NewOp, OpRecord } from './store/opStore';
 export { RunsTables1764460800300 } from './store/runsTables.migration';
+export { RunNodePrompt1764460800330 } from './store/runNodePrompt.migration';
 export { openActivityDeps, runsMigrations, RUNS_MIGRATIONS_TABLE } from './workerDeps';
 export type { ActivityDepsOptions, OpenedActivityDeps } from './workerDeps';
 export { projectsGraphqlApi } from './projectsApi';

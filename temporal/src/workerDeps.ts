@@ -8,10 +8,11 @@ import { openPromptExecutor, type PromptExecutorOptions } from './activities/pro
 import { projectsGraphqlApi } from './projectsApi';
 import { OpStore } from './store/opStore';
 import { RunStore } from './store/runStore';
+import { RunNodePrompt1764460800330 } from './store/runNodePrompt.migration';
 import { RunsTables1764460800300 } from './store/runsTables.migration';
 
 /** The runs subgraph's migrations, in order (it runs them; a worker process runs the same list). */
-export const runsMigrations = [RunsTables1764460800300, AgentTurnTables1764460800320];
+export const runsMigrations = [RunsTables1764460800300, AgentTurnTables1764460800320, RunNodePrompt1764460800330];
 export const RUNS_MIGRATIONS_TABLE = 'runs_migrations';
 
 export interface ActivityDepsOptions {

@@ -1,4 +1,4 @@
-import type { RibHost } from '@keelson/host';
+import { isBuiltinCodingTool, type RibHost } from '@keelson/host';
 import { GRANT_ALL_TOOLS, type ToolReachabilityStatus } from '@keelson/shared';
 import type { ToolSpec } from '../types';
 
@@ -40,10 +40,11 @@ function floorOf(host: TurnToolHost, callerRibId: string | undefined, name: stri
 /**
  * Projects a turn's tools through the operator floor. Named tools (`tools` ∪ `allowedTools`, minus
  * `disallowedTools`) are offered when registered and reachable for the caller: its own tools, the
- * host's, and a sibling rib's only when a cross-rib grant clears `caller:target:tool` (or `*`). With
- * only `disallowedTools`, the ambient set is the caller's own tools and the host's. A turn naming no
- * list is text-only. Names this mesh does not register are dropped as `unregistered` (the HTTP
- * providers have no built-in tools to resolve them).
+ * host's (the built-in coding tools `Read`, `Write`, `Edit`, `Glob`, `Grep`, `Bash` among them), and
+ * a sibling rib's only when a cross-rib grant clears `caller:target:tool` (or `*`). With only
+ * `disallowedTools`, the ambient set is the caller's own tools and the host's, minus the built-in
+ * coding tools (each is offered only when named). A turn naming no list is text-only. Names this
+ * mesh does not register are dropped as `unregistered`.
  */
 export function projectTools(host: TurnToolHost | undefined, callerRibId: string | undefined, req: TurnToolRequest, denylist: ReadonlySet<string>): ProjectedTools {
   if (isTextOnly(req)) return { specs: [], dropped: [] };
@@ -51,7 +52,7 @@ export function projectTools(host: TurnToolHost | undefined, callerRibId: string
   const explicit = req.tools !== undefined || req.allowedTools !== undefined;
   const names = explicit
     ? [...new Set([...(req.tools ?? []), ...(req.allowedTools ?? [])])]
-    : (host?.tools() ?? []).filter((t) => t.ownerRibId === undefined || t.ownerRibId === callerRibId).map((t) => t.name);
+    : (host?.tools() ?? []).filter((t) => (t.ownerRibId === undefined && !isBuiltinCodingTool(t.name)) || t.ownerRibId === callerRibId).map((t) => t.name);
   const specs: ToolSpec[] = [];
   const dropped: ProjectedTools['dropped'] = [];
   for (const name of names) {

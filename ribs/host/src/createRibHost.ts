@@ -19,6 +19,7 @@ import { dispatchAction } from './actions/dispatchAction';
 import { fileConfigPort } from './config/fileConfigPort';
 import { isRibWorkflowGranted, resolveCrossRibGrants, resolveRibWorkflowGrants, serializeCrossRibGrants } from './config/grants';
 import { parseHostEnv } from './config/hostEnv';
+import { codingTools } from './builtins/codingTools';
 import { buildRibContext } from './context/buildRibContext';
 import { credentialSeam } from './credentials/credentialSeam';
 import { collectCandidates } from './discovery/collectCandidates';
@@ -82,8 +83,9 @@ export async function createRibHost(options: RibHostOptions = {}): Promise<RibHo
   }
   const runner = new ToolRunner(registry, policies, home, lifetime.signal);
   const docs = new DocsCatalog(options.fetchText ?? defaultFetchText());
-  // The host's own tool registers first, so no rib can claim its name.
+  // The host's own tools register first, so no rib can claim their names.
   registry.register(keelsonDocsTool(docs));
+  for (const tool of codingTools({ env: options.env ?? process.env })) registry.register(tool);
   for (const tool of options.hostTools ?? []) {
     const rejection = registry.register(tool);
     if (rejection) throw new Error(`host tool: ${rejection.message}`);

@@ -159,7 +159,7 @@ export interface RibHost {
   /** Undefined when the rib declares no probe; a throwing probe reads as unauthenticated. */
   authStatus(ribId: string): Promise<RibAuthStatus | undefined>;
 
-  /** The shared tool registry, in registration order (`keelson_docs` first). */
+  /** The shared tool registry, in registration order (`keelson_docs` and the built-in coding tools first). */
   tools(): RegisteredToolInfo[];
   tool(name: string): RegisteredToolInfo | undefined;
   /** A registered tool's input as JSON Schema (what a provider advertises to the model); undefined when unknown. */

@@ -187,9 +187,10 @@ describe('tool reachability', () => {
 
   it('answers the floor per name, with the owner', async () => {
     const { host } = await setup({}, ['spy_banned']);
-    expect(host.context('spy')!.getToolReachability!(['spy_own', 'Read', 'vault_echo', 'spy_banned', 'keelson_docs'])).toEqual([
+    expect(host.context('spy')!.getToolReachability!(['spy_own', 'NotebookEdit', 'Read', 'vault_echo', 'spy_banned', 'keelson_docs'])).toEqual([
       { name: 'spy_own', status: 'reachable', ownerRibId: 'spy' },
-      { name: 'Read', status: 'unregistered' },
+      { name: 'NotebookEdit', status: 'unregistered' },
+      { name: 'Read', status: 'reachable' },
       { name: 'vault_echo', status: 'cross-rib-denied', ownerRibId: 'vault' },
       { name: 'spy_banned', status: 'denylisted', ownerRibId: 'spy' },
       { name: 'keelson_docs', status: 'reachable' },

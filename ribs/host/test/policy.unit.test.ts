@@ -1,10 +1,10 @@
-import { mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '@keelson/service';
 import type { Policy, PolicyContext } from '@keelson/shared';
 import { createApprovalQueue } from '../src/policy/approvalQueue';
-import { pathConfinementPolicy } from '../src/policy/pathConfinement';
+import { canonicalPath, pathConfinementPolicy } from '../src/policy/pathConfinement';
 import { PolicyEngine } from '../src/policy/policyEngine';
 import { createWarningSink } from '../src/warnings';
 import { sleep } from './support/quietHost';
@@ -128,6 +128,44 @@ describe('builtin:path_confinement', () => {
     expect(decide({ command: 'cat ./README.md | wc -l' })).toEqual({ outcome: 'allow' });
     expect(decide({ command: `cat ${outside}/x` })).toMatchObject({ outcome: 'deny' });
     expect(decide({ command: 'cp a --target=/etc' })).toMatchObject({ outcome: 'deny' });
+  });
+
+  it('follows a dangling symlink to the file a write would create, and takes .. from the resolved parent', () => {
+    symlinkSync(join(outside, 'planted.txt'), join(allowed, 'dangling'));
+    mkdirSync(join(outside, 'deeper'));
+    symlinkSync(join(outside, 'deeper'), join(allowed, 'down'));
+    expect(decide({ path: 'dangling' })).toMatchObject({ outcome: 'deny' });
+    // Lexically `down/..` is the project; the kernel resolves it to `outside`.
+    expect(decide({ path: 'down/../secret.txt' })).toMatchObject({ outcome: 'deny' });
+    expect(canonicalPath('down/../x', allowed)).toBe(join(realpathSync(outside), 'x'));
+  });
+
+  it('fails closed on a symlink loop', () => {
+    symlinkSync('loop-b', join(allowed, 'loop-a'));
+    symlinkSync('loop-a', join(allowed, 'loop-b'));
+    expect(() => decide({ path: 'loop-a/x' })).toThrow(/too many levels of symbolic links/);
+  });
+
+  it('reads quoted, braced, assigned and $HOME / ~user words of a command, and lets device files through', () => {
+    for (const command of [`cat "${outside}/x"`, `cat '/etc/passwd'`, 'cp a {b,/etc/x}', 'OUT=/tmp/x make', 'cat $HOME/.ssh/id_rsa', 'cat ${HOME}/x', 'ls ~root/', 'cd .. && ls', 'cat <../elsewhere/x']) {
+      expect([command, decide({ command })]).toEqual([command, expect.objectContaining({ outcome: 'deny' })]);
+    }
+    for (const command of ['make 2>/dev/null', 'ls >/dev/stderr', 'git log --format=%h/%s', 'echo "a/b" | cut -d/ -f1', 'cat $PWD/README.md']) {
+      expect([command, decide({ command })]).toEqual([command, { outcome: 'allow' }]);
+    }
+  });
+
+  it('checks bare words naming a symlink and every path a wildcard matches', () => {
+    mkdirSync(join(allowed, 'globbed'));
+    for (let i = 0; i < 3; i++) writeFileSync(join(allowed, 'globbed', `f${i}.ts`), '');
+    symlinkSync(join(outside, 'x.txt'), join(allowed, 'lure.txt'));
+    expect(decide({ command: 'cat globbed/*.ts && ls glob*' })).toEqual({ outcome: 'allow' });
+    for (const command of ['cat lure.txt', 'cd escape && cat x', 'cat l*e.txt', 'ls glob*/../e*/']) {
+      expect([command, decide({ command })]).toEqual([command, expect.objectContaining({ outcome: 'deny' })]);
+    }
+    mkdirSync(join(allowed, 'crowd'));
+    for (let i = 0; i < 300; i++) writeFileSync(join(allowed, 'crowd', `f${i}`), '');
+    expect(decide({ command: 'cat crowd/*' })).toEqual({ outcome: 'deny', reason: "'crowd/*' matches more than 256 paths; name the files instead" });
   });
 
   it('leaves a turn without allowed directories unconfined', () => {

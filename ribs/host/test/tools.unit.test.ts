@@ -1,5 +1,6 @@
 import type { MessageChunk, ToolDefinition } from '@keelson/shared';
 import { z } from 'zod';
+import { BUILTIN_CODING_TOOLS } from '../src/builtins/codingTools';
 import { rib, sleep, startHost } from './support/quietHost';
 
 const tool = (name: string, execute: ToolDefinition['execute'], extra: Partial<ToolDefinition> = {}): ToolDefinition => ({
@@ -11,12 +12,13 @@ const tool = (name: string, execute: ToolDefinition['execute'], extra: Partial<T
 });
 
 describe('the shared tool registry', () => {
-  it('lists every tool with its family and owner, the host\'s keelson_docs first', async () => {
+  it('lists every tool with its family and owner, the host\'s keelson_docs and coding tools first', async () => {
     const { host } = await startHost([
       rib('demo', { registerTools: () => [tool('demo_ping', () => undefined, { state_changing: true }), tool('ping', () => undefined)] }),
     ]);
     expect(host.tools()).toEqual([
       expect.objectContaining({ name: 'keelson_docs', family: 'keelson' }),
+      ...BUILTIN_CODING_TOOLS.map((name) => expect.objectContaining({ name, family: 'other' })),
       { name: 'demo_ping', description: 'demo_ping tool', family: 'demo', ownerRibId: 'demo', state_changing: true, requires_confirmation: false },
       { name: 'ping', description: 'ping tool', family: 'other', ownerRibId: 'demo', state_changing: false, requires_confirmation: false },
     ]);
@@ -27,11 +29,11 @@ describe('the shared tool registry', () => {
   it('skips a malformed tool or one claiming the host\'s name, with a warning, keeping the rib\'s other tools', async () => {
     const { host, warnings } = await startHost([
       rib('demo', {
-        registerTools: () => [tool('keelson_docs', () => undefined), { name: 'bad name!', description: 'x' } as never, tool('demo_ok', () => undefined)],
+        registerTools: () => [tool('keelson_docs', () => undefined), { name: 'bad name!', description: 'x' } as never, tool('Bash', () => undefined), tool('demo_ok', () => undefined)],
       }),
     ]);
-    expect(host.tools().map((t) => t.name)).toEqual(['keelson_docs', 'demo_ok']);
-    expect(warnings.map((w) => w.rule)).toEqual(['tool-collision', 'tool-shape']);
+    expect(host.tools().map((t) => t.name)).toEqual(['keelson_docs', ...BUILTIN_CODING_TOOLS, 'demo_ok']);
+    expect(warnings.map((w) => w.rule)).toEqual(['tool-collision', 'tool-shape', 'tool-collision']);
   });
 });
 

@@ -12,6 +12,11 @@ export const toolNameSchema = z
 export interface ToolContext {
   /** The working directory of the turn (or the host's neutral directory). */
   cwd: string;
+  /**
+   * The turn's confinement roots (`allowedDirectories`); absent when the turn is unconfined. A tool
+   * that touches files keeps to them: `builtin:path_confinement` checks only path-named arguments.
+   */
+  allowedDirectories?: readonly string[];
   /** Emits a chunk; results travel as `tool_result` chunks. */
   emit(chunk: MessageChunk): void;
   abortSignal: AbortSignal;

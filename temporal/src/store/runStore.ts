@@ -271,6 +271,17 @@ export class RunStore {
     });
   }
 
+  /**
+   * Records the prompt a prompt node's attempt sends (rendered), while that attempt is the running
+   * one; a later attempt overwrites it with its own (the same text: upstream outputs are final).
+   */
+  async recordPrompt(runId: string, nodeId: string, launch: number, attempt: number, prompt: string): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE run_nodes SET prompt = $5 WHERE run_id = $1 AND node_id = $2 AND launch = $3 AND attempt = $4 AND status = 'RUNNING'`,
+      [runId, nodeId, launch, attempt, pgText(prompt)],
+    );
+  }
+
   /** A node's run succeeded: its output and `NODE_SUCCEEDED`, once. */
   async completeNode(runId: string, nodeId: string, launch: number, captured: CapturedOutput): Promise<boolean> {
     return this.dataSource.transaction(async (m) => {

@@ -1,7 +1,8 @@
-import { realpathSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { lstatSync, readdirSync, readlinkSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Policy, PolicyDecision } from '@keelson/shared';
+import { globToRegExp, isMagic } from '../builtins/globPattern';
 
 /** The id of the always-registered confinement builtin. */
 export const PATH_CONFINEMENT_POLICY_ID = 'builtin:path_confinement';
@@ -13,51 +14,138 @@ const PATH_ARGS = new Set([
 ]);
 /** Argument names that hold shell command lines. */
 const SHELL_ARGS = new Set(['command', 'cmd', 'script']);
+/** Device files a shell command may name wherever the roots are (`2>/dev/null`). */
+const SHELL_DEVICES = /^\/dev\/(null|zero|random|urandom|stdin|stdout|stderr|tty|fd\/\d+)$/;
+/** Symlinks followed while canonicalizing one path before giving up (Linux's own limit). */
+const MAX_SYMLINKS = 40;
 
 /**
- * The canonical form of `p`: `~` expanded, resolved against `cwd`, and realpath-resolved through
- * its deepest existing ancestor (so a symlink cannot smuggle a path out of a root).
+ * The canonical form of `p`: `~` expanded, made absolute against `cwd`, then resolved component by
+ * component the way the kernel does — every symlink followed (a dangling one to the target a write
+ * would create) and `..` taken from the resolved parent — so a symlink cannot smuggle a path out of
+ * a root. Components that do not exist yet are kept as written. Throws on a symlink loop.
  */
 export function canonicalPath(p: string, cwd: string): string {
   const expanded = p === '~' ? homedir() : p.startsWith('~/') ? join(homedir(), p.slice(2)) : p;
-  let current = resolve(cwd, expanded);
-  const rest: string[] = [];
-  for (;;) {
-    try {
-      return join(realpathSync(current), ...rest);
-    } catch {
-      const parent = dirname(current);
-      if (parent === current) return join(current, ...rest);
-      rest.unshift(basename(current));
-      current = parent;
+  const budget = { links: MAX_SYMLINKS };
+  // Joined as text, not with path.join: `link/..` must reach the resolver unnormalized.
+  return follow(isAbsolute(expanded) ? expanded : `${isAbsolute(cwd) ? cwd : resolve(cwd)}${sep}${expanded}`, budget);
+}
+
+function follow(absolute: string, budget: { links: number }): string {
+  let current: string = sep;
+  let missing = false;
+  for (const part of absolute.split(sep)) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      current = dirname(current);
+      continue;
     }
+    const next = join(current, part);
+    if (missing) {
+      current = next;
+      continue;
+    }
+    let link: string | undefined;
+    try {
+      link = lstatSync(next).isSymbolicLink() ? readlinkSync(next) : undefined;
+    } catch {
+      // Not there (or not readable): this and every later component stay as written.
+      missing = true;
+    }
+    if (link === undefined) {
+      current = next;
+      continue;
+    }
+    if (--budget.links < 0) throw new Error(`too many levels of symbolic links resolving '${absolute}'`);
+    current = follow(isAbsolute(link) ? link : `${current}${sep}${link}`, budget);
+  }
+  return current;
+}
+
+/** True when `p` is `root` or below it (both canonical). */
+export function isInside(root: string, p: string): boolean {
+  const rel = relative(root, p);
+  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
+}
+
+/** `$HOME` / `$PWD` / `$TMPDIR` (bare or braced) at the start of a word, expanded as the shell would. */
+function expandKnownVariables(token: string, cwd: string): string {
+  return token.replace(/^\$(?:\{(HOME|PWD|TMPDIR)\}|(HOME|PWD|TMPDIR)\b)/, (_all, braced?: string, bare?: string) => {
+    const name = braced ?? bare;
+    return name === 'HOME' ? homedir() : name === 'PWD' ? cwd : tmpdir();
+  });
+}
+
+/** Paths one wildcard word of a command may expand to before the policy gives up checking them. */
+const MAX_GLOB_MATCHES = 256;
+
+/** A command the policy cannot check: it denies it with this reason. */
+class Unchecked extends Error {}
+
+function isSymlink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
   }
 }
 
-function isInside(root: string, p: string): boolean {
-  const rel = relative(root, p);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+/** Every path a wildcard word can expand to now (segment by segment, as the shell globs), or the word itself when nothing matches. */
+function expandWildcards(word: string, cwd: string): string[] {
+  let candidates = [word.startsWith('/') ? '' : cwd];
+  for (const segment of word.split('/')) {
+    if (segment === '' || !isMagic(segment)) {
+      candidates = candidates.map((c) => (segment === '' ? c : `${c}${sep}${segment}`));
+      continue;
+    }
+    const matcher = globToRegExp(segment);
+    const next: string[] = [];
+    for (const dir of candidates) {
+      let names: string[];
+      try {
+        names = readdirSync(dir || sep);
+      } catch {
+        continue;
+      }
+      for (const name of names) if (matcher.test(name)) next.push(`${dir}${sep}${name}`);
+      if (next.length > MAX_GLOB_MATCHES) throw new Unchecked(`'${word}' matches more than ${MAX_GLOB_MATCHES} paths; name the files instead`);
+    }
+    candidates = next;
+  }
+  return candidates.length > 0 ? candidates : [word];
 }
 
-function shellPathTokens(command: string): string[] {
+/**
+ * The paths a command line names, for confinement: split on whitespace, quotes, operators,
+ * redirections, subshells, `=`, `,` and braces (options' values kept); `~`, `~user`, `$HOME`, `$PWD`
+ * and `$TMPDIR` expanded. A word counts when it starts with `/`, `~` or `.`, holds a `/`, or names a
+ * symlink in the cwd; a word with wildcards counts as every path it matches now. Device files
+ * (`/dev/null`…) are left out. Other variables, substitutions and what programs open are not seen
+ * (see the host README). Throws `Unchecked` for a wildcard matching too much to check.
+ */
+export function shellPathTokens(command: string, cwd: string): string[] {
   return command
-    .split(/[\s;|&<>()`]+/)
-    .map((token) => token.replace(/^['"]|['"]$/g, ''))
-    .map((token) => (token.startsWith('-') && token.includes('=') ? token.slice(token.indexOf('=') + 1) : token))
+    .split(/[\s;|&<>()`'"=,{}]+/)
     .filter((token) => token.length > 0 && !token.startsWith('-'))
-    .filter((token) => token.startsWith('/') || token.startsWith('~') || token.startsWith('.') || token.includes('/'));
+    .map((token) => expandKnownVariables(token, cwd))
+    .map((token) => (token === '~' || token.startsWith('~/') ? canonicalPath(token, cwd) : token))
+    .map((token) => (token.startsWith('~') ? join(dirname(homedir()), token.slice(1)) : token))
+    .flatMap((token) => (isMagic(token) ? expandWildcards(token, cwd) : [token]))
+    .filter((token) => token.startsWith('/') || token.startsWith('.') || token.includes('/') || isSymlink(`${cwd}${sep}${token}`))
+    .filter((token) => !SHELL_DEVICES.test(token));
 }
 
-function collectPaths(value: unknown, into: string[], depth = 0): void {
+function collectPaths(value: unknown, cwd: string, into: string[], depth = 0): void {
   if (depth > 4 || typeof value !== 'object' || value === null) return;
   for (const [key, v] of Object.entries(value)) {
     if (PATH_ARGS.has(key)) {
       if (typeof v === 'string') into.push(v);
       else if (Array.isArray(v)) for (const item of v) if (typeof item === 'string') into.push(item);
     } else if (SHELL_ARGS.has(key) && typeof v === 'string') {
-      into.push(...shellPathTokens(v));
+      into.push(...shellPathTokens(v, cwd));
     } else {
-      collectPaths(v, into, depth + 1);
+      collectPaths(v, cwd, into, depth + 1);
     }
   }
 }
@@ -76,7 +164,12 @@ export function pathConfinementPolicy(): Policy {
       const cwd = ctx.cwd ?? process.cwd();
       const canonicalRoots = roots.map((root) => canonicalPath(root, cwd));
       const paths: string[] = [];
-      collectPaths(event.args, paths);
+      try {
+        collectPaths(event.args, cwd, paths);
+      } catch (err) {
+        if (err instanceof Unchecked) return { outcome: 'deny', reason: err.message };
+        throw err;
+      }
       for (const p of paths) {
         const canonical = canonicalPath(p, cwd);
         if (!canonicalRoots.some((root) => isInside(root, canonical))) {

@@ -150,6 +150,7 @@ export class ToolRunner {
       };
       const ctx: ToolContext = {
         cwd: req.cwd ?? this.neutralCwd,
+        ...(req.allowedDirectories?.length ? { allowedDirectories: req.allowedDirectories } : {}),
         emit,
         abortSignal: controller.signal,
         ...(req.callerRibId ? { callerRibId: req.callerRibId } : {}),

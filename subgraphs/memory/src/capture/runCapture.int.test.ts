@@ -20,19 +20,21 @@ function run(): CapturedRun {
   return {
     id: RUN,
     workflowName: 'triage',
-    inputs: { issue: '#42' },
-    artifactsDir: '/tmp/runs/x/artifacts',
     ribId: null,
     projectId: null,
-    definition: {
-      nodes: [
-        { id: 'collect', type: 'bash' },
-        { id: 'judge', type: 'prompt', prompt: 'Triage {{inputs.issue}} from {{ nodes.collect.output }}; notes in $ARTIFACTS_DIR/n.md {{inputs.missing}}' },
-      ],
-    },
     nodes: [
-      { id: 'collect', type: 'bash', status: 'SUCCEEDED', output: '  3 failing tests\n', startedAt: '2025-07-01T10:00:00Z', completedAt: '2025-07-01T10:00:01Z' },
-      { id: 'judge', type: 'prompt', status: 'SUCCEEDED', output: 'Severity: high.', startedAt: '2025-07-01T10:00:02Z', completedAt: '2025-07-01T10:00:05Z' },
+      { id: 'collect', type: 'bash', status: 'SUCCEEDED', output: '  3 failing tests\n', prompt: null, startedAt: '2025-07-01T10:00:00Z', completedAt: '2025-07-01T10:00:01Z' },
+      {
+        id: 'judge',
+        type: 'prompt',
+        status: 'SUCCEEDED',
+        output: 'Severity: high.',
+        // As the worker recorded it: rendered from 'Triage {{inputs.issue}} from {{nodes.collect.output}}; notes in $ARTIFACTS_DIR/n.md'.
+        prompt: 'Triage #42 from 3 failing tests; notes in /tmp/runs/x/artifacts/n.md',
+        startedAt: '2025-07-01T10:00:02Z',
+        completedAt: '2025-07-01T10:00:05Z',
+      },
+      { id: 'legacy', type: 'prompt', status: 'SUCCEEDED', output: 'From before prompts were recorded.', prompt: null, startedAt: null, completedAt: '2025-07-01T10:00:06Z' },
     ],
   };
 }
@@ -47,7 +49,7 @@ beforeAll(async () => {
 afterAll(() => h?.close());
 
 describe('capture from the runs stream', () => {
-  it("stores a prompt node's turn once as the rendered prompt and the answer; other nodes, unknown runs and malformed events store nothing", async () => {
+  it("stores a prompt node's turn once as its recorded prompt and the answer; other nodes, unknown runs and malformed events store nothing", async () => {
     runs.byId.set(RUN, run());
     await h.emitRun('RUN_STARTED', RUN, { launch: 1 });
     await h.emitRun('NODE_SUCCEEDED', RUN, { launch: 1, nodeId: 'collect', exitCode: 0 });
@@ -61,7 +63,7 @@ describe('capture from the runs stream', () => {
       {
         seq: 1,
         role: 'user',
-        content: 'Triage #42 from 3 failing tests; notes in /tmp/runs/x/artifacts/n.md ',
+        content: 'Triage #42 from 3 failing tests; notes in /tmp/runs/x/artifacts/n.md',
         createdAt: '2025-07-01T10:00:02.000Z',
         metadata: { kind: 'prompt-node', runId: RUN, nodeId: 'judge', workflowName: 'triage', launch: 1 },
       },
@@ -93,5 +95,16 @@ describe('capture from the runs stream', () => {
     for (let i = 0; i < 3; i++) await h.emitRun('NODE_SUCCEEDED', RUN, { launch: 1, nodeId: 'judge' });
     await consumer().catchUp();
     expect(runs.fetches).toBe(before + 1);
+  });
+
+  it('stores only the answer of a prompt node that has no recorded prompt', async () => {
+    await h.emitRun('NODE_SUCCEEDED', RUN, { launch: 1, nodeId: 'legacy', exitCode: null });
+    await consumer().catchUp();
+    const { sessionHistory } = expectData(await h.gql<{ sessionHistory: { role: string; content: string; metadata: { nodeId: string } }[] }>(
+      `{ sessionHistory(sessionId: "run:${RUN}") { role content metadata } }`,
+    ));
+    expect(sessionHistory.filter((m) => m.metadata.nodeId === 'legacy')).toEqual([
+      { role: 'assistant', content: 'From before prompts were recorded.', metadata: expect.objectContaining({ nodeId: 'legacy' }) },
+    ]);
   });
 });

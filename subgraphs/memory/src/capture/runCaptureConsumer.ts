@@ -3,7 +3,6 @@ import type { EntityManager } from 'typeorm';
 import { z } from 'zod';
 import { clipContent, type MemoryEntry } from '../memory/memory.input';
 import type { MemoryService } from '../memory/memory.service';
-import { renderPromptText } from './promptText';
 import type { CapturedRun, RunTurnSource } from './runTurnSource';
 import { StreamConsumer, type StreamConsumerOptions } from './streamConsumer';
 
@@ -34,7 +33,8 @@ interface RunTurns {
  * Run capture: tails the `runs` stream and stores every prompt-node turn of a run in memory, exactly
  * once (see StreamConsumer). On `NODE_SUCCEEDED` the batch's runs are read through the RunTurnSource
  * (one request); a prompt node becomes two messages of the conversation `run:<runId>` (agent
- * `workflow:<name>`, channel `run`): the prompt as rendered for the turn (`user`) and the turn's
+ * `workflow:<name>`, channel `run`): the prompt its turn was sent, as the worker recorded it on the
+ * node (`user`; left out for a node without one, e.g. from before it was recorded), and the turn's
  * settled text (`assistant`), with dedupe keys `<runId>:<nodeId>:prompt` / `:output` — a node
  * succeeds once per run (a resume never re-runs it), so the keys hold across retries and launches.
  */
@@ -91,15 +91,12 @@ export class RunCaptureConsumer extends StreamConsumer<RunTurns[]> {
   /** A succeeded prompt node's prompt and answer; nothing for any other node. */
   private turnOf(run: CapturedRun, nodeId: string, launch: number | undefined): MemoryEntry[] {
     const node = run.nodes.find((n) => n.id === nodeId);
-    const declared = run.definition.nodes.find((n) => n.id === nodeId);
-    if (!node || node.type !== 'prompt' || node.status !== 'SUCCEEDED' || !declared?.prompt) return [];
-    const outputs = Object.fromEntries(run.nodes.map((n) => [n.id, n.output ?? '']));
-    const prompt = renderPromptText(declared.prompt, { inputs: run.inputs, outputs, artifactsDir: run.artifactsDir });
+    if (!node || node.type !== 'prompt' || node.status !== 'SUCCEEDED') return [];
     const metadata = { kind: 'prompt-node', runId: run.id, nodeId, workflowName: run.workflowName, ...(launch ? { launch } : {}) };
     const common = { sessionId: runSessionKey(run.id), agent: workflowAgent(run.workflowName), channel: 'run', metadata };
     const at = (v: string | null | undefined) => (v ? new Date(v) : null);
     return [
-      { ...common, role: 'user', content: clipContent(prompt), dedupeKey: `${run.id}:${nodeId}:prompt`, createdAt: at(node.startedAt) },
+      ...(node.prompt ? [{ ...common, role: 'user', content: clipContent(node.prompt), dedupeKey: `${run.id}:${nodeId}:prompt`, createdAt: at(node.startedAt) }] : []),
       { ...common, role: 'assistant', content: clipContent(node.output ?? ''), dedupeKey: `${run.id}:${nodeId}:output`, createdAt: at(node.completedAt) },
     ];
   }

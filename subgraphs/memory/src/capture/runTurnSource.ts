@@ -10,20 +10,18 @@ export interface CapturedRunNode {
   status: string;
   /** A prompt node's settled text. */
   output: string | null;
+  /** A prompt node's prompt as its turn was sent (recorded by the worker; null before the turn or for older runs). */
+  prompt: string | null;
   startedAt?: string | null;
   completedAt?: string | null;
 }
 
-/** A run as capture reads it: what renders a prompt node's prompt, and each node's output. */
+/** A run as capture reads it: who it belongs to, and each node's recorded prompt and output. */
 export interface CapturedRun {
   id: string;
   workflowName: string;
-  inputs: Record<string, string>;
-  artifactsDir: string;
   ribId: string | null;
   projectId: string | null;
-  /** The definition's nodes as the run started with them (`prompt` and `system` for prompt nodes). */
-  definition: { nodes: { id: string; type: string; prompt?: string; system?: string }[] };
   nodes: CapturedRunNode[];
 }
 
@@ -39,26 +37,22 @@ export interface RunTurnSource {
 const runSchema = z.object({
   id: z.string(),
   workflowName: z.string(),
-  inputs: z.record(z.string(), z.unknown()).transform((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, String(v ?? '')]))),
-  artifactsDir: z.string(),
   ribId: z.string().nullable(),
   projectId: z.string().nullable(),
-  definition: z.object({
-    nodes: z.array(z.object({ id: z.string(), type: z.string(), prompt: z.string().optional(), system: z.string().optional() }).loose()),
-  }).loose(),
   nodes: z.array(
     z.object({
       id: z.string(),
       type: z.string(),
       status: z.string(),
       output: z.string().nullable(),
+      prompt: z.string().nullable(),
       startedAt: z.string().nullish(),
       completedAt: z.string().nullish(),
     }),
   ),
 });
 
-const RUN_FIELDS = 'id workflowName inputs artifactsDir definition rib { id } project { id } nodes { id type status output startedAt completedAt }';
+const RUN_FIELDS = 'id workflowName rib { id } project { id } nodes { id type status output prompt startedAt completedAt }';
 
 /**
  * The real RunTurnSource: the runs subgraph's `run(id)` over HTTP (KEELSON_RUNS_URL), every run of a

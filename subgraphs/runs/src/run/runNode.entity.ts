@@ -38,6 +38,14 @@ export class RunNode {
   @Column('text', { nullable: true })
   output!: string | null;
 
+  @Field(() => String, {
+    nullable: true,
+    description:
+      "A prompt node's prompt as its turn was sent: placeholders and $ARTIFACTS_DIR filled in. Null for other nodes and until the turn starts.",
+  })
+  @Column('text', { nullable: true })
+  prompt!: string | null;
+
   @Field(() => Int, { description: 'Bytes the node produced in all.' })
   @Column('bigint', { name: 'output_bytes', transformer: { to: (v: number) => v, from: (v: string) => Number(v) } })
   outputBytes!: number;

@@ -189,7 +189,10 @@ export function createRunActivities(deps: RunActivityDeps | undefined) {
       });
     },
 
-    /** Runs a prompt node through the registered executor; without one, CAPABILITY_UNSUPPORTED. */
+    /**
+     * Runs a prompt node through the registered executor (its rendered prompt recorded on the node
+     * first); without one, CAPABILITY_UNSUPPORTED.
+     */
     async runPromptNode(input: NodeRef): Promise<NodeOutcome> {
       return asActivity(async () => {
         const { store, promptExecutor } = need();
@@ -206,6 +209,8 @@ export function createRunActivities(deps: RunActivityDeps | undefined) {
         }
         const outputs = await store.outputsOf(run.id, referencedNodes(node.prompt));
         const values = { inputs: run.inputs, outputs };
+        const prompt = withArtifactsDir(renderText(node.prompt, values), run.artifactsDir);
+        await store.recordPrompt(run.id, node.id, input.launch, ctx.info.attempt, prompt);
         const heartbeat = setInterval(() => ctx.heartbeat(), 1000);
         let result: PromptNodeResult;
         try {
@@ -214,7 +219,7 @@ export function createRunActivities(deps: RunActivityDeps | undefined) {
             nodeId: node.id,
             workflowName: run.workflowName,
             ribId: run.ribId,
-            prompt: withArtifactsDir(renderText(node.prompt, values), run.artifactsDir),
+            prompt,
             ...(node.system ? { system: withArtifactsDir(renderText(node.system, values), run.artifactsDir) } : {}),
             allowedTools: node.allowed_tools ?? [],
             model: node.model ?? run.definition.model,

@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { builtinTool } from './builtinTool';
+import { confinedPath } from './confine';
+import { runCapped } from './cappedProcess';
+import { commandEnv } from './commandEnv';
+
+/** @default a Bash call's bound */
+export const BASH_DEFAULT_TIMEOUT_MS = 120_000;
+/** The longest bound a call may ask for. */
+export const BASH_MAX_TIMEOUT_MS = 600_000;
+/** Bytes of output a call returns: the first and last halves. */
+export const BASH_MAX_OUTPUT_BYTES = 30_000;
+
+const inputSchema = z.object({
+  command: z.string().min(1).max(100_000).describe('The bash command line to run in the working directory.'),
+  timeout: z.number().int().min(1).max(BASH_MAX_TIMEOUT_MS).optional().describe(`Milliseconds before the command is killed. @default ${BASH_DEFAULT_TIMEOUT_MS}`),
+  description: z.string().optional().describe('What the command does, in a few words (for the log).'),
+});
+
+/**
+ * `Bash`: `bash -c command` in the turn's cwd (which must be inside the allowed directories), in
+ * its own process group, with the host's environment minus credentials. A timeout or the turn's
+ * abort kills the group; so does the command's exit (nothing it started in the background outlives
+ * it). Output is stdout and stderr interleaved, the first and last 15,000 bytes kept. A non-zero
+ * exit, a timeout or a kill is an error result. Path-looking words of the command are checked by
+ * `builtin:path_confinement` before it runs; what the shell itself computes (variables other than
+ * HOME/PWD/TMPDIR, `cd` inside the command, programs opening files) is not — see the host README.
+ */
+export function bashTool(opts: { env: Record<string, string | undefined> }) {
+  const env = commandEnv(opts.env);
+  return builtinTool({
+    name: 'Bash',
+    description:
+      `Run a bash command in the working directory and return its output (stdout and stderr, cut to ${BASH_MAX_OUTPUT_BYTES} bytes) and exit code. ` +
+      `Bounded by timeout (default ${BASH_DEFAULT_TIMEOUT_MS} ms); background processes are killed when the command ends. ` +
+      'Paths named in the command must be inside the allowed directories. Prefer Read, Write, Edit, Glob and Grep for files.',
+    inputSchema,
+    state_changing: true,
+    async run(input, ctx) {
+      const cwd = confinedPath(ctx, ctx.cwd);
+      const timeoutMs = input.timeout ?? BASH_DEFAULT_TIMEOUT_MS;
+      const r = await runCapped({
+        // stderr joins stdout's pipe before the command starts (not two pipes merged on arrival), so
+        // the output keeps the order the command wrote it in.
+        argv: ['bash', '-c', 'exec "$@" 2>&1', 'bash', 'bash', '-c', input.command],
+        cwd,
+        env: { ...env, PWD: cwd },
+        timeoutMs,
+        signal: ctx.abortSignal,
+        maxBytes: BASH_MAX_OUTPUT_BYTES,
+        keep: 'head-and-tail',
+        mergeStderr: true,
+      });
+      if (r.spawnError) return { content: `bash could not start: ${r.spawnError}`, isError: true };
+      const output = r.output.length > 0 ? r.output.replace(/\n$/, '') : '(no output)';
+      if (r.timedOut) return { content: `${output}\n[timed out after ${timeoutMs} ms; the process group was killed]`, isError: true };
+      if (r.aborted) return { content: `${output}\n[aborted; the process group was killed]`, isError: true };
+      if (r.exitCode !== 0) return { content: `${output}\n[${r.signal ? `killed by ${r.signal}` : `exit code ${r.exitCode}`}]`, isError: true };
+      return output;
+    },
+  });
+}
