@@ -21,10 +21,10 @@ writeFileSync(join(project, 'ignored.log'), 'needle in an ignored file\n');
 writeFileSync(join(project, '.gitignore'), '*.log\n');
 
 /** A host whose processes inherit PATH, git's config and one credential-looking variable. */
-async function tools() {
+async function tools(turnContext?: Record<string, unknown>) {
   const { host } = await startHost([], { env: { PATH: process.env.PATH, HOME: process.env.HOME, GIT_CONFIG_NOSYSTEM: '1', DEMO_API_KEY: 'sk-secret' } });
   return (name: string, input: unknown, signal?: AbortSignal) =>
-    host.executeTool({ name, input, surface: 'workflow', cwd: project, allowedDirectories: [project], ...(signal ? { signal } : {}) });
+    host.executeTool({ name, input, surface: 'workflow', cwd: project, allowedDirectories: [project], ...(signal ? { signal } : {}), ...(turnContext ? { turnContext } : {}) });
 }
 
 const DENIED = { status: 'policy-denied', isError: true, policyId: 'builtin:path_confinement' };
@@ -70,6 +70,20 @@ describe('Bash', () => {
       content: `${project}\nkey=[]\noops\na.ts\nlib`,
     });
     await expect(call('Bash', { command: 'git status --short 2>/dev/null || echo "not a repo"' })).resolves.toMatchObject({ status: 'ok', content: 'not a repo' });
+  });
+
+  it("names a prompt node's artifacts folder as $ARTIFACTS_DIR, and refuses one outside the roots", async () => {
+    mkdirSync(join(project, 'artifacts'), { recursive: true });
+    const call = await tools({ runId: 'r1', artifactsDir: join(project, 'artifacts') });
+    await expect(call('Bash', { command: 'echo noted > "$ARTIFACTS_DIR/n.md"; echo "[$ARTIFACTS_DIR]"' })).resolves.toMatchObject({
+      status: 'ok',
+      content: `[${join(project, 'artifacts')}]`,
+    });
+    expect(readFileSync(join(project, 'artifacts/n.md'), 'utf8')).toBe('noted\n');
+    // Without one, the variable is simply unset.
+    await expect((await tools())('Bash', { command: 'echo "[${ARTIFACTS_DIR-unset}]"' })).resolves.toMatchObject({ status: 'ok', content: '[unset]' });
+    const outsideCall = await tools({ artifactsDir: outside });
+    await expect(outsideCall('Bash', { command: 'echo hi' })).resolves.toMatchObject({ isError: true, content: expect.stringContaining(outside) });
   });
 
   it('reports a failing command with its exit code as an error result', async () => {

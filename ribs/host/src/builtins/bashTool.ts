@@ -19,7 +19,8 @@ const inputSchema = z.object({
 
 /**
  * `Bash`: `bash -c command` in the turn's cwd (which must be inside the allowed directories), in
- * its own process group, with the host's environment minus credentials. A timeout or the turn's
+ * its own process group, with the host's environment minus credentials (plus `ARTIFACTS_DIR` in a
+ * prompt node's turn: `turnContext.artifactsDir`, itself confined). A timeout or the turn's
  * abort kills the group; so does the command's exit (nothing it started in the background outlives
  * it). Output is stdout and stderr interleaved, the first and last 15,000 bytes kept. A non-zero
  * exit, a timeout or a kill is an error result. Path-looking words of the command are checked by
@@ -38,13 +39,16 @@ export function bashTool(opts: { env: Record<string, string | undefined> }) {
     state_changing: true,
     async run(input, ctx) {
       const cwd = confinedPath(ctx, ctx.cwd);
+      // A prompt node's turn names its run's artifacts folder: the command can say `$ARTIFACTS_DIR` as the prompt does.
+      const artifacts = ctx.turnContext?.artifactsDir;
+      const artifactsEnv: Record<string, string> = typeof artifacts === 'string' && artifacts ? { ARTIFACTS_DIR: confinedPath(ctx, artifacts) } : {};
       const timeoutMs = input.timeout ?? BASH_DEFAULT_TIMEOUT_MS;
       const r = await runCapped({
         // stderr joins stdout's pipe before the command starts (not two pipes merged on arrival), so
         // the output keeps the order the command wrote it in.
         argv: ['bash', '-c', 'exec "$@" 2>&1', 'bash', 'bash', '-c', input.command],
         cwd,
-        env: { ...env, PWD: cwd },
+        env: { ...env, PWD: cwd, ...artifactsEnv },
         timeoutMs,
         signal: ctx.abortSignal,
         maxBytes: BASH_MAX_OUTPUT_BYTES,

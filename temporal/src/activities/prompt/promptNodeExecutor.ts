@@ -32,7 +32,7 @@ export function createPromptNodeExecutor(deps: AgentTurnDeps, opts: { ready?: ()
       allowedDirectories: [req.cwd, req.artifactsDir],
       abortSignal: req.signal,
       timeoutMs: req.timeoutMs,
-      turnContext: { runId: req.runId, nodeId: req.nodeId, workflowName: req.workflowName, inputs: req.inputs },
+      turnContext: { runId: req.runId, nodeId: req.nodeId, workflowName: req.workflowName, inputs: req.inputs, artifactsDir: req.artifactsDir },
       ...(req.ribId ? { ribId: req.ribId } : {}),
       surface: 'workflow',
       runId: req.runId,
