@@ -34,10 +34,12 @@ export const TEST_EMBEDDING_MODEL = 'keelson-embedding';
 
 /**
  * A vector neighbour's least similarity in tests. The model server hashes word stems into 256
- * dimensions, so unrelated texts collide on a dimension now and then: one shared dimension between a
- * two-word query and a ten-word message scores about 0.2, two shared words about 0.45.
+ * signed dimensions, so unrelated texts collide now and then: in the 10k corpus, one message of
+ * 200 scores 0.32 against "xylophone marmalade", with no word in common. A two-word query and a
+ * ten-stem message sharing both words score 0.45. An approximate (HNSW) scan finds a 0.32 collision
+ * on some builds and not on others, so the floor sits clear above it.
  */
-export const TEST_MIN_SIMILARITY = 0.3;
+export const TEST_MIN_SIMILARITY = 0.4;
 
 /** The local model server as the embeddings endpoint: deterministic hashed bags of word stems. */
 export async function startEmbeddings(overrides: Partial<EmbeddingsSettings> = {}): Promise<{ models: ModelServer; settings: EmbeddingsSettings }> {
