@@ -28,16 +28,28 @@ export type { StartOpArgs } from './op/op.service';
 
 export const runsEntities = [Run, RunNode, RunPause, Op];
 
-export interface StartRunsOptions {
+export interface OpenRunsOptions {
   databaseUrl: string;
-  host: string;
-  /** 0 picks a free port. */
-  port: number;
-  insecureBind?: boolean;
   settings: RunsSettings;
   /** @default the projects subgraph at settings.projectsUrl, over GraphQL */
   projects?: ProjectsApi;
   log: Logger;
+}
+
+export interface StartRunsOptions extends OpenRunsOptions {
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  insecureBind?: boolean;
+}
+
+/** The runs domain without its GraphQL server (the ribs process's run seams reach it in-process). */
+export interface OpenedRuns {
+  services: RunsServices;
+  /** SQL statements sent so far. */
+  queryCount(): number;
+  /** Closes the Temporal connection and the database. */
+  close(): Promise<void>;
 }
 
 export interface RunningRuns {
@@ -50,8 +62,11 @@ export interface RunningRuns {
   stop(): Promise<void>;
 }
 
-/** Boots the runs subgraph: migrate, connect to Temporal, then serve. */
-export async function start(opts: StartRunsOptions): Promise<RunningRuns> {
+/**
+ * Opens the runs domain's services: migrate (under the database-wide migration lock, so another
+ * process opening it at the same time is safe), connect to Temporal, build the catalog and services.
+ */
+export async function openRunsServices(opts: OpenRunsOptions): Promise<OpenedRuns> {
   const state = await openSubgraphState({
     url: opts.databaseUrl,
     entities: runsEntities,
@@ -83,9 +98,28 @@ export async function start(opts: StartRunsOptions): Promise<RunningRuns> {
       log: opts.log,
     });
     const ops = new OpService({ dataSource, store: new OpStore(dataSource, events), temporal, settings: opts.settings });
-    const services: RunsServices = { runs, ops, catalog, events, settings: opts.settings, dataSource };
-    const { schema } = await buildRunsSchema();
     const client = temporal;
+    return {
+      services: { runs, ops, catalog, events, settings: opts.settings, dataSource },
+      queryCount: () => queries.count,
+      close: async () => {
+        await client.connection.close();
+        await state.close();
+      },
+    };
+  } catch (err) {
+    await temporal?.connection.close();
+    await state.close();
+    throw err;
+  }
+}
+
+/** Boots the runs subgraph: open the domain (migrate, connect to Temporal), then serve. */
+export async function start(opts: StartRunsOptions): Promise<RunningRuns> {
+  const opened = await openRunsServices(opts);
+  try {
+    const { services } = opened;
+    const { schema } = await buildRunsSchema();
     const served = await startSubgraph<RunsContext>({
       name: 'runs',
       schema,
@@ -94,15 +128,11 @@ export async function start(opts: StartRunsOptions): Promise<RunningRuns> {
       insecureBind: opts.insecureBind,
       log: opts.log,
       context: (base) => ({ ...base, services }),
-      onStop: async () => {
-        await client.connection.close();
-        await state.close();
-      },
+      onStop: opened.close,
     });
-    return { url: served.url, wsUrl: served.wsUrl, services, queryCount: () => queries.count, stop: served.stop };
+    return { url: served.url, wsUrl: served.wsUrl, services, queryCount: opened.queryCount, stop: served.stop };
   } catch (err) {
-    await temporal?.connection.close();
-    await state.close();
+    await opened.close();
     throw err;
   }
 }
