@@ -14,20 +14,11 @@ import { z } from 'zod';
 import { gql, gqlData, subscribe } from './support/client';
 import { startTestMesh, type TestMesh } from './support/mesh';
 import { quietTemporalRuntime } from './support/temporalServer';
+import { until } from './support/until';
 
 quietTemporalRuntime();
 const exec = promisify(execFile);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, read: () => Promise<T> | T, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(value)} after ${timeoutMs} ms`);
-    await sleep(100);
-  }
-}
 
 const gated = (name: string) => ({
   name,

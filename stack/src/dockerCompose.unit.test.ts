@@ -13,6 +13,7 @@ interface ComposeService {
   expose?: string[];
   image?: string;
   build?: string;
+  depends_on?: string[] | Record<string, unknown>;
 }
 
 const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
@@ -41,14 +42,25 @@ describe('docker-compose.yml', () => {
     for (const s of subgraphs) {
       const svc = services[s.name];
       expect(svc).toBeDefined();
-      const entry = entryOf(svc!);
-      expect(entry).toBe(`subgraphs/${s.name}/src/main.ts`);
+      // The subgraph's own entry, or the stack's composition of it with what it needs in-process.
+      expect([`subgraphs/${s.name}/src/main.ts`, `stack/src/services/${s.name}.ts`]).toContain(entryOf(svc!));
       const portVar = `KEELSON_${s.name.toUpperCase()}_PORT`;
       expect(svc!.environment?.[portVar]).toBe(String(s.defaultPort));
       expect(svc!.expose).toContain(String(s.defaultPort));
       expect(services.gateway!.environment?.[`KEELSON_${s.name.toUpperCase()}_URL`]).toBe(
         `http://${s.name}:${s.defaultPort}/graphql`,
       );
+    }
+  });
+
+  it('runs ribs and runs through the stack compositions that wire them to each other, both reaching Temporal and the projects subgraph', () => {
+    expect(entryOf(services.ribs!)).toBe('stack/src/services/ribs.ts');
+    expect(entryOf(services.runs!)).toBe('stack/src/services/runs.ts');
+    for (const name of ['ribs', 'runs']) {
+      const svc = services[name]!;
+      expect({ name, temporal: svc.environment?.TEMPORAL_ADDRESS }).toEqual({ name, temporal: 'temporal:7233' });
+      expect({ name, projects: svc.environment?.KEELSON_PROJECTS_URL }).toEqual({ name, projects: 'http://projects:4001/graphql' });
+      expect({ name, dependsOn: svc.depends_on }).toMatchObject({ name, dependsOn: { 'temporal-setup': { condition: 'service_completed_successfully' } } });
     }
   });
 

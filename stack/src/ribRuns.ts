@@ -1,5 +1,6 @@
 import type { RunsPort, RunsPortEvent, RunsPortOp, RunsPortRun, RibHost } from '@keelson/host';
 import { decodeCursor, isTerminalRunStatus, isUuid, MeshError, streams, type EventEnvelope, type RunEventPayload } from '@keelson/schema';
+import type { RibRunsWiring } from '@keelson/subgraph-ribs';
 import type { RibWorkflowSource, RunsServices } from '@keelson/subgraph-runs';
 
 type ServiceOp = Awaited<ReturnType<RunsServices['ops']['require']>>;
@@ -30,8 +31,9 @@ function aborted(signal: AbortSignal): Error {
 }
 
 /**
- * The runs domain as the rib host's run seams reach it, in-process (`npm start` runs every service
- * in one process): the runs subgraph's services, its `runs` / `ops` streams and tables.
+ * The runs domain as the rib host's run seams reach it, in-process: the runs domain's services (the
+ * runs subgraph's under `npm start`, the ribs process's own in production), its `runs` / `ops`
+ * streams and tables.
  */
 export function runsPortOf(services: RunsServices): RunsPort {
   const get = async (runId: string): Promise<RunsPortRun | undefined> => {
@@ -138,16 +140,45 @@ export function runsPortOf(services: RunsServices): RunsPort {
   };
 }
 
-/** `Rib.workflows` and the catalog's rib scope: every active rib's contributions (code and YAML). */
-export function ribWorkflowSource(host: Pick<RibHost, 'workflows'>): RibWorkflowSource {
+type WorkflowsOf = Pick<RibHost, 'workflows'>;
+
+function candidatesOf(host: WorkflowsOf) {
+  return host.workflows().map((e) => ({
+    ribId: e.ribId,
+    origin: e.origin,
+    definition: e.definition,
+    ...(e.path ? { path: e.path } : {}),
+    ...(e.source ? { source: e.source } : {}),
+  }));
+}
+
+/**
+ * `Rib.workflows` and the catalog's rib scope: every active rib's contributions (code and YAML), from
+ * a host, or from one activated on demand (a function resolving it; a rejection fails that catalog read).
+ */
+export function ribWorkflowSource(host: WorkflowsOf | (() => Promise<WorkflowsOf>)): RibWorkflowSource {
+  return { list: typeof host === 'function' ? async () => candidatesOf(await host()) : () => candidatesOf(host) };
+}
+
+/** What the ribs subgraph's run seams need besides the runs domain. */
+export interface RibRunsOptions {
+  temporal: RibRunsWiring['temporal'];
+  /** KEELSON_RUN_HEARTBEAT_TIMEOUT_MS. */
+  heartbeatTimeoutMs: number;
+  /** The region heartbeat and policy-ask tuning (tests). */
+  tuning?: Pick<RibRunsWiring, 'refresh' | 'approvalMaxWaitMs'>;
+}
+
+/**
+ * The ribs subgraph's run seams onto a runs domain opened after it (that domain's catalog reads the
+ * rib host's workflows, so the host comes first): until `attach`, the seams answer SERVICE_UNAVAILABLE.
+ */
+export function lateRibRuns(opts: RibRunsOptions): { wiring: RibRunsWiring; attach(services: RunsServices): void } {
+  let port: RunsPort | undefined;
   return {
-    list: () =>
-      host.workflows().map((e) => ({
-        ribId: e.ribId,
-        origin: e.origin,
-        definition: e.definition,
-        ...(e.path ? { path: e.path } : {}),
-        ...(e.source ? { source: e.source } : {}),
-      })),
+    wiring: { runs: () => port, temporal: opts.temporal, heartbeatTimeoutMs: opts.heartbeatTimeoutMs, ...opts.tuning },
+    attach(services) {
+      port = runsPortOf(services);
+    },
   };
 }

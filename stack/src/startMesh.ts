@@ -6,7 +6,6 @@ import { expandHome, parseEnv, type MeshEnv } from '@keelson/schema';
 import { createLogger, type Logger } from '@keelson/service';
 import { GraphqlRunTurnSource, GraphqlTranscriptSource, memorySettings, start as startMemory, type RunningMemory } from '@keelson/subgraph-memory';
 import { projectsSettings, start as startProjects, type RunningProjects } from '@keelson/subgraph-projects';
-import type { RunsPort } from '@keelson/host';
 import { ribsSettings, start as startRibs, type RibHostOverrides, type RibRunsWiring, type RunningRibs } from '@keelson/subgraph-ribs';
 import { runsSettings, start as startRuns, type RunningRuns } from '@keelson/subgraph-runs';
 import { start as startSessions, type RunningSessions } from '@keelson/subgraph-sessions';
@@ -27,7 +26,7 @@ import {
 } from '@keelson/temporal';
 import type { Client } from '@temporalio/client';
 import { ensureDatabase } from './database';
-import { ribWorkflowSource, runsPortOf } from './ribRuns';
+import { lateRibRuns, ribWorkflowSource } from './ribRuns';
 
 export interface MeshOptions {
   /** @default process.env */
@@ -155,7 +154,11 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
 
     progress('Subgraphs: ribs');
     // The ribs subgraph boots first; its run seams reach the runs domain once that is up.
-    const late: { runs?: RunsPort } = {};
+    const ribRuns = lateRibRuns({
+      temporal: { address: temporal.address, namespace: temporal.namespace, taskQueue: env.TEMPORAL_TASK_QUEUE },
+      heartbeatTimeoutMs: env.KEELSON_RUN_HEARTBEAT_TIMEOUT_MS,
+      tuning: opts.ribRuns,
+    });
     const ribs = await startRibs({
       databaseUrl: env.DATABASE_URL,
       host: env.KEELSON_HOST,
@@ -164,12 +167,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       settings: { ...ribsSettings(env, userHome, rawEnv), projectsUrl: projects.url },
       log: log.child({ service: 'ribs' }),
       ...(opts.ribHost ? { ribHost: opts.ribHost } : {}),
-      runs: {
-        runs: () => late.runs,
-        temporal: { address: temporal.address, namespace: temporal.namespace, taskQueue: env.TEMPORAL_TASK_QUEUE },
-        heartbeatTimeoutMs: env.KEELSON_RUN_HEARTBEAT_TIMEOUT_MS,
-        ...opts.ribRuns,
-      },
+      runs: ribRuns.wiring,
     });
     stops.push({ name: 'ribs subgraph', stop: () => ribs.stop() });
     progress(`Ribs: ${ribs.host.ribIds.join(', ') || 'none active'}`);
@@ -184,7 +182,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       log: log.child({ service: 'runs' }),
     });
     stops.push({ name: 'runs subgraph', stop: () => runs.stop() });
-    late.runs = runsPortOf(runs.services);
+    ribRuns.attach(runs.services);
 
     progress('Subgraphs: sessions');
     const sessions = await startSessions({

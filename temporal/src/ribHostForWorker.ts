@@ -35,7 +35,8 @@ function execWithEnv(base: RibExec, env: Record<string, string | undefined>): Ri
 /**
  * The worker's own rib host: the same ribs the ribs subgraph activates (discovery, `KEELSON_RIBS`,
  * the config file's grants), so activities can execute rib tools (a prompt node's `allowed_tools`)
- * with the registry's input parsing, policies and grants. Dispose it when the worker stops.
+ * with the registry's input parsing, policies and grants. The runs service's catalog reads rib
+ * workflows from one too. Dispose it when the process stops.
  */
 export async function createWorkerRibHost(opts: WorkerRibHostOptions): Promise<RibHost> {
   return createRibHost({
