@@ -103,6 +103,10 @@ describe.each([
     );
     expect(row).toEqual({ messages: '10000', conversations: '50', gaps: '0' });
     expect(appendMs).toBeLessThan(15_000);
+    // Hybrid: every message and the summary got exactly one vector; lexical: the table does not exist.
+    const [table] = await h.sql<{ t: string | null }>("SELECT to_regclass('memory_embeddings')::text AS t");
+    const vectors = table!.t ? (await h.sql<{ n: string }>('SELECT count(DISTINCT (item_kind, item_id))::text AS n FROM memory_embeddings'))[0] : { n: null };
+    expect(vectors!.n).toBe(hybrid ? '10001' : null);
   });
 
   it('finds a planted phrase by full text, first, for its agent only', async () => {
