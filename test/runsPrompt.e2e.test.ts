@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { startModelServer, type ModelServer } from '@keelson/model-server';
 import { Client } from 'pg';
 import { gqlData, subscribe } from './support/client';
-import { startTestMesh, type TestMesh } from './support/mesh';
+import { modelServerEnv, startTestMesh, type TestMesh } from './support/mesh';
 import { projectWithWorkflow, respond, startWorkflow, waitForRun } from './support/runs';
 import { quietTemporalRuntime } from './support/temporalServer';
 
@@ -97,15 +97,7 @@ describe('a prompt node in a gated DAG, through the gateway', () => {
 
   beforeAll(async () => {
     server = await startModelServer();
-    mesh = await startTestMesh({
-      KEELSON_RUN_HEARTBEAT_TIMEOUT_MS: '3000',
-      KEELSON_ANTHROPIC_BASE_URL: server.anthropicBaseUrl,
-      ANTHROPIC_API_KEY: 'e2e-key',
-      KEELSON_OPENAI_BASE_URL: undefined,
-      OPENAI_API_KEY: undefined,
-      KEELSON_MODEL_BASE_URL: undefined,
-      KEELSON_DEFAULT_PROVIDER: undefined,
-    });
+    mesh = await startTestMesh({ KEELSON_RUN_HEARTBEAT_TIMEOUT_MS: '3000', ...modelServerEnv(server) });
     url = mesh.gatewayUrl;
   });
 

@@ -34,7 +34,7 @@ describe('docker-compose.yml', () => {
     expect(services.temporal?.image).toMatch(/^temporalio\/auto-setup:/);
     expect(services.temporal?.environment?.DB).toBe('postgres12');
     expect(services['temporal-ui']?.image).toMatch(/^temporalio\/ui:/);
-    expect(entryOf(services.worker!)).toBe('temporal/src/main.ts');
+    expect(entryOf(services.worker!)).toBe('stack/src/services/worker.ts');
     expect(entryOf(services.gateway!)).toBe('gateway/src/main.ts');
   });
 

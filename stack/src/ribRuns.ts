@@ -1,5 +1,6 @@
-import type { RunsPort, RunsPortEvent, RunsPortOp, RunsPortRun, RibHost } from '@keelson/host';
+import { createWarningSink, runApprovalPort, type ApprovalPort, type RunsPort, type RunsPortEvent, type RunsPortOp, type RunsPortRun, type RibHost } from '@keelson/host';
 import { decodeCursor, isTerminalRunStatus, isUuid, MeshError, streams, type EventEnvelope, type RunEventPayload } from '@keelson/schema';
+import type { Logger } from '@keelson/service';
 import type { RibRunsWiring } from '@keelson/subgraph-ribs';
 import type { RibWorkflowSource, RunsServices } from '@keelson/subgraph-runs';
 
@@ -181,4 +182,13 @@ export function lateRibRuns(opts: RibRunsOptions): { wiring: RibRunsWiring; atta
       port = runsPortOf(services);
     },
   };
+}
+
+/**
+ * The worker's approval channel: a policy `ask` about a tool a prompt node calls (run by the worker's
+ * own rib host) becomes a `policy-approval` gate the operator answers, the same mechanism as the ribs
+ * process's asks. Until `runs` answers a port, an ask rejects.
+ */
+export function workerApprovals(runs: () => RunsPort | undefined, log: Logger, maxWaitMs?: number): ApprovalPort {
+  return runApprovalPort({ runs, warn: createWarningSink(log.child({ component: 'worker-approvals' })), ...(maxWaitMs ? { maxWaitMs } : {}) });
 }

@@ -26,7 +26,7 @@ import {
 } from '@keelson/temporal';
 import type { Client } from '@temporalio/client';
 import { ensureDatabase } from './database';
-import { lateRibRuns, ribWorkflowSource } from './ribRuns';
+import { lateRibRuns, ribWorkflowSource, workerApprovals } from './ribRuns';
 
 export interface MeshOptions {
   /** @default process.env */
@@ -38,8 +38,8 @@ export interface MeshOptions {
   /** Run the proof workflow once after boot and log its result. @default false */
   proof?: boolean;
   /**
-   * Run the Temporal worker in this process. Tests that kill a worker run `temporal/src/main.ts` as a
-   * child process instead (on the same TEMPORAL_TASK_QUEUE). @default true
+   * Run the Temporal worker in this process. Tests that kill a worker run `stack/src/services/worker.ts`
+   * as a child process instead (on the same TEMPORAL_TASK_QUEUE). @default true
    */
   worker?: boolean;
   /** The caller handles SIGINT/SIGTERM by calling stop() (an orderly shutdown). @default false */
@@ -52,9 +52,9 @@ export interface MeshOptions {
   /** Progress lines for a human watching the boot. @default discard */
   progress?: (line: string) => void;
   log?: Logger;
-  /** Passed to the rib host (tests: an explicit `available` map of ribs). */
+  /** Passed to the rib hosts, the ribs subgraph's and the worker's (tests: an explicit `available` map of ribs). */
   ribHost?: RibHostOverrides;
-  /** Tuning of the ribs' run seams (tests: a region heartbeat time scale). */
+  /** Tuning of the ribs' run seams (tests: a region heartbeat time scale); `approvalMaxWaitMs` bounds the worker's asks too. */
   ribRuns?: Pick<RibRunsWiring, 'refresh' | 'approvalMaxWaitMs'>;
 }
 
@@ -217,13 +217,24 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
     configureTemporalRuntime(env.KEELSON_LOG_LEVEL === 'debug' ? 'info' : 'warn');
     progress(`Worker: polling ${temporal.address}`);
     if (opts.worker !== false) {
+      const workerLog = log.child({ service: 'worker' });
       const activityDeps = await openActivityDeps({
         databaseUrl: env.DATABASE_URL,
         projectsUrl: projects.url,
-        log: log.child({ service: 'worker' }),
+        log: workerLog,
         // Prompt nodes: providers from the env and config file; rib tools through the worker's rib host,
-        // which shares the ribs subgraph's project and credential ports in this process.
-        agentTurns: { env: rawEnv, home, ribHost: { projects: ribs.services.projects, credentials: ribs.services.credentials } },
+        // which shares the ribs subgraph's project and credential ports in this process, and sends its
+        // policies' asks to the operator as approval gates through the runs domain, as the ribs do.
+        agentTurns: {
+          env: rawEnv,
+          home,
+          ribHost: {
+            projects: ribs.services.projects,
+            credentials: ribs.services.credentials,
+            approvals: workerApprovals(ribRuns.wiring.runs, workerLog, opts.ribRuns?.approvalMaxWaitMs),
+            ...(opts.ribHost ? { overrides: opts.ribHost } : {}),
+          },
+        },
       });
       stops.push({ name: 'worker state', stop: () => activityDeps.close() });
       const worker = await startWorker({
@@ -233,7 +244,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
         activities: createActivities({
           ...activityDeps.deps,
           harness: { plane: sessions.runtime.plane },
-          memory: openMemoryActivityDeps({ memoryUrl: memory.url, env: rawEnv, home, log: log.child({ service: 'worker' }) }),
+          memory: openMemoryActivityDeps({ memoryUrl: memory.url, env: rawEnv, home, log: workerLog }),
         }),
       });
       stops.push({ name: 'worker', stop: () => worker.stop() });

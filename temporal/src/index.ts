@@ -52,6 +52,8 @@ export type { PromptExecutorOptions, OpenedPromptExecutor } from './activities/p
 export { ensureCompactionSchedule, deleteCompactionSchedule, compactionScheduleId } from './compactionSchedule';
 export type { CompactionScheduleOptions } from './compactionSchedule';
 export { openMemoryActivityDeps } from './memoryDeps';
+export { loadStandaloneWorkerConfig, startStandaloneWorker } from './standaloneWorker';
+export type { StandaloneWorkerConfig, StartStandaloneWorkerOptions, RunningStandaloneWorker } from './standaloneWorker';
 export type { MemoryActivityDepsOptions } from './memoryDeps';
 export { memoryGraphqlApi } from './activities/memory/memoryApi';
 export { createMemoryActivities } from './activities/memory/memoryActivities';

@@ -1,4 +1,4 @@
-import { createExec, createRibHost, type CredentialStore, type ProjectsPort, type RibHost, type RibHostOptions, type SnapshotStore } from '@keelson/host';
+import { createExec, createRibHost, type ApprovalPort, type CredentialStore, type ProjectsPort, type RibHost, type RibHostOptions, type SnapshotStore } from '@keelson/host';
 import type { Logger } from '@keelson/service';
 import type { RibExec } from '@keelson/shared';
 
@@ -18,8 +18,14 @@ export interface WorkerRibHostOptions {
   snapshotStore?: SnapshotStore;
   /** The run seams of the worker's rib contexts (runAgentTurn and getProviders, …). */
   seams?: RibHostOptions['seams'];
+  /**
+   * Where a policy `ask` about a tool this host runs goes to the operator: the stack passes
+   * `runApprovalPort` over the runs domain, the approval gates of the ribs process. Absent, an ask
+   * denies ("no approval channel").
+   */
+  approvals?: ApprovalPort;
   /** Tests: an explicit `available` map, a static config, … */
-  overrides?: Omit<RibHostOptions, 'env' | 'home' | 'logger' | 'exec' | 'projects' | 'credentials' | 'snapshotStore' | 'seams'>;
+  overrides?: Omit<RibHostOptions, 'env' | 'home' | 'logger' | 'exec' | 'projects' | 'credentials' | 'snapshotStore' | 'seams' | 'approvals'>;
 }
 
 /** A `RibExec` whose processes inherit `env` under whatever a call adds. */
@@ -49,6 +55,7 @@ export async function createWorkerRibHost(opts: WorkerRibHostOptions): Promise<R
     ...(opts.credentials ? { credentials: opts.credentials } : {}),
     ...(opts.snapshotStore ? { snapshotStore: opts.snapshotStore } : {}),
     ...(opts.seams ? { seams: opts.seams } : {}),
+    ...(opts.approvals ? { approvals: opts.approvals } : {}),
   });
 }
 

@@ -27,6 +27,7 @@ export interface ActivityDepsOptions {
   /**
    * Prompt nodes through `@keelson/providers`: providers from `env` and the config file, rib tools
    * through the worker's own rib host, usage rows and sessions in this pool. Ignored with `promptExecutor`.
+   * Without `ribHost.approvals`, a policy `ask` about a prompt node's tool denies; a warning says so at boot.
    */
   agentTurns?: PromptExecutorOptions;
   /** @default 5 */
@@ -59,6 +60,9 @@ export async function openActivityDeps(opts: ActivityDepsOptions): Promise<Opene
   const events = new EventLog(dataSource, notifier);
   const projects = opts.projectsUrl ? projectsGraphqlApi(opts.projectsUrl) : undefined;
   const prompts = !opts.promptExecutor && opts.agentTurns ? openPromptExecutor({ ...opts.agentTurns, db: dataSource, log: opts.log }) : undefined;
+  if (prompts && !opts.agentTurns?.ribHost?.approvals) {
+    opts.log.warn('no approval channel: a policy `ask` about a prompt node\'s tool is denied on this worker (the stack\'s worker service, stack/src/services/worker.ts, wires one)');
+  }
   const deps: ActivityDeps = {
     runs: { store: new RunStore(dataSource, events), projects, promptExecutor: opts.promptExecutor ?? prompts?.executor, log: opts.log },
     ops: { store: new OpStore(dataSource, events), events, registry: { ...builtinOps, ...opts.ops }, log: opts.log },

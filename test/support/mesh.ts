@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ModelServer } from '@keelson/model-server';
 import { silentLogger } from '@keelson/service';
 import { startMesh, type MeshOptions, type RunningMesh } from '@keelson/stack';
 import { createTestDatabase, type TestDatabase } from './db';
@@ -20,7 +21,7 @@ export interface TestMesh extends RunningMesh {
 }
 
 export interface TestMeshOptions {
-  /** Run the worker in-process. A test that kills its worker runs `temporal/src/main.ts` itself. @default true */
+  /** Run the worker in-process. A test that kills its worker runs `stack/src/services/worker.ts` itself. @default true */
   worker?: boolean;
   /** A Temporal server of the test's own. @default the jest-wide dev server */
   temporal?: { address: string; uiUrl?: string };
@@ -81,5 +82,17 @@ export async function startTestMesh(extraEnv: NodeJS.ProcessEnv = {}, options: T
       await db.drop();
       await rm(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/** The provider environment that makes the local model server the mesh's only provider (as anthropic). */
+export function modelServerEnv(server: ModelServer): NodeJS.ProcessEnv {
+  return {
+    KEELSON_ANTHROPIC_BASE_URL: server.anthropicBaseUrl,
+    ANTHROPIC_API_KEY: 'e2e-key',
+    KEELSON_OPENAI_BASE_URL: undefined,
+    OPENAI_API_KEY: undefined,
+    KEELSON_MODEL_BASE_URL: undefined,
+    KEELSON_DEFAULT_PROVIDER: undefined,
   };
 }

@@ -4,6 +4,7 @@ export { createRibHost } from './createRibHost';
 export type { RibHost, RibHostOptions, RibManifest, InstalledRib, SurfaceRegionRef, HostGrants } from './ribHost';
 export { RibActivationError } from './errors';
 export type { RibWarning, RibWarningStage, WarningSink } from './warnings';
+export { createWarningSink } from './warnings';
 
 // Ports the embedder implements, and their in-memory implementations.
 export type { SnapshotStore, SnapshotRecord, SnapshotAppend } from './ports/snapshotStore';

@@ -9,8 +9,11 @@ export interface PromptExecutorOptions {
   env: Record<string, string | undefined>;
   /** The keelson home: the config file, rib data dirs, the neutral cwd. */
   home: string;
-  /** Ports the worker's rib host shares with an in-process ribs subgraph, and test overrides. */
-  ribHost?: Pick<WorkerRibHostOptions, 'projects' | 'credentials' | 'snapshotStore' | 'overrides'>;
+  /**
+   * Ports the worker's rib host shares with an in-process ribs subgraph, the approval channel of its
+   * policies' asks, and test overrides.
+   */
+  ribHost?: Pick<WorkerRibHostOptions, 'projects' | 'credentials' | 'snapshotStore' | 'approvals' | 'overrides'>;
 }
 
 export interface OpenedPromptExecutor {
