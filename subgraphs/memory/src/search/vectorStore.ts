@@ -115,9 +115,6 @@ export type EmbedCursor = Record<VectorItemKind, string>;
 /** A cursor from the start: the first batch of a run looks through everything. */
 export const embedCursorStart = (): EmbedCursor => ({ message: '0', summary: '0' });
 
-/** Items looked at per read while finding those without a vector. */
-const SCAN_STEP = 256;
-
 /** Characters of an item that are embedded: its head, within any model's input limit. */
 const EMBED_CHARS = 8_000;
 
@@ -129,31 +126,26 @@ const EMBED_CHARS = 8_000;
  */
 export async function embedPending(dataSource: DataSource, client: EmbeddingsClient, store: VectorStore, cursor: EmbedCursor, batch = 64): Promise<number> {
   const pending: { kind: VectorItemKind; id: string; content: string }[] = [];
-  // Two index-driven reads per step (the next items by primary key, then which of them have a
-  // vector, by the embeddings' primary key) rather than one NOT EXISTS: the planner turns that into
-  // a full read of memory_embeddings per batch, growing with every vector stored.
-  for (const kind of Object.keys(ITEM_TABLES) as VectorItemKind[]) {
-    while (pending.length < batch) {
-      const rows = (await dataSource.query(
+  await dataSource.transaction(async (m) => {
+    // One merge anti-join per kind: both primary keys read in id order from the cursor on, stopping
+    // at the batch. Without statistics on memory_embeddings (autovacuum off, or before a fresh
+    // deployment's first autoanalyze) the planner would otherwise pick a nested loop that reads every
+    // stored vector per candidate, or hash them all per batch.
+    await m.query("SELECT set_config('enable_seqscan', 'off', true), set_config('enable_nestloop', 'off', true), set_config('enable_hashjoin', 'off', true)");
+    for (const kind of Object.keys(ITEM_TABLES) as VectorItemKind[]) {
+      if (pending.length >= batch) break;
+      const rows = (await m.query(
         // Ordered by the bigint column (t.id), not the text it is read out as.
         `SELECT t.id::text AS id, left(t.content, ${EMBED_CHARS}) AS content FROM ${ITEM_TABLES[kind]} t
-         WHERE t.id > $1 AND t.content <> '' ORDER BY t.id LIMIT $2`,
-        [cursor[kind], SCAN_STEP],
+         WHERE t.id > $2 AND t.content <> '' AND NOT EXISTS (
+           SELECT 1 FROM memory_embeddings e WHERE e.item_kind = '${kind}' AND e.item_id = t.id AND e.model = $1 AND e.item_id > $2)
+         ORDER BY t.id LIMIT $3`,
+        [store.space, cursor[kind], batch - pending.length],
       )) as { id: string; content: string }[];
-      if (!rows.length) break;
-      const embedded = new Set(
-        ((await dataSource.query(
-          'SELECT item_id::text AS id FROM memory_embeddings WHERE item_kind = $1 AND model = $2 AND item_id = ANY($3::int8[])',
-          [kind, store.space, rows.map((r) => r.id)],
-        )) as { id: string }[]).map((r) => r.id),
-      );
-      for (const row of rows) {
-        if (pending.length >= batch) break;
-        cursor[kind] = row.id;
-        if (!embedded.has(row.id)) pending.push({ kind, ...row });
-      }
+      for (const r of rows) pending.push({ kind, ...r });
+      if (rows.length) cursor[kind] = rows.at(-1)!.id;
     }
-  }
+  });
   if (!pending.length) return 0;
   const vectors = await client.embed(pending.map((p) => p.content));
   await dataSource.query(
