@@ -78,3 +78,39 @@ export async function startBenchStack(teardown: Teardown, progress: Progress): P
   teardown.push('stop the mesh', () => mesh.stop());
   return mesh;
 }
+
+/**
+ * Runs a bench as its process: `main` builds the report, registering what it starts on `teardown`.
+ * SIGINT / SIGTERM tear down and exit 130; a failure is printed and exits 1. The report goes to
+ * stdout after teardown, so its last line is the last thing on the terminal.
+ */
+export function runBench(main: (teardown: Teardown) => Promise<string>, progress: Progress): void {
+  const teardown = new Teardown();
+  let interrupted = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (interrupted) return;
+    interrupted = true;
+    progress(`${signal}: cleaning up`);
+    void teardown.run(progress).finally(() => process.exit(130));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  void (async () => {
+    let code = 0;
+    let report = '';
+    try {
+      report = await main(teardown);
+    } catch (err) {
+      code = 1;
+      // After a signal, whatever failed failed because teardown pulled the stack away.
+      if (!interrupted) process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
+    } finally {
+      await teardown.run(progress);
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    }
+    progress(code === 0 ? 'done' : 'failed');
+    process.stdout.write(report);
+    process.exitCode = code;
+  })();
+}

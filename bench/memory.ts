@@ -10,7 +10,7 @@ import { Client } from 'pg';
 import { corpus, corpusConversation } from '../subgraphs/memory/test/support/corpus';
 import { startEmbeddings } from '../subgraphs/memory/test/support/pgvector';
 import { createTestDatabase } from '../test/support/db';
-import { Teardown, type Progress } from './benchStack';
+import { runBench, type Progress, type Teardown } from './benchStack';
 import { fixed, percentile, table, times } from './report';
 
 const PER_CONVERSATION = 200;
@@ -365,34 +365,4 @@ async function main(teardown: Teardown): Promise<string> {
   return `${out.join('\n')}\n`;
 }
 
-async function run(): Promise<number> {
-  const teardown = new Teardown();
-  let interrupted = false;
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (interrupted) return;
-    interrupted = true;
-    progress(`${signal}: cleaning up`);
-    void teardown.run(progress).finally(() => process.exit(130));
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  let code = 0;
-  let report = '';
-  try {
-    report = await main(teardown);
-  } catch (err) {
-    code = 1;
-    if (!interrupted) process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
-  } finally {
-    await teardown.run(progress);
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  }
-  progress(code === 0 ? 'done' : 'failed');
-  process.stdout.write(report);
-  return code;
-}
-
-void run().then((code) => {
-  process.exitCode = code;
-});
+runBench(main, progress);

@@ -4,7 +4,7 @@
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { RunningMesh } from '@keelson/stack';
-import { startBenchStack, Teardown, type Progress } from './benchStack';
+import { runBench, startBenchStack, type Progress, type Teardown } from './benchStack';
 import { startLoadClient, type LoadClient } from './loadClient';
 import { fixed, percentile, table, times } from './report';
 import { expectedLeases, seedProjects } from './seed';
@@ -244,37 +244,4 @@ async function main(teardown: Teardown): Promise<string> {
   return `${out.join('\n')}\n`;
 }
 
-async function run(): Promise<number> {
-  const teardown = new Teardown();
-  let interrupted = false;
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (interrupted) return;
-    interrupted = true;
-    progress(`${signal}: cleaning up`);
-    void teardown.run(progress).finally(() => process.exit(130));
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-
-  let code = 0;
-  let report = '';
-  try {
-    report = await main(teardown);
-  } catch (err) {
-    code = 1;
-    // After a signal, whatever failed failed because teardown pulled the stack away.
-    if (!interrupted) process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
-  } finally {
-    await teardown.run(progress);
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  }
-  progress(code === 0 ? 'done' : 'failed');
-  // After teardown, so the ratio line is the last thing on the terminal.
-  process.stdout.write(report);
-  return code;
-}
-
-void run().then((code) => {
-  process.exitCode = code;
-});
+runBench(main, progress);
