@@ -1,7 +1,7 @@
 import { errorCodeSchema, MeshError } from '@keelson/schema';
 
-/** One GraphQL operation against another mesh service. */
-export type ServiceCall = <T>(query: string, variables?: Record<string, unknown>) => Promise<T>;
+/** One GraphQL operation against another mesh service; `signal` ends it early (as the timeout does). */
+export type ServiceCall = <T>(query: string, variables?: Record<string, unknown>, opts?: { signal?: AbortSignal }) => Promise<T>;
 
 interface Answer<T> {
   data?: T | null;
@@ -11,20 +11,22 @@ interface Answer<T> {
 /**
  * Calls another mesh service over its GraphQL API by URL (services never import each other).
  * Its errors keep their registry code; an unreachable service is SERVICE_UNAVAILABLE; an answer
- * without data or with an unknown code is UPSTREAM_FAILED.
+ * without data or with an unknown code is UPSTREAM_FAILED. The code the service answered with is in
+ * `details.upstreamCode` (e.g. GRAPHQL_VALIDATION_FAILED, which no registry code stands for).
  * @param name how messages name the service, e.g. `the projects subgraph`
  * @param opts.timeoutMs per call. @default 30000
  */
 export function serviceCaller(name: string, url: string, opts: { timeoutMs?: number } = {}): ServiceCall {
   const timeoutMs = opts.timeoutMs ?? 30_000;
-  return async <T>(query: string, variables: Record<string, unknown> = {}): Promise<T> => {
+  return async <T>(query: string, variables: Record<string, unknown> = {}, call: { signal?: AbortSignal } = {}): Promise<T> => {
     let res: Response;
     try {
+      const timeout = AbortSignal.timeout(timeoutMs);
       res = await fetch(url, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ query, variables }),
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: call.signal ? AbortSignal.any([call.signal, timeout]) : timeout,
       });
     } catch (err) {
       throw new MeshError('SERVICE_UNAVAILABLE', `${name} at ${url} is unreachable (${(err as Error).message})`);
@@ -32,8 +34,9 @@ export function serviceCaller(name: string, url: string, opts: { timeoutMs?: num
     const body = (await res.json().catch(() => ({}))) as Answer<T>;
     const first = body.errors?.[0];
     if (first) {
-      const code = errorCodeSchema.safeParse(first.extensions?.code);
-      throw new MeshError(code.success ? code.data : 'UPSTREAM_FAILED', first.message);
+      const upstreamCode = first.extensions?.code;
+      const code = errorCodeSchema.safeParse(upstreamCode);
+      throw new MeshError(code.success ? code.data : 'UPSTREAM_FAILED', first.message, upstreamCode ? { upstreamCode } : undefined);
     }
     if (!body.data) throw new MeshError('UPSTREAM_FAILED', `${name} answered ${res.status} without data`);
     return body.data;

@@ -69,8 +69,11 @@ describe('the GraphQL transcript source', () => {
     expect(await source.entries('claude-code:s1', ['b', 'x'], signal)).toEqual([{ id: 'b', role: 'assistant', content: 'hi' }]);
     expect(await source.entries('refused:1', ['a'], signal)).toEqual([]);
     stub.down = 1;
-    await expect(source.entries('claude-code:s1', ['a'], signal)).rejects.toThrow(/SERVICE_UNAVAILABLE/);
-    await expect(new GraphqlTranscriptSource('http://127.0.0.1:1/graphql').entries('claude-code:s1', ['a'], signal)).rejects.toThrow();
+    await expect(source.entries('claude-code:s1', ['a'], signal)).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', message: 'sessions subgraph restarting' });
+    await expect(new GraphqlTranscriptSource('http://127.0.0.1:1/graphql').entries('claude-code:s1', ['a'], signal)).rejects.toMatchObject({
+      code: 'SERVICE_UNAVAILABLE',
+      message: expect.stringMatching(/^the sessions subgraph at http:\/\/127\.0\.0\.1:1\/graphql is unreachable/),
+    });
   });
 });
 

@@ -1,6 +1,14 @@
-import type { Logger } from '@keelson/service';
-import { PermanentGraphqlError, postGraphql } from './graphqlClient';
+import { isMeshError } from '@keelson/schema';
+import { serviceCaller, type Logger, type ServiceCall } from '@keelson/service';
 import type { TranscriptEntry, TranscriptSource } from './transcriptSource';
+
+/** Codes that say "this request will never succeed": retrying cannot help. */
+const PERMANENT = new Set(['BAD_USER_INPUT', 'NOT_FOUND', 'FORBIDDEN', 'CAPABILITY_UNSUPPORTED', 'GRAPHQL_VALIDATION_FAILED']);
+
+/** Whether a service call failed with an answer no retry can fix (by the code the service answered with). */
+function isPermanent(err: unknown): boolean {
+  return isMeshError(err) && PERMANENT.has(String(err.details?.upstreamCode ?? ''));
+}
 
 const QUERY = `query MemoryCaptureTranscript($sessionId: ID!, $ids: [ID!]!) {
   transcriptEntries(sessionId: $sessionId, ids: $ids) { id role content toolCalls createdAt metadata }
@@ -13,18 +21,22 @@ const QUERY = `query MemoryCaptureTranscript($sessionId: ID!, $ids: [ID!]!) {
  * else (unreachable, 5xx, internal error, timeout) rejects and capture retries from its cursor.
  */
 export class GraphqlTranscriptSource implements TranscriptSource {
+  private readonly call: ServiceCall;
+
   constructor(
     /** The sessions subgraph's GraphQL endpoint. */
     readonly url: string,
     private readonly log?: Logger,
-  ) {}
+  ) {
+    this.call = serviceCaller('the sessions subgraph', url);
+  }
 
   async entries(sessionId: string, ids: readonly string[], signal: AbortSignal): Promise<TranscriptEntry[]> {
     try {
-      const data = await postGraphql<{ transcriptEntries: TranscriptEntry[] }>(this.url, QUERY, { sessionId, ids }, signal);
+      const data = await this.call<{ transcriptEntries: TranscriptEntry[] }>(QUERY, { sessionId, ids }, { signal });
       return data.transcriptEntries;
     } catch (err) {
-      if (!(err instanceof PermanentGraphqlError)) throw err;
+      if (!isPermanent(err)) throw err;
       this.log?.warn({ err, sessionId, ids: ids.length }, 'the sessions subgraph refused a transcript fetch; its entries are skipped');
       return [];
     }

@@ -1,6 +1,5 @@
-import type { Logger } from '@keelson/service';
+import { serviceCaller, type Logger, type ServiceCall } from '@keelson/service';
 import { z } from 'zod';
-import { postGraphql } from './graphqlClient';
 
 /** One node of a run as capture reads it. */
 export interface CapturedRunNode {
@@ -59,11 +58,15 @@ const RUN_FIELDS = 'id workflowName rib { id } project { id } nodes { id type st
  * batch in one request. A run the answer does not parse as is logged and left out.
  */
 export class GraphqlRunTurnSource implements RunTurnSource {
+  private readonly call: ServiceCall;
+
   constructor(
     /** The runs subgraph's GraphQL endpoint. */
     readonly url: string,
     private readonly log?: Logger,
-  ) {}
+  ) {
+    this.call = serviceCaller('the runs subgraph', url);
+  }
 
   async runs(ids: readonly string[], signal: AbortSignal): Promise<CapturedRun[]> {
     if (!ids.length) return [];
@@ -71,12 +74,9 @@ export class GraphqlRunTurnSource implements RunTurnSource {
     const query = `query MemoryCaptureRuns(${ids.map((_, i) => `$r${i}: ID!`).join(', ')}) {
       ${ids.map((_, i) => `r${i}: run(id: $r${i}) { ${RUN_FIELDS} }`).join('\n      ')}
     }`;
-    const data = await postGraphql<Record<string, (Record<string, unknown> & { rib?: { id: string } | null; project?: { id: string } | null }) | null>>(
-      this.url,
-      query,
-      vars,
+    const data = await this.call<Record<string, (Record<string, unknown> & { rib?: { id: string } | null; project?: { id: string } | null }) | null>>(query, vars, {
       signal,
-    );
+    });
     const runs: CapturedRun[] = [];
     for (const raw of Object.values(data)) {
       if (!raw) continue;
