@@ -88,7 +88,9 @@ export function toMemoryHit(hit: Hit): MemoryHit {
 
 @ObjectType({ description: 'Which memory search is active, and why.' })
 export class MemorySearchModeInfo {
-  @Field(() => MemorySearchMode)
+  @Field(() => MemorySearchMode, {
+    description: 'The mode searches run in now: LEXICAL also while a configured HYBRID cannot embed queries (its endpoint failing; `reason` says "lexical for now" and when it failed).',
+  })
   mode!: SearchMode;
 
   @Field({ description: 'pgvector can be enabled on the Postgres server.' })
@@ -100,7 +102,7 @@ export class MemorySearchModeInfo {
   @Field(() => String, { nullable: true })
   embeddingModel!: string | null;
 
-  @Field({ description: 'A sentence saying why this mode is active.' })
+  @Field({ description: 'A sentence saying why this mode is active: what is missing for HYBRID, or what HYBRID fuses (model, dimensions, index), and any failure of the embeddings endpoint.' })
   reason!: string;
 }
 
