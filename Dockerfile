@@ -6,6 +6,9 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 COPY schema/package.json schema/
 COPY service/package.json service/
+COPY platform/package.json platform/
+COPY identity/package.json identity/
+COPY subgraphs/identity/package.json subgraphs/identity/
 COPY subgraphs/kit/package.json subgraphs/kit/
 COPY subgraphs/projects/package.json subgraphs/projects/
 COPY subgraphs/runs/package.json subgraphs/runs/

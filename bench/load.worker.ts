@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { parentPort } from 'node:worker_threads';
 import type { LoadJob, LoadReply } from './loadClient';
 
-function post(agent: Agent, url: URL, body: Buffer): Promise<void> {
+function post(agent: Agent, url: URL, body: Buffer, headers: Record<string, string>): Promise<void> {
   return new Promise((resolve, reject) => {
     const req = request(
       {
@@ -16,7 +16,7 @@ function post(agent: Agent, url: URL, body: Buffer): Promise<void> {
         path: url.pathname,
         method: 'POST',
         // A JSON content type also satisfies Apollo's CSRF prevention, as a browser client's would.
-        headers: { 'content-type': 'application/json', 'content-length': body.length },
+        headers: { 'content-type': 'application/json', 'content-length': body.length, ...headers },
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -37,17 +37,17 @@ function post(agent: Agent, url: URL, body: Buffer): Promise<void> {
   });
 }
 
-async function latency(agent: Agent, url: URL, body: Buffer, count: number): Promise<number[]> {
+async function latency(agent: Agent, url: URL, body: Buffer, headers: Record<string, string>, count: number): Promise<number[]> {
   const samplesMs: number[] = [];
   for (let i = 0; i < count; i++) {
     const t0 = performance.now();
-    await post(agent, url, body);
+    await post(agent, url, body, headers);
     samplesMs.push(performance.now() - t0);
   }
   return samplesMs;
 }
 
-async function throughput(agent: Agent, url: URL, body: Buffer, concurrency: number, durationMs: number) {
+async function throughput(agent: Agent, url: URL, body: Buffer, headers: Record<string, string>, concurrency: number, durationMs: number) {
   const start = performance.now();
   const deadline = start + durationMs;
   let completed = 0;
@@ -55,7 +55,7 @@ async function throughput(agent: Agent, url: URL, body: Buffer, concurrency: num
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (performance.now() < deadline) {
-        await post(agent, url, body);
+        await post(agent, url, body, headers);
         completed += 1;
         last = performance.now();
       }
@@ -70,8 +70,8 @@ async function handle(job: LoadJob): Promise<LoadReply> {
   const body = Buffer.from(JSON.stringify({ query: job.query }));
   const agent = new Agent({ keepAlive: true, maxSockets: job.kind === 'throughput' ? job.concurrency : 1 });
   try {
-    if (job.kind === 'latency') return { id: job.id, kind: 'latency', samplesMs: await latency(agent, url, body, job.count) };
-    return { id: job.id, kind: 'throughput', ...(await throughput(agent, url, body, job.concurrency, job.durationMs)) };
+    if (job.kind === 'latency') return { id: job.id, kind: 'latency', samplesMs: await latency(agent, url, body, job.headers, job.count) };
+    return { id: job.id, kind: 'throughput', ...(await throughput(agent, url, body, job.headers, job.concurrency, job.durationMs)) };
   } finally {
     agent.destroy();
   }

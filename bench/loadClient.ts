@@ -3,8 +3,8 @@ import { Worker } from 'node:worker_threads';
 
 /** One job for the load worker: sequential timed requests, or a closed loop at a fixed concurrency. */
 export type LoadJob =
-  | { id: number; kind: 'latency'; url: string; query: string; count: number }
-  | { id: number; kind: 'throughput'; url: string; query: string; concurrency: number; durationMs: number };
+  | { id: number; kind: 'latency'; url: string; headers: Record<string, string>; query: string; count: number }
+  | { id: number; kind: 'throughput'; url: string; headers: Record<string, string>; query: string; concurrency: number; durationMs: number };
 
 /** The worker's answer to the job with the same id. */
 export type LoadReply =
@@ -23,9 +23,9 @@ export interface Throughput {
 
 export interface LoadClient {
   /** `count` requests one after another; the wall time of each, in ms. */
-  latency(url: string, query: string, count: number): Promise<number[]>;
+  latency(url: string, query: string, count: number, headers?: Record<string, string>): Promise<number[]>;
   /** `concurrency` clients each sending their next request as soon as the last answered, for `durationMs`. */
-  throughput(url: string, query: string, concurrency: number, durationMs: number): Promise<Throughput>;
+  throughput(url: string, query: string, concurrency: number, durationMs: number, headers?: Record<string, string>): Promise<Throughput>;
   /** Terminates the worker. Idempotent. */
   close(): Promise<void>;
 }
@@ -65,13 +65,13 @@ export function startLoadClient(): LoadClient {
     });
 
   return {
-    async latency(url, query, count) {
-      const reply = await run({ kind: 'latency', url, query, count });
+    async latency(url, query, count, headers = {}) {
+      const reply = await run({ kind: 'latency', url, headers, query, count });
       if (reply.kind !== 'latency') throw new Error(`unexpected reply ${reply.kind}`);
       return reply.samplesMs;
     },
-    async throughput(url, query, concurrency, durationMs) {
-      const reply = await run({ kind: 'throughput', url, query, concurrency, durationMs });
+    async throughput(url, query, concurrency, durationMs, headers = {}) {
+      const reply = await run({ kind: 'throughput', url, headers, query, concurrency, durationMs });
       if (reply.kind !== 'throughput') throw new Error(`unexpected reply ${reply.kind}`);
       return { completed: reply.completed, elapsedMs: reply.elapsedMs };
     },

@@ -4,7 +4,7 @@
 // (one instance per mode); progress goes to stderr, the report to stdout. See bench/README.md.
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { silentLogger } from '@keelson/service';
+import { silentLogger, serviceIdentity, testSecurity } from '@keelson/service';
 import { EmbeddingsClient, start, type MemoryEntry, type RunningMemory } from '@keelson/subgraph-memory';
 import { Client } from 'pg';
 import { corpus, corpusConversation } from '../subgraphs/memory/test/support/corpus';
@@ -47,8 +47,16 @@ const progress: Progress = (line) => process.stderr.write(`[bench ${((performanc
 
 type Hit = { messageId: string; matchedBy: string[]; conversation: { agent: string } };
 
+/** Both memory instances run under one security; the bench asks them as a mesh service would. */
+const security = testSecurity();
+const asService = serviceIdentity(security.assertions, 'bench');
+
 async function search(url: string, args: Record<string, unknown>): Promise<Hit[]> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: SEARCH, variables: { limit: 10, ...args } }) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(await asService.headers()) },
+    body: JSON.stringify({ query: SEARCH, variables: { limit: 10, ...args } }),
+  });
   const body = (await res.json()) as { data?: { memorySearch: Hit[] }; errors?: unknown[] };
   if (res.status !== 200 || body.errors || !body.data) throw new Error(`memorySearch answered ${res.status}: ${JSON.stringify(body.errors ?? body)}`);
   return body.data.memorySearch;
@@ -208,6 +216,7 @@ async function main(teardown: Teardown): Promise<string> {
     databaseUrl: db.url,
     host: '127.0.0.1',
     port: 0,
+    security,
     settings: { embeddingsMissing: 'the bench gives this instance no embeddings endpoint' },
     log: silentLogger(),
   });
@@ -224,7 +233,7 @@ async function main(teardown: Teardown): Promise<string> {
     const embeddings = await startEmbeddings();
     teardown.push('stop the model server', () => embeddings.models.stop());
     embeddingsClient = new EmbeddingsClient(embeddings.settings);
-    const h = await start({ databaseUrl: db.url, host: '127.0.0.1', port: 0, settings: { embeddings: embeddings.settings }, log: silentLogger() });
+    const h = await start({ databaseUrl: db.url, host: '127.0.0.1', port: 0, security, settings: { embeddings: embeddings.settings }, log: silentLogger() });
     teardown.push('stop the hybrid memory subgraph', () => h.stop());
     if (h.services.mode.mode === 'HYBRID' && h.services.indexer) hybrid = h;
     else hybridMissing = `the HYBRID instance came up ${h.services.mode.reason}`;

@@ -1,8 +1,12 @@
 // `npm run bench`: boots the whole mesh in-process and prints, from one run, (1) the projects
-// subgraph asked directly vs through the gateway, side by side, and (2) SQL statements per request
-// at 10 and 100 projects. Progress goes to stderr, the report to stdout. See bench/README.md.
+// subgraph asked directly vs through the gateway with authentication on vs a second gateway with it
+// off, side by side, and (2) SQL statements per request at 10 and 100 projects. Progress goes to
+// stderr, the report to stdout. See bench/README.md.
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { readFile } from 'node:fs/promises';
+import { startGateway, supergraphPath } from '@keelson/gateway';
+import { serviceIdentity, silentLogger } from '@keelson/service';
 import type { RunningMesh } from '@keelson/stack';
 import { runBench, startBenchStack, type Progress, type Teardown } from './benchStack';
 import { startLoadClient, type LoadClient } from './loadClient';
@@ -28,8 +32,11 @@ const WARMUP_MS = 1_500;
 /** Single requests measured per project count. */
 const SQL_REPEATS = 3;
 
-type Target = 'direct' | 'gateway';
-const TARGETS: Target[] = ['direct', 'gateway'];
+type Target = 'direct' | 'gateway' | 'auth off';
+const TARGETS: Target[] = ['direct', 'gateway', 'auth off'];
+
+/** Where each target is and the headers its requests carry (signed afresh per job: assertions live two minutes). */
+type Targets = Record<Target, { url: string; headers: () => Promise<Record<string, string>> }>;
 
 interface Cell {
   samplesMs: number[];
@@ -43,8 +50,8 @@ interface GraphQLBody<T> {
   errors?: { message: string }[];
 }
 
-async function gqlData<T>(url: string, query: string): Promise<T> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
+async function gqlData<T>(url: string, query: string, headers: Record<string, string> = {}): Promise<T> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query }) });
   const body = (await res.json()) as GraphQLBody<T>;
   if (res.status !== 200 || body.errors?.length || !body.data) {
     throw new Error(`${url} answered ${res.status}: ${JSON.stringify(body.errors ?? body)}`);
@@ -57,16 +64,16 @@ const seconds = () => `${((performance.now() - started) / 1000).toFixed(1)} s`;
 const progress: Progress = (line) => process.stderr.write(`[bench ${seconds().padStart(7)}] ${line}\n`);
 
 /** Checks both targets answer the benchmark queries with the seeded data before anything is timed. */
-async function checkTargets(urls: Record<Target, string>): Promise<void> {
+async function checkTargets(targets: Targets): Promise<void> {
   for (const target of TARGETS) {
     for (const q of QUERIES) {
-      const { projects } = await gqlData<{ projects: { workspaces?: unknown[] }[] }>(urls[target], q.text);
+      const { projects } = await gqlData<{ projects: { workspaces?: unknown[] }[] }>(targets[target].url, q.text, await targets[target].headers());
       if (projects.length !== SMALL) throw new Error(`${target} ${q.label}: expected ${SMALL} projects, got ${projects.length}`);
     }
   }
 }
 
-async function compareTargets(load: LoadClient, urls: Record<Target, string>): Promise<Map<string, Cell>> {
+async function compareTargets(load: LoadClient, targets: Targets): Promise<Map<string, Cell>> {
   const cells = new Map<string, Cell>();
   const cell = (label: string, target: Target) => {
     const key = `${label}/${target}`;
@@ -78,18 +85,19 @@ async function compareTargets(load: LoadClient, urls: Record<Target, string>): P
   progress(`warm-up: ${WARMUP_MS} ms at concurrency ${CONCURRENCY} per query and target`);
   for (const q of QUERIES) {
     for (const target of TARGETS) {
-      await load.throughput(urls[target], q.text, CONCURRENCY, WARMUP_MS);
-      await load.latency(urls[target], q.text, 20);
+      await load.throughput(targets[target].url, q.text, CONCURRENCY, WARMUP_MS, await targets[target].headers());
+      await load.latency(targets[target].url, q.text, 20, await targets[target].headers());
     }
   }
 
   for (let round = 0; round < ROUNDS; round++) {
-    const order: Target[] = round % 2 === 0 ? ['direct', 'gateway'] : ['gateway', 'direct'];
-    progress(`round ${round + 1}/${ROUNDS} (${order.join(' first, then ')})`);
+    // Rotate which target goes first, so drift and noise fall on all of them.
+    const order: Target[] = TARGETS.map((_, i) => TARGETS[(i + round) % TARGETS.length]!);
+    progress(`round ${round + 1}/${ROUNDS} (${order.join(', then ')})`);
     for (const q of QUERIES) {
-      for (const target of order) cell(q.label, target).samplesMs.push(...(await load.latency(urls[target], q.text, LATENCY_REQUESTS)));
+      for (const target of order) cell(q.label, target).samplesMs.push(...(await load.latency(targets[target].url, q.text, LATENCY_REQUESTS, await targets[target].headers())));
       for (const target of order) {
-        const { completed, elapsedMs } = await load.throughput(urls[target], q.text, CONCURRENCY, THROUGHPUT_MS);
+        const { completed, elapsedMs } = await load.throughput(targets[target].url, q.text, CONCURRENCY, THROUGHPUT_MS, await targets[target].headers());
         const c = cell(q.label, target);
         c.completed += completed;
         c.elapsedMs += elapsedMs;
@@ -124,14 +132,14 @@ async function quiet(mesh: RunningMesh): Promise<void> {
 }
 
 /** SQL statements the projects subgraph sends for single requests of {@link SQL_QUERY} through the gateway. */
-async function countSql(mesh: RunningMesh): Promise<SqlCount> {
+async function countSql(mesh: RunningMesh, headers: Record<string, string>): Promise<SqlCount> {
   type Data = { projects: { workspaces: unknown[]; mutationLock: unknown }[] };
   const statements: number[] = [];
   let data: Data | undefined;
   for (let i = 0; i < SQL_REPEATS; i++) {
     await quiet(mesh);
     const before = mesh.projects.queryCount();
-    data = await gqlData<Data>(mesh.gatewayUrl, SQL_QUERY);
+    data = await gqlData<Data>(mesh.gatewayUrl, SQL_QUERY, headers);
     statements.push(mesh.projects.queryCount() - before);
   }
   const projects = data!.projects;
@@ -143,7 +151,7 @@ async function countSql(mesh: RunningMesh): Promise<SqlCount> {
   };
 }
 
-function latencyReport(cells: Map<string, Cell>): { text: string; ratioLine: string } {
+function latencyReport(cells: Map<string, Cell>): { text: string; ratioLine: string; authLine: string } {
   const stats = (label: string, target: Target) => {
     const c = cells.get(`${label}/${target}`)!;
     return {
@@ -157,21 +165,29 @@ function latencyReport(cells: Map<string, Cell>): { text: string; ratioLine: str
   };
   const rows: string[][] = [];
   const ratios: string[] = [];
+  const auth: string[] = [];
   for (const q of QUERIES) {
     const d = stats(q.label, 'direct');
     const g = stats(q.label, 'gateway');
-    for (const [target, s] of [['direct', d], ['gateway', g]] as const) {
+    const o = stats(q.label, 'auth off');
+    for (const [target, s] of [['direct', d], ['gateway (auth on)', g], ['gateway (auth off)', o]] as const) {
       rows.push([q.label, target, fixed(s.p50, 2), fixed(s.p99, 2), fixed(s.rps, 0), `${fixed(s.min, 0)}–${fixed(s.max, 0)}`, String(s.n)]);
     }
     rows.push([q.label, 'gateway/direct', times(g.p50 / d.p50), times(g.p99 / d.p99), times(g.rps / d.rps), '', '']);
+    rows.push([q.label, 'auth on/off', times(g.p50 / o.p50), times(g.p99 / o.p99), times(g.rps / o.rps), '', '']);
     ratios.push(`${q.label}: p50 ${times(g.p50 / d.p50)}  p99 ${times(g.p99 / d.p99)}  req/s ${times(g.rps / d.rps)}`);
+    auth.push(`${q.label}: p50 ${times(g.p50 / o.p50)} (${fixed(((g.p50 - o.p50) / o.p50) * 100, 1)}% of the auth-off p50)  req/s ${times(g.rps / o.rps)}`);
   }
   const text = table(
     ['query', 'target', 'p50 ms', 'p99 ms', `req/s @${CONCURRENCY}`, 'req/s per round', 'latency samples'],
     rows,
     ['left', 'left', 'right', 'right', 'right', 'right', 'right'],
   );
-  return { text, ratioLine: `ratios gateway/direct (${SMALL} projects) — ${ratios.join(' · ')}` };
+  return {
+    text,
+    ratioLine: `ratios gateway/direct (${SMALL} projects) — ${ratios.join(' · ')}`,
+    authLine: `authentication's cost, gateway auth on/off (${SMALL} projects) — ${auth.join(' · ')}`,
+  };
 }
 
 function sqlReport(small: SqlCount, large: SqlCount): { text: string; constant: boolean } {
@@ -198,21 +214,38 @@ async function main(teardown: Teardown): Promise<string> {
   const load = startLoadClient();
   teardown.push('stop the load worker', () => load.close());
   const services = mesh.projects.services;
-  const urls: Record<Target, string> = { direct: mesh.subgraphUrls.projects!, gateway: mesh.gatewayUrl };
+  // The same gateway with authentication off, in this process, over the same subgraphs: the only
+  // difference measured is the credential check (and nothing else is asked of the request).
+  progress('a second gateway with authentication off, over the same subgraphs');
+  const authOff = await startGateway({
+    supergraphSdl: await readFile(supergraphPath(), 'utf8'),
+    port: 0,
+    security: { ...mesh.security, auth: 'off' },
+    subgraphUrls: mesh.subgraphUrls,
+    log: silentLogger(),
+  });
+  teardown.push('stop the auth-off gateway', () => authOff.stop());
+  const admin = { authorization: `Bearer ${mesh.adminToken!.token}` };
+  const asService = serviceIdentity(mesh.security.assertions, 'bench');
+  const targets: Targets = {
+    direct: { url: mesh.subgraphUrls.projects!, headers: () => asService.headers() },
+    gateway: { url: mesh.gatewayUrl, headers: async () => admin },
+    'auth off': { url: authOff.url, headers: async () => ({}) },
+  };
 
   progress(`seeding ${SMALL} projects (git init + commit each; a lock on each, a worktree lease on every 4th)`);
   await seedProjects(services, 0, SMALL, progress);
-  await checkTargets(urls);
+  await checkTargets(targets);
 
-  progress(`1. direct vs gateway: ${ROUNDS} interleaved rounds`);
-  const cells = await compareTargets(load, urls);
+  progress(`1. direct vs gateway (auth on) vs gateway (auth off): ${ROUNDS} interleaved rounds`);
+  const cells = await compareTargets(load, targets);
 
   progress(`2. SQL statements per request at ${SMALL} projects`);
-  const small = await countSql(mesh);
+  const small = await countSql(mesh, admin);
   progress(`seeding ${LARGE - SMALL} more projects`);
   await seedProjects(services, SMALL, LARGE, progress);
   progress(`2. SQL statements per request at ${LARGE} projects`);
-  const large = await countSql(mesh);
+  const large = await countSql(mesh, admin);
   for (const [n, s] of [[SMALL, small], [LARGE, large]] as const) {
     if (s.projects !== n || s.locks !== n || s.leases !== expectedLeases(n)) {
       throw new Error(`seeded data not as expected at ${n} projects: ${JSON.stringify(s)}`);
@@ -225,7 +258,8 @@ async function main(teardown: Teardown): Promise<string> {
     '',
     `Keelson Mesh bench — node ${process.version}, ${cpus().length} CPUs, load average ${loadavg()[0]!.toFixed(2)} at the end`,
     '',
-    `1. The same query sent straight to the projects subgraph and through the gateway (${SMALL} projects)`,
+    `1. The same query sent straight to the projects subgraph (with a service assertion), through the gateway with`,
+    `   an API token (authentication on), and through a second gateway with authentication off (${SMALL} projects)`,
     `   ${ROUNDS} interleaved rounds, first target alternating; per round and query: ${LATENCY_REQUESTS} sequential requests`,
     `   per target (latency), then ${THROUGHPUT_MS} ms closed loop at concurrency ${CONCURRENCY} per target (throughput).`,
     ...QUERIES.map((q) => `   ${q.label.padEnd(6)} = ${q.text}`),
@@ -240,6 +274,7 @@ async function main(teardown: Teardown): Promise<string> {
     `   constant: ${sql.constant ? 'yes' : 'no'} (${small.statements[0]} at ${SMALL} projects, ${large.statements[0]} at ${LARGE})`,
     '',
     latency.ratioLine,
+    latency.authLine,
   ];
   return `${out.join('\n')}\n`;
 }

@@ -275,6 +275,7 @@ describe('the run seams of ribs, on the real stack', () => {
         databaseUrl: mesh.db.url,
         host: '127.0.0.1',
         port: 0,
+        security: mesh.security,
         settings: { ...ribsSettings(mesh.env, homedir(), mesh.rawEnv), projectsUrl: mesh.projects.url },
         log: silentLogger(),
         ribHost: { available: { solo: soloRib } },

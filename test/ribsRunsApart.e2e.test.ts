@@ -3,14 +3,15 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseEnv } from '@keelson/schema';
-import { silentLogger } from '@keelson/service';
+import { meshSecurityFromEnv, silentLogger } from '@keelson/service';
 import type { Rib, RibRunEvent } from '@keelson/shared';
 import { loadRibsServiceConfig, loadRunsServiceConfig, startRibsService, startRunsService } from '@keelson/stack';
 import { projectsSettings, start as startProjects, type RunningProjects } from '@keelson/subgraph-projects';
 import type { RunningRibs } from '@keelson/subgraph-ribs';
 import type { RunningRuns } from '@keelson/subgraph-runs';
 import { createTestDatabase, type TestDatabase } from './support/db';
-import { gqlData } from './support/client';
+import { gqlData, registerCredentials } from './support/client';
+import { assertionCredentials } from './support/auth';
 import { quietTemporalRuntime, testTemporalAddress } from './support/temporalServer';
 import { getRun, startWorkflow, waitForRun, type RunView } from './support/runs';
 import { until } from './support/until';
@@ -85,10 +86,13 @@ describe('the ribs and runs services booted apart, as docker-compose runs them',
       KEELSON_RIB_WORKFLOW_GRANTS: 'lab:lab-hello',
       KEELSON_MEMORY_COMPACTION_INTERVAL_MS: '0',
     };
+    // Every process reads the same KEELSON_HOME, so all share its assertion key (as with KEELSON_ASSERTION_SECRET in compose).
+    const security = meshSecurityFromEnv(parseEnv(base));
     projects = await startProjects({
       databaseUrl: db.url,
       host: '127.0.0.1',
       port: 0,
+      security,
       settings: projectsSettings(parseEnv(base), homedir(), base),
       log: silentLogger(),
     });
@@ -103,6 +107,7 @@ describe('the ribs and runs services booted apart, as docker-compose runs them',
     if (runsBoot.status === 'fulfilled') runs = runsBoot.value;
     if (ribsBoot.status === 'rejected') throw ribsBoot.reason;
     if (runsBoot.status === 'rejected') throw runsBoot.reason;
+    for (const url of [projects.url, ribs!.url, runs!.url]) registerCredentials(url, assertionCredentials(security.assertions));
     // The production worker entry, its own process.
     worker = await startWorkerProcess(env);
   });

@@ -2,6 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Supergraph } from '@apollo/federation-internals';
 import { envSchema, isLoopback, parseEnv, type MeshEnv } from '@keelson/schema';
+import { meshSecurityFromEnv } from '@keelson/service';
+import { supergraphForPlanning } from './auth/securityFeatures';
 import type { GatewayOptions } from './startGateway';
 
 /** The checked-in supergraph: `supergraph.graphql` beside `@keelson/schema`'s package.json. */
@@ -16,6 +18,7 @@ const portVariables = {
   runs: 'KEELSON_RUNS_PORT',
   sessions: 'KEELSON_SESSIONS_PORT',
   memory: 'KEELSON_MEMORY_PORT',
+  identity: 'KEELSON_IDENTITY_PORT',
 } as const satisfies Record<string, keyof MeshEnv>;
 
 /**
@@ -37,18 +40,33 @@ export function subgraphUrlsFromEnv(env: MeshEnv, names: readonly string[], raw:
   return urls;
 }
 
-/** Everything `startGateway` needs but the logger, from the environment and the checked-in supergraph. */
-export async function loadGatewayConfig(rawEnv: Record<string, string | undefined>): Promise<Omit<GatewayOptions, 'log'> & { logLevel: MeshEnv['KEELSON_LOG_LEVEL'] }> {
+/** Subscription router bounds from the environment. */
+export function subscriptionLimitsFromEnv(env: MeshEnv): NonNullable<GatewayOptions['subscriptions']> {
+  return {
+    maxQueuedEvents: env.KEELSON_MAX_QUEUED_EVENTS,
+    maxSubscriptionsPerSocket: env.KEELSON_MAX_SUBSCRIPTIONS_PER_SOCKET,
+    maxConnectionsPerCredential: env.KEELSON_MAX_CONNECTIONS_PER_CREDENTIAL,
+  };
+}
+
+/**
+ * Everything `startGateway` needs but the logger and the credential check, from the environment
+ * and the checked-in supergraph.
+ */
+export async function loadGatewayConfig(
+  rawEnv: Record<string, string | undefined>,
+): Promise<Omit<GatewayOptions, 'log' | 'credentials'> & { env: MeshEnv; logLevel: MeshEnv['KEELSON_LOG_LEVEL'] }> {
   const env = parseEnv(rawEnv);
   const supergraphSdl = await readFile(supergraphPath(), 'utf8');
-  const names = Supergraph.build(supergraphSdl).subgraphsMetadata().map((s) => s.name);
+  const names = Supergraph.build(supergraphForPlanning(supergraphSdl)).subgraphsMetadata().map((s) => s.name);
   return {
+    env,
     supergraphSdl,
     host: env.KEELSON_HOST,
     port: env.KEELSON_GATEWAY_PORT,
-    insecureBind: env.KEELSON_INSECURE_BIND,
+    security: meshSecurityFromEnv(env),
     subgraphUrls: subgraphUrlsFromEnv(env, names, rawEnv),
-    maxDepth: env.KEELSON_MAX_QUERY_DEPTH,
+    subscriptions: subscriptionLimitsFromEnv(env),
     logLevel: env.KEELSON_LOG_LEVEL,
   };
 }

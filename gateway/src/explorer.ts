@@ -23,10 +23,16 @@ const $ = (id) => document.getElementById(id);
 const endpoint = new URL('/graphql', location.href);
 const wsEndpoint = new URL(endpoint); wsEndpoint.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
 let socket = null;
+// The start-up URL carries the token in its fragment (never sent to a server); keep it for this tab
+// and drop it from the address bar.
+const fromFragment = new URLSearchParams(location.hash.slice(1)).get('token');
+if (fromFragment) { sessionStorage.setItem('keelson-token', fromFragment); history.replaceState(null, '', location.pathname + location.search); }
+const token = () => sessionStorage.getItem('keelson-token');
+const authHeaders = () => (token() ? { authorization: 'Bearer ' + token() } : {});
 const show = (value) => { $('result').textContent = typeof value === 'string' ? value : JSON.stringify(value, null, 2); };
 const status = (text) => { $('status').textContent = text; };
 async function post(query, variables) {
-  const res = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json', 'apollo-require-preflight': 'true' }, body: JSON.stringify({ query, variables }) });
+  const res = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json', 'apollo-require-preflight': 'true', ...authHeaders() }, body: JSON.stringify({ query, variables }) });
   return { status: res.status, body: await res.json() };
 }
 function stop() { if (socket) { socket.close(1000); socket = null; } $('stop').hidden = true; }
@@ -35,7 +41,7 @@ function subscribe(query, variables) {
   const events = [];
   socket = new WebSocket(wsEndpoint, 'graphql-transport-ws');
   $('stop').hidden = false;
-  socket.onopen = () => socket.send(JSON.stringify({ type: 'connection_init' }));
+  socket.onopen = () => socket.send(JSON.stringify({ type: 'connection_init', payload: token() ? { authorization: 'Bearer ' + token() } : {} }));
   socket.onmessage = ({ data }) => {
     const msg = JSON.parse(data);
     if (msg.type === 'connection_ack') { socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query, variables } })); status('subscribed'); }
@@ -68,7 +74,7 @@ async function loadRoots() {
   const typeRef = 'name kind ofType { name kind ofType { name kind ofType { name kind } } }';
   const root = 'fields { name description args { name type { ' + typeRef + ' } } type { ' + typeRef + ' } }';
   const { body } = await post('{ __schema { queryType { ' + root + ' } mutationType { ' + root + ' } subscriptionType { ' + root + ' } } }');
-  if (!body.data) { $('roots').textContent = (body.errors && body.errors[0] && body.errors[0].message) || 'introspection failed'; return; }
+  if (!body.data) { $('roots').textContent = (body.errors && body.errors[0] && body.errors[0].message) || 'introspection failed'; if (!token()) $('roots').textContent += ' — open the URL npm start printed (it carries your token after #token=)'; return; }
   $('roots').textContent = '';
   for (const [kind, type] of [['query', body.data.__schema.queryType], ['mutation', body.data.__schema.mutationType], ['subscription', body.data.__schema.subscriptionType]]) {
     if (!type) continue;

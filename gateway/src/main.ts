@@ -1,18 +1,27 @@
 import 'reflect-metadata';
+import { jwtSettingsFromEnv, openIdentity, type Identity } from '@keelson/identity';
 import { createLogger } from '@keelson/service';
 import { loadGatewayConfig } from './config';
 import { startGateway } from './startGateway';
 
 loadGatewayConfig(process.env)
-  .then(async ({ logLevel, ...config }) => {
+  .then(async ({ logLevel, env, ...config }) => {
     const log = createLogger('gateway', logLevel);
-    const running = await startGateway({ ...config, log }).catch((err: unknown) => {
+    let identity: Identity | undefined;
+    try {
+      if (config.security.auth === 'on') {
+        const jwt = jwtSettingsFromEnv(env);
+        identity = await openIdentity({ databaseUrl: env.DATABASE_URL, log, pg: config.security.pg, ...(jwt ? { jwt } : {}) });
+      }
+      const running = await startGateway({ ...config, log, ...(identity ? { credentials: identity.authenticator } : {}) });
+      const stop = () => void running.stop().then(() => identity?.close()).then(() => process.exit(0));
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    } catch (err) {
       log.fatal({ err }, 'gateway failed to start');
+      await identity?.close().catch(() => undefined);
       process.exit(1);
-    });
-    const stop = () => void running.stop().then(() => process.exit(0));
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    }
   })
   .catch((err: unknown) => {
     process.stderr.write(`gateway: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -2,9 +2,13 @@ import { Supergraph } from '@apollo/federation-internals';
 import { ApolloGateway } from '@apollo/gateway';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
-import { isLoopback } from '@keelson/schema';
-import { healthRoute, serveGraphQL, type Logger } from '@keelson/service';
-import { depthLimitRule } from './depthLimit';
+import { isLoopback, type Caller } from '@keelson/schema';
+import { armor, healthRoute, serveGraphQL, type Logger, type MeshSecurity } from '@keelson/service';
+import { buildSchema } from 'graphql';
+import { anonymousCaller, type CredentialCheck } from './auth/credentials';
+import { scopePlugin, type GatewayContext } from './auth/scopePlugin';
+import { readScopeMap, undeclaredRootFields, type ScopeMap } from './auth/scopeRequirements';
+import { supergraphForPlanning } from './auth/securityFeatures';
 import { createGatewayErrorFormatter } from './errors';
 import { explorerRoute } from './explorer';
 import { resolveSubgraphEndpoints, SubgraphDataSource } from './subgraphEndpoints';
@@ -13,21 +17,24 @@ import { useSubscriptionRouter, type SubscriptionRouterOptions } from './subscri
 export interface GatewayOptions {
   /** The composed supergraph (`schema/supergraph.graphql`). */
   supergraphSdl: string;
-  /** Anything but loopback needs `insecureBind`. @default 127.0.0.1 */
+  /** @default 127.0.0.1 */
   host?: string;
   /** 0 picks a free port. @default 4000 */
   port?: number;
-  /** Bind a non-loopback host without authentication (logged as a warning). @default false */
-  insecureBind?: boolean;
+  /** Authentication mode, the assertion key, Host/Origin allowlists and request limits. */
+  security: MeshSecurity;
+  /** Who a credential stands for; required unless `security.auth` is `off`. */
+  credentials?: CredentialCheck;
   /**
    * Subgraph URLs by subgraph name, overriding those recorded in the supergraph's `@join__graph`
    * directives (tests and `npm start` use free ports). A name the supergraph lacks is an error.
    */
   subgraphUrls?: Record<string, string>;
-  /** The deepest field nesting an operation may select. @default 12 */
-  maxDepth?: number;
   /** Tuning of the subscription router (see `SubscriptionRouterOptions`). */
-  subscriptions?: Pick<SubscriptionRouterOptions, 'upstreamConnectTimeoutMs' | 'maxBufferedEvents'>;
+  subscriptions?: Pick<
+    SubscriptionRouterOptions,
+    'upstreamConnectTimeoutMs' | 'maxQueuedEvents' | 'maxSubscriptionsPerSocket' | 'maxConnectionsPerCredential' | 'recheckIntervalMs'
+  >;
   log: Logger;
 }
 
@@ -41,26 +48,45 @@ export interface RunningGateway {
 }
 
 /**
+ * The supergraph's scope requirements, with every root field that declares none made to need
+ * `admin`: an undeclared field fails closed, never open.
+ */
+function enforcedScopes(planningSdl: string, log: Logger): ScopeMap {
+  const schema = buildSchema(planningSdl, { assumeValidSDL: true });
+  const map = readScopeMap(schema);
+  const undeclared = undeclaredRootFields(schema, map);
+  for (const field of undeclared) map.fields.set(field, { authenticated: true, scopes: [['admin']] });
+  if (undeclared.length) log.warn({ fields: undeclared }, 'root fields without a declared scope requirement need admin');
+  return map;
+}
+
+/**
  * Starts the gateway: Apollo Gateway over the static supergraph for queries and mutations, and on
  * the same port and path a graphql-ws server that routes subscriptions to their owning subgraph.
  * Also serves `GET /health` and the explorer page at `GET /` (and `/explorer`).
  *
- * Refuses a non-loopback host unless `insecureBind` (before anything binds). Introspection is
- * served on loopback only; CSRF prevention is on; batched requests are refused; internal errors
- * are masked while subgraph errors keep their `extensions.code` and `status`.
+ * Every GraphQL request is authenticated (`authorization: Bearer …` over HTTP, the same value in
+ * `connection_init` over WebSocket) unless `security.auth` is `off` (loopback only); scopes
+ * declared in the supergraph are enforced before planning; the caller reaches subgraphs as a
+ * signed assertion. Host and Origin allowlists, graphql-armor limits, CSRF prevention; batched
+ * requests are refused; internal errors are masked while subgraph errors keep their code and status.
+ * Introspection is served on a loopback bind only.
  */
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const host = options.host ?? '127.0.0.1';
-  const maxDepth = options.maxDepth ?? 12;
-  const { log } = options;
+  const { log, security } = options;
+  if (security.auth === 'on' && !options.credentials) throw new Error('the gateway needs a credential check while authentication is on');
 
-  const supergraph = Supergraph.build(options.supergraphSdl);
+  const planningSdl = supergraphForPlanning(options.supergraphSdl);
+  const supergraph = Supergraph.build(planningSdl);
+  const scopeMap = enforcedScopes(planningSdl, log);
+  const apiSchema = supergraph.apiSchema().toGraphQLJSSchema();
   const endpoints = resolveSubgraphEndpoints(supergraph, options.subgraphUrls);
   const dataSources: Record<string, SubgraphDataSource> = {};
-  for (const endpoint of endpoints.values()) dataSources[endpoint.name] = new SubgraphDataSource(endpoint, log);
+  for (const endpoint of endpoints.values()) dataSources[endpoint.name] = new SubgraphDataSource(endpoint, security.assertions, log);
 
   const gateway = new ApolloGateway({
-    supergraphSdl: options.supergraphSdl,
+    supergraphSdl: planningSdl,
     buildService: ({ name }) => {
       const dataSource = dataSources[name];
       if (!dataSource) throw new Error(`no endpoint for subgraph "${name}"`);
@@ -70,32 +96,52 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   });
   const formatError = createGatewayErrorFormatter(log);
   const introspection = isLoopback(host);
-  const apollo = new ApolloServer({
+  const protection = armor(security.limits);
+  const apollo = new ApolloServer<GatewayContext>({
     gateway,
     csrfPrevention: true,
     allowBatchedHttpRequests: false,
     introspection,
     includeStacktraceInErrorResponses: false,
-    validationRules: [depthLimitRule(maxDepth)],
+    validationRules: protection.validationRules,
+    parseOptions: protection.parseOptions,
     formatError,
     logger: log,
     // The process owner handles SIGINT/SIGTERM and stops services in order.
     stopOnTerminationSignals: false,
-    plugins: [ApolloServerPluginLandingPageDisabled()],
+    plugins: [ApolloServerPluginLandingPageDisabled(), scopePlugin(apiSchema, scopeMap), ...protection.plugins],
   });
   const explorer = explorerRoute(introspection);
+  const authenticate = async (authorization: string | undefined): Promise<{ caller: Caller; expiresAt?: number }> =>
+    security.auth === 'off' ? { caller: anonymousCaller } : options.credentials!.authenticate(authorization);
 
-  const served = await serveGraphQL({
+  const served = await serveGraphQL<GatewayContext>({
     name: 'gateway',
     host,
     port: options.port ?? 4000,
-    insecureBind: options.insecureBind ?? false,
+    auth: security.auth,
+    access: security.access,
+    maxBodyBytes: security.limits.maxBodyBytes,
     apollo,
     log,
-    context: async () => ({}),
+    authenticate: async (req) => (await authenticate(req.headers.authorization)).caller,
+    context: async (_req, caller) => ({ caller }),
     routes: { '/health': healthRoute('gateway'), '/': explorer, '/explorer': explorer },
     websocket: (wss) => {
-      const router = useSubscriptionRouter(wss, { ...options.subscriptions, supergraph, endpoints, dataSources, maxDepth, formatError, log });
+      const router = useSubscriptionRouter(wss, {
+        ...options.subscriptions,
+        supergraph,
+        apiSchema,
+        endpoints,
+        dataSources,
+        scopeMap,
+        limits: security.limits,
+        assertions: security.assertions,
+        authenticate,
+        ...(options.credentials ? { credentials: options.credentials } : {}),
+        formatError,
+        log,
+      });
       return () => router.dispose();
     },
   });

@@ -1,6 +1,7 @@
-import { RemoteGraphQLDataSource } from '@apollo/gateway';
+import { RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
 import type { Supergraph } from '@apollo/federation-internals';
-import type { Logger } from '@keelson/service';
+import { ASSERTION_HEADER, type Caller } from '@keelson/schema';
+import type { AssertionKey, Logger } from '@keelson/service';
 import { gatewayError } from './errors';
 
 /** Where one subgraph is served. */
@@ -51,15 +52,24 @@ export function resolveSubgraphEndpoints(
 
 /**
  * The HTTP data source for one subgraph. It sends only the subgraph operation the query planner
- * built (no client header, cookie or connection parameter is forwarded) and turns a subgraph that
- * cannot be reached into `SERVICE_UNAVAILABLE` (503) instead of a masked internal error.
+ * built (no client header, cookie or connection parameter is forwarded) plus the gateway's signed
+ * assertion of the caller, and turns a subgraph that cannot be reached into `SERVICE_UNAVAILABLE`
+ * (503) instead of a masked internal error.
  */
-export class SubgraphDataSource extends RemoteGraphQLDataSource {
+export class SubgraphDataSource extends RemoteGraphQLDataSource<{ caller?: Caller }> {
   constructor(
     private readonly endpoint: SubgraphEndpoint,
+    private readonly assertions: AssertionKey,
     private readonly log: Logger,
   ) {
     super({ url: endpoint.url });
+  }
+
+  override async willSendRequest({ request, context }: GraphQLDataSourceProcessOptions<{ caller?: Caller }>): Promise<void> {
+    const caller = context?.caller;
+    // Every operation reaches here with a caller (the HTTP handler or the subscription router sets it).
+    if (!caller) throw new Error('a subgraph request without a caller: refusing to send it unasserted');
+    request.http?.headers.set(ASSERTION_HEADER, await this.assertions.sign(caller));
   }
 
   override didEncounterError(error: Error, _request: unknown, response?: unknown): void {

@@ -1,12 +1,12 @@
 import { operationFromDocument, type Schema, type Supergraph } from '@apollo/federation-internals';
 import { buildOperationContext, executeQueryPlan, type GraphQLDataSource } from '@apollo/gateway';
 import { QueryPlanner, type FetchNode, type PlanNode, type QueryPlan } from '@apollo/query-planner';
-import { clientSocket, type ClientSocketConstructor, type Logger } from '@keelson/service';
+import { ASSERTION_PARAM, closeCodes, type Caller } from '@keelson/schema';
+import { armor, clientSocket, parseLimited, type AssertionKey, type ClientSocketConstructor, type Logger, type RequestLimits } from '@keelson/service';
 import {
   getOperationAST,
   getVariableValues,
   GraphQLError,
-  parse,
   specifiedRules,
   validate,
   type DocumentNode,
@@ -17,9 +17,10 @@ import {
   type ValidationRule,
 } from 'graphql';
 import { createClient, type Client, type SubscribePayload } from 'graphql-ws';
-import { useServer } from 'graphql-ws/use/ws';
-import type { WebSocketServer } from 'ws';
-import { depthLimitRule } from './depthLimit';
+import { useServer, type Extra } from 'graphql-ws/use/ws';
+import type { WebSocket, WebSocketServer } from 'ws';
+import { credentialKey, type AcceptedCredential, type CredentialCheck } from './auth/credentials';
+import { checkScopes, type ScopeMap } from './auth/scopeRequirements';
 import { gatewayError, type GatewayErrorFormatter } from './errors';
 import type { SubgraphEndpoint } from './subgraphEndpoints';
 
@@ -28,6 +29,17 @@ const MAX_MESSAGE_BYTES = 1024 * 1024;
 
 export interface SubscriptionRouterOptions {
   supergraph: Supergraph;
+  /** The API schema clients validate against (the supergraph's, as a graphql-js schema). */
+  apiSchema: GraphQLSchema;
+  /** The supergraph's scope requirements, enforced per subscription before it is planned. */
+  scopeMap: ScopeMap;
+  limits: RequestLimits;
+  /** Signs the caller for the owning subgraph's `connection_init` and for entity fetches. */
+  assertions: AssertionKey;
+  /** Who a `connection_init`'s `authorization` stands for (anonymous when authentication is off). */
+  authenticate(authorization: string | undefined): Promise<AcceptedCredential>;
+  /** Revocations and liveness of tokens behind open sockets (absent when authentication is off). */
+  credentials?: CredentialCheck;
   /** Where each subgraph is served, by subgraph name. */
   endpoints: ReadonlyMap<string, SubgraphEndpoint>;
   /**
@@ -35,18 +47,22 @@ export interface SubscriptionRouterOptions {
    * selects from subgraphs other than the one owning its root field.
    */
   dataSources: Readonly<Record<string, GraphQLDataSource>>;
-  /** @default 12 */
-  maxDepth?: number;
   formatError: GatewayErrorFormatter;
   log: Logger;
   /** Time allowed to open an upstream WebSocket and receive `connection_ack`. @default 5000 */
   upstreamConnectTimeoutMs?: number;
   /**
-   * Events held for a client that reads slower than its subgraph writes; one more ends the
-   * subscription with SERVICE_UNAVAILABLE so the client resubscribes from its last cursor.
+   * Events held for a client that reads slower than its subgraph writes; one more closes the
+   * client's socket with 1013 (slow consumer), and it resumes every stream from its last cursor.
    * @default 1000
    */
-  maxBufferedEvents?: number;
+  maxQueuedEvents?: number;
+  /** Subscriptions one socket may hold; one more is refused with BAD_REQUEST. @default 100 */
+  maxSubscriptionsPerSocket?: number;
+  /** Sockets one credential may hold open; one more is closed 4429. @default 50 */
+  maxConnectionsPerCredential?: number;
+  /** How often the tokens behind open sockets are checked again (expiry, missed revocations). @default 5000 */
+  recheckIntervalMs?: number;
 }
 
 export interface SubscriptionRouter {
@@ -76,13 +92,21 @@ interface RouteContext {
   pool: UpstreamPool;
 }
 
+/** What the router keeps on each graphql-ws connection. */
+type Connection = Extra & {
+  caller?: Caller;
+  /** Under which key the socket is counted and revoked. */
+  credential?: string;
+  expiryTimer?: NodeJS.Timeout;
+} & Record<PropertyKey, unknown>;
+
 type RequestContext = Parameters<typeof executeQueryPlan>[2];
 
 interface Shared {
   supergraphSchema: GraphQLSchema;
   apiSchema: Schema;
   dataSources: Readonly<Record<string, GraphQLDataSource>>;
-  maxBufferedEvents: number;
+  maxQueuedEvents: number;
   log: Logger;
 }
 
@@ -120,7 +144,15 @@ class UpstreamPool {
   private readonly links = new Map<string, UpstreamLink>();
   private closed = false;
 
-  constructor(private readonly socketImpl: ClientSocketConstructor, private readonly connectTimeoutMs: number) {}
+  constructor(
+    private readonly socketImpl: ClientSocketConstructor,
+    private readonly connectTimeoutMs: number,
+    /** The client connection's caller, asserted to every subgraph it reaches. */
+    readonly caller: Caller,
+    private readonly assertions: AssertionKey,
+    /** Ends the client connection (a slow consumer). */
+    readonly closeClient: (code: number, reason: string) => void,
+  ) {}
 
   /** A link to `endpoint` and its release; throws once the client connection has closed. */
   acquire(endpoint: SubgraphEndpoint): { link: UpstreamLink; release: () => void } {
@@ -159,6 +191,7 @@ class UpstreamPool {
       webSocketImpl: this.socketImpl,
       lazy: true,
       lazyCloseTimeout: 0,
+      connectionParams: async () => ({ [ASSERTION_PARAM]: await this.assertions.sign(this.caller) }),
       // A lost upstream ends the subscription with SERVICE_UNAVAILABLE; the client resumes from its
       // cursor. Retrying here would hide a gap the client cannot see.
       retryAttempts: 0,
@@ -306,7 +339,7 @@ class RoutedSubscription implements AsyncIterableIterator<ExecutionResult, undef
     // executeQueryPlan reads only these fields of Apollo Server's request context.
     const requestContext = {
       request: { query: route.query, operationName: route.operationName, variables: route.variables },
-      context: {},
+      context: { caller: this.pool.caller },
       metrics: {},
       logger: shared.log,
     } as unknown as RequestContext;
@@ -326,11 +359,11 @@ class RoutedSubscription implements AsyncIterableIterator<ExecutionResult, undef
 
   private push(result: ExecutionResult): void {
     if (this.cancelled || this.finished) return;
-    if (this.buffer.length >= this.shared.maxBufferedEvents) {
-      this.settle(gatewayError(
-        'SERVICE_UNAVAILABLE',
-        `subscription ${this.route.field} ended: the client fell ${this.buffer.length} events behind; resubscribe from the last cursor it saw`,
-      ));
+    if (this.buffer.length >= this.shared.maxQueuedEvents) {
+      // A slow consumer: its whole connection goes (close 1013), every stream resumes from its cursor.
+      this.shared.log.warn({ field: this.route.field, queued: this.buffer.length }, 'slow subscriber closed');
+      this.pool.closeClient(closeCodes.slowConsumer, `slow consumer: ${this.buffer.length} events queued; reconnect and resume from your last cursors`);
+      void this.return();
       return;
     }
     this.buffer.push(result);
@@ -376,27 +409,56 @@ class RoutedSubscription implements AsyncIterableIterator<ExecutionResult, undef
 /**
  * Serves graphql-ws on `wss` and routes each subscription to the subgraph that owns its root
  * field (found by the query planner from the supergraph's `@join__*` directives). See
- * schema/PROTOCOL.md, "Gateway subscription routing".
+ * schema/PROTOCOL.md, "Gateway subscription routing" and "Authentication".
+ *
+ * A connection is authenticated at `connection_init` (its `authorization` value, as the HTTP
+ * header): without an accepted credential it is closed 4401, past the per-credential cap 4429. A
+ * revoked token's sockets close 4401 at once (and a recheck every few seconds catches expiry or a
+ * missed revocation). Each subscription is limited (tokens, depth, aliases, cost, directives),
+ * checked against the declared scopes (FORBIDDEN) and capped per socket before it is planned.
  */
 export function useSubscriptionRouter(wss: WebSocketServer, options: SubscriptionRouterOptions): SubscriptionRouter {
-  const { supergraph, endpoints, formatError, log } = options;
+  const { supergraph, endpoints, formatError, log, scopeMap, limits } = options;
   const apiSchema = supergraph.apiSchema();
-  const schema = apiSchema.toGraphQLJSSchema();
+  const schema = options.apiSchema;
   const planner = new QueryPlanner(supergraph);
-  const rules: ValidationRule[] = [...specifiedRules, depthLimitRule(options.maxDepth ?? 12)];
+  const rules: ValidationRule[] = [...specifiedRules, ...armor(limits).validationRules];
+  const maxSubscriptions = options.maxSubscriptionsPerSocket ?? 100;
+  const maxConnections = options.maxConnectionsPerCredential ?? 50;
   const shared: Shared = {
     supergraphSchema: supergraph.schema.toGraphQLJSSchema(),
     apiSchema,
     dataSources: options.dataSources,
-    maxBufferedEvents: options.maxBufferedEvents ?? 1000,
+    maxQueuedEvents: options.maxQueuedEvents ?? 1000,
     log,
   };
   const socketImpl = upstreamSocket(options.upstreamConnectTimeoutMs ?? 5000);
   const pools = new Map<object, UpstreamPool>();
-  const poolOf = (ctx: object): UpstreamPool => {
+  /** Open sockets by credential key (`token:<id>` for API tokens). */
+  const sockets = new Map<string, Set<WebSocket>>();
+
+  const closeAll = (key: string, reason: string) => {
+    for (const socket of sockets.get(key) ?? []) socket.close(closeCodes.unauthenticated, reason);
+  };
+  const unsubscribeRevoked = options.credentials?.onRevoked((tokenId) => closeAll(`token:${tokenId}`, 'token revoked'));
+  const recheck = setInterval(() => {
+    const credentials = options.credentials;
+    const ids = [...sockets.keys()].filter((k) => k.startsWith('token:')).map((k) => k.slice('token:'.length));
+    if (!credentials || ids.length === 0) return;
+    credentials.live(ids).then(
+      (live) => {
+        for (const id of ids) if (!live.has(id)) closeAll(`token:${id}`, 'token revoked or expired');
+      },
+      (err: unknown) => log.warn({ err }, 'rechecking the tokens of open sockets failed'),
+    );
+  }, options.recheckIntervalMs ?? 5000);
+  recheck.unref();
+
+  const poolOf = (ctx: { extra: Connection }): UpstreamPool => {
     let pool = pools.get(ctx);
     if (!pool) {
-      pool = new UpstreamPool(socketImpl, options.upstreamConnectTimeoutMs ?? 5000);
+      const socket = ctx.extra.socket;
+      pool = new UpstreamPool(socketImpl, options.upstreamConnectTimeoutMs ?? 5000, ctx.extra.caller!, options.assertions, (code, reason) => socket.close(code, reason));
       pools.set(ctx, pool);
     }
     return pool;
@@ -409,11 +471,11 @@ export function useSubscriptionRouter(wss: WebSocketServer, options: Subscriptio
     return [formatError(source.toJSON(), source)];
   };
 
-  /** Parses, validates and plans one subscribe payload: a route, or the errors that reject it. */
-  const plan = (payload: SubscribePayload): Route | GraphQLError[] => {
+  /** Parses, validates, authorizes and plans one subscribe payload: a route, or the errors that reject it. */
+  const plan = (payload: SubscribePayload, caller: Caller): Route | GraphQLError[] => {
     let document: DocumentNode;
     try {
-      document = parse(payload.query);
+      document = parseLimited(payload.query, limits);
     } catch (err) {
       const e = err as GraphQLError;
       return [new GraphQLError(e.message, { source: e.source, positions: e.positions, extensions: { code: 'GRAPHQL_PARSE_FAILED', status: 400 } })];
@@ -435,6 +497,8 @@ export function useSubscriptionRouter(wss: WebSocketServer, options: Subscriptio
     if (operation.operation !== 'subscription') {
       return [gatewayError('BAD_REQUEST', `the gateway's WebSocket serves subscriptions only; send this ${operation.operation} over HTTP POST`)];
     }
+    const denied = checkScopes(schema, scopeMap, document, operation, caller);
+    if (denied) return [denied];
     const variables = payload.variables ?? {};
     const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables);
     if (coerced.errors) {
@@ -460,13 +524,47 @@ export function useSubscriptionRouter(wss: WebSocketServer, options: Subscriptio
     };
   };
 
-  wss.options.maxPayload = MAX_MESSAGE_BYTES;
-  const server = useServer(
+  wss.options.maxPayload = Math.min(MAX_MESSAGE_BYTES, limits.maxBodyBytes);
+  const server = useServer<Record<string, unknown> | undefined, Connection>(
     {
       isProd: true,
+      onConnect: async (ctx) => {
+        const { socket } = ctx.extra;
+        const raw = ctx.connectionParams?.authorization ?? ctx.connectionParams?.Authorization;
+        let accepted: AcceptedCredential;
+        try {
+          accepted = await options.authenticate(typeof raw === 'string' ? raw : undefined);
+        } catch (err) {
+          socket.close(closeCodes.unauthenticated, (err as Error).message.slice(0, 120));
+          return false;
+        }
+        const key = credentialKey(accepted.caller);
+        const open = sockets.get(key) ?? new Set<WebSocket>();
+        if (open.size >= maxConnections) {
+          socket.close(closeCodes.tooManyConnections, `too many connections: at most ${maxConnections} per credential`);
+          return false;
+        }
+        open.add(socket);
+        sockets.set(key, open);
+        ctx.extra.caller = accepted.caller;
+        ctx.extra.credential = key;
+        socket.once('close', () => {
+          open.delete(socket);
+          if (open.size === 0 && sockets.get(key) === open) sockets.delete(key);
+          clearTimeout(ctx.extra.expiryTimer);
+        });
+        if (accepted.expiresAt !== undefined) {
+          ctx.extra.expiryTimer = setTimeout(() => socket.close(closeCodes.unauthenticated, 'credential expired'), Math.max(0, accepted.expiresAt - Date.now()));
+          ctx.extra.expiryTimer.unref();
+        }
+        return true;
+      },
       onSubscribe: (ctx, _id, payload) => {
         try {
-          const route = plan(payload);
+          if (Object.keys(ctx.subscriptions).length > maxSubscriptions) {
+            return [gatewayError('BAD_REQUEST', `too many subscriptions on this socket: at most ${maxSubscriptions}; complete one or open another connection`)];
+          }
+          const route = plan(payload, ctx.extra.caller!);
           if (Array.isArray(route)) return route;
           const routeContext: RouteContext = { route, pool: poolOf(ctx) };
           return {
@@ -499,6 +597,8 @@ export function useSubscriptionRouter(wss: WebSocketServer, options: Subscriptio
 
   return {
     async dispose() {
+      clearInterval(recheck);
+      unsubscribeRevoked?.();
       // Close frames (1001) go out first: closing the links completes their subscriptions, and a
       // client must read "the gateway went away", never a `complete` of a stream that did not end.
       const closing = server.dispose();

@@ -3,8 +3,9 @@
 // whose events the test pushes through a Feed it holds.
 import { composeServices } from '@apollo/composition';
 import { buildFederatedSchema, startSubgraph, type SubgraphContext } from '@keelson/kit';
-import { MeshError } from '@keelson/schema';
-import { silentLogger, type Served } from '@keelson/service';
+import { effectiveScopes, MeshError, type Caller, type Scope } from '@keelson/schema';
+import { silentLogger, testSecurity, type Served } from '@keelson/service';
+import type { AcceptedCredential, CredentialCheck } from '../src';
 import { parse } from 'graphql';
 import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
 import type { IncomingMessage } from 'node:http';
@@ -235,6 +236,46 @@ export function countSockets(served: Served): () => number {
   return () => open;
 }
 
+// ---- authentication ------------------------------------------------------------------------------
+
+/** What the gateway and both fixture subgraphs run under: authentication on, one assertion key. */
+export const security = testSecurity();
+
+/** The bearer values the test credential check accepts, by the scopes they grant. */
+export const bearers = { admin: 'Bearer test-admin', reader: 'Bearer test-reader' } as const;
+
+/**
+ * A credential check of the gateway's own interface, standing in for the identity domain (which the
+ * e2e tests use for real): `test-admin` and `test-reader`, anything else refused.
+ */
+export class TestCredentials implements CredentialCheck {
+  revoked = new Set<string>();
+  private readonly listeners = new Set<(tokenId: string) => void>();
+
+  async authenticate(authorization: string | undefined): Promise<AcceptedCredential> {
+    const granted: Record<string, Scope[]> = { [bearers.admin]: ['admin'], [bearers.reader]: ['read'] };
+    const scopes = authorization ? granted[authorization] : undefined;
+    const tokenId = authorization?.slice('Bearer '.length);
+    if (!scopes || this.revoked.has(tokenId!)) throw new MeshError('UNAUTHENTICATED', 'authentication required');
+    const caller: Caller = { subject: `token:${tokenId}`, kind: 'token', scopes: effectiveScopes(scopes), tokenId };
+    return { caller };
+  }
+
+  async live(tokenIds: readonly string[]): Promise<Set<string>> {
+    return new Set(tokenIds.filter((id) => !this.revoked.has(id)));
+  }
+
+  onRevoked(listener: (tokenId: string) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  revoke(tokenId: string): void {
+    this.revoked.add(tokenId);
+    for (const l of this.listeners) l(tokenId);
+  }
+}
+
 /** Starts the reviews subgraph alone (tests that kill it mid-stream need one of their own). */
 export async function startReviews(feed: Feed<Review>): Promise<Served> {
   const schemas = await buildSchemas();
@@ -243,6 +284,7 @@ export async function startReviews(feed: Feed<Review>): Promise<Served> {
     schema: schemas.reviews.schema,
     host: '127.0.0.1',
     port: 0,
+    security,
     log: silentLogger(),
     context: (base) => ({ ...base, feed }),
   });
@@ -252,7 +294,7 @@ export async function startReviews(feed: Feed<Review>): Promise<Served> {
 export async function startSubgraphs(): Promise<Subgraphs> {
   const schemas = await buildSchemas();
   const feed = new Feed<Review>();
-  const catalog = await startSubgraph({ name: 'catalog', schema: schemas.catalog.schema, host: '127.0.0.1', port: 0, log: silentLogger(), context: (base) => base });
+  const catalog = await startSubgraph({ name: 'catalog', schema: schemas.catalog.schema, host: '127.0.0.1', port: 0, security, log: silentLogger(), context: (base) => base });
   const reviews = await startReviews(feed);
   return {
     catalog,
@@ -279,8 +321,9 @@ export interface Received {
   unsubscribe(): void;
 }
 
-export function wsClient(url: string): Client {
-  return createClient({ url, webSocketImpl: WebSocket, lazy: true, retryAttempts: 0 });
+/** A graphql-ws client of the gateway, authenticated as `authorization` (admin by default). */
+export function wsClient(url: string, authorization: string | null = bearers.admin): Client {
+  return createClient({ url, webSocketImpl: WebSocket, lazy: true, retryAttempts: 0, connectionParams: authorization ? { authorization } : {} });
 }
 
 export function subscribe(client: Client, query: string, variables?: Record<string, unknown>, operationName?: string): Received {

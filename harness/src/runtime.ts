@@ -1,5 +1,5 @@
 import { createDataSource, EventLog, EventNotifier, initializeAndMigrate } from '@keelson/kit';
-import type { Logger } from '@keelson/service';
+import type { Logger, PgTimeouts, ServiceIdentity } from '@keelson/service';
 import type { DataSource } from 'typeorm';
 import type { CliDriver } from './drivers/cliDriver';
 import type { HarnessId } from './ids';
@@ -17,13 +17,15 @@ export const SESSIONS_MIGRATIONS_TABLE = 'sessions_migrations';
 export interface HarnessRuntimeOptions {
   databaseUrl: string;
   settings: HarnessSettings;
-  /** The projects subgraph's GraphQL URL (where turns may run), or an API (tests). */
-  projects: string | ProjectsApi;
+  /** The projects subgraph's GraphQL URL (where turns may run) and who the sessions service is to it, or an API (tests). */
+  projects: { url: string; identity: ServiceIdentity } | ProjectsApi;
   log: Logger;
   /** Replaces drivers (tests). */
   drivers?: Partial<Record<HarnessId, CliDriver>>;
   /** application_name of the LISTEN connection. @default keelson-sessions-listener */
   listenerName?: string;
+  /** Session bounds of the pool's connections. */
+  pg?: PgTimeouts;
 }
 
 export interface HarnessRuntime {
@@ -46,6 +48,7 @@ export async function startHarnessRuntime(opts: HarnessRuntimeOptions): Promise<
     migrations: sessionsMigrations,
     migrationsTableName: SESSIONS_MIGRATIONS_TABLE,
     log: opts.log,
+    ...(opts.pg ? { pg: opts.pg } : {}),
   });
   await initializeAndMigrate(dataSource);
   const notifier = new EventNotifier({ url: opts.databaseUrl, log: opts.log, applicationName: opts.listenerName ?? 'keelson-sessions-listener' });
@@ -59,7 +62,7 @@ export async function startHarnessRuntime(opts: HarnessRuntimeOptions): Promise<
   const plane = new HarnessControlPlane({
     store: new HarnessStore(dataSource, events),
     drivers: createDriverRegistry(opts.settings, opts.drivers),
-    projects: typeof opts.projects === 'string' ? projectsGraphqlApi(opts.projects) : opts.projects,
+    projects: 'url' in opts.projects ? projectsGraphqlApi(opts.projects.url, { identity: opts.projects.identity }) : opts.projects,
     settings: opts.settings,
     dataSource,
     notifier,

@@ -28,16 +28,46 @@ export const envSchema = z.object({
   KEELSON_HOME: z.string().min(1).optional(),
   /** Root folder of projects created without a rootPath. @default ~/keelson */
   KEELSON_WORKSPACE: z.string().min(1).optional(),
-  /** Address every service binds. Anything but loopback needs KEELSON_INSECURE_BIND=1 until auth exists. @default 127.0.0.1 */
+  /** Address every service binds. With KEELSON_AUTH=off only loopback is allowed. @default 127.0.0.1 */
   KEELSON_HOST: z.string().min(1).default('127.0.0.1'),
-  /** Explicit, loudly logged opt-in to bind a non-loopback address without authentication. */
-  KEELSON_INSECURE_BIND: flag,
+  /**
+   * `on`: every request needs a credential (API token or JWT), loopback included. `off`: nobody is
+   * asked, allowed only with a loopback KEELSON_HOST and logged loudly at every start. @default on
+   */
+  KEELSON_AUTH: z.enum(['on', 'off'], { error: 'expected on or off' }).default('on'),
+  /**
+   * The secret the gateway signs its caller assertions to subgraphs with (and mesh services theirs):
+   * at least 32 characters, the same in every process. Unset: `<KEELSON_HOME>/assertion.key` (mode
+   * 0600) is created on first use — enough when every process shares that home (`npm start`).
+   */
+  KEELSON_ASSERTION_SECRET: z.string().min(32, 'at least 32 characters').optional(),
+  /** JWTs of an identity provider: its JWKS URL. With it, bearer JWTs are accepted beside API tokens. */
+  KEELSON_JWT_JWKS_URL: z.string().url().optional(),
+  /** The `iss` a JWT must carry (required with KEELSON_JWT_JWKS_URL). */
+  KEELSON_JWT_ISSUER: z.string().min(1).optional(),
+  /** The `aud` a JWT must carry (required with KEELSON_JWT_JWKS_URL). */
+  KEELSON_JWT_AUDIENCE: z.string().min(1).optional(),
+  /** The claim holding a JWT's scopes: a space-separated string or an array of mesh scope names. @default scope */
+  KEELSON_JWT_SCOPE_CLAIM: z.string().min(1).default('scope'),
+  /**
+   * Host names (beyond loopback: localhost, 127.0.0.1, [::1]) the services answer to, comma-separated,
+   * e.g. `mesh.example.com,gateway`. A request or upgrade naming another Host is refused (DNS rebinding).
+   */
+  KEELSON_PUBLIC_HOSTS: z.string().optional(),
+  /**
+   * Browser origins allowed beyond the gateway's own (CORS and WebSocket upgrades), comma-separated,
+   * e.g. `https://app.example.com,http://localhost:5173`. Others are refused 403.
+   */
+  KEELSON_ALLOWED_ORIGINS: z.string().optional(),
   KEELSON_GATEWAY_PORT: port(4000),
   KEELSON_PROJECTS_PORT: port(4001),
   KEELSON_RIBS_PORT: port(4002),
   KEELSON_RUNS_PORT: port(4003),
   KEELSON_SESSIONS_PORT: port(4004),
   KEELSON_MEMORY_PORT: port(4005),
+  KEELSON_IDENTITY_PORT: port(4007),
+  /** Where the gateway finds the identity subgraph (set in docker-compose). @default http://127.0.0.1:<KEELSON_IDENTITY_PORT>/graphql */
+  KEELSON_IDENTITY_URL: z.string().url().optional(),
   /** Where the gateway and the ribs subgraph (its project seams) find the projects subgraph (set in docker-compose). @default http://127.0.0.1:<KEELSON_PROJECTS_PORT>/graphql */
   KEELSON_PROJECTS_URL: z.string().url().optional(),
   /** Where the gateway finds the ribs subgraph (set in docker-compose). @default http://127.0.0.1:<KEELSON_RIBS_PORT>/graphql */
@@ -154,8 +184,33 @@ export const envSchema = z.object({
   KEELSON_DISABLE_MUTATION_LOCK: flag,
   /** Git timeout for clones. @default 60000 */
   KEELSON_CLONE_TIMEOUT_MS: positiveMs(60_000),
-  /** Maximum selection depth the gateway accepts. @default 12 */
+  /** Maximum selection depth an operation may have (gateway and subgraphs). @default 12 */
   KEELSON_MAX_QUERY_DEPTH: z.coerce.number().int().positive().default(12),
+  /** Aliases one operation may use. @default 30 */
+  KEELSON_MAX_ALIASES: z.coerce.number().int().positive().default(30),
+  /** Lexical tokens one document may have (checked while parsing). @default 5000 */
+  KEELSON_MAX_TOKENS: z.coerce.number().int().positive().default(5000),
+  /**
+   * The cost one operation may have (graphql-armor's model: an object 2, a scalar 1, × 1.5 per level,
+   * a list × its literal `first`/`last`): a page of 500 transcript entries costs about 12,000. @default 50000
+   */
+  KEELSON_MAX_COST: z.coerce.number().int().positive().default(50_000),
+  /** Directives one operation may use. @default 50 */
+  KEELSON_MAX_DIRECTIVES: z.coerce.number().int().positive().default(50),
+  /** Bytes of one request body, after decompression. @default 1048576 */
+  KEELSON_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  /** Subscriptions one gateway WebSocket may hold at once. @default 100 */
+  KEELSON_MAX_SUBSCRIPTIONS_PER_SOCKET: z.coerce.number().int().positive().default(100),
+  /** Gateway WebSockets one credential may hold open at once. @default 50 */
+  KEELSON_MAX_CONNECTIONS_PER_CREDENTIAL: z.coerce.number().int().positive().default(50),
+  /** Events the gateway queues for one subscriber that reads slower than its stream; one more closes its socket 1013. @default 1000 */
+  KEELSON_MAX_QUEUED_EVENTS: z.coerce.number().int().positive().default(1000),
+  /** Postgres statement_timeout of every mesh connection. @default 30000 */
+  KEELSON_PG_STATEMENT_TIMEOUT_MS: positiveMs(30_000),
+  /** Postgres idle_in_transaction_session_timeout of every mesh connection. @default 60000 */
+  KEELSON_PG_IDLE_IN_TRANSACTION_TIMEOUT_MS: positiveMs(60_000),
+  /** How long opening a Postgres connection may take. @default 10000 */
+  KEELSON_PG_CONNECT_TIMEOUT_MS: positiveMs(10_000),
   /** debug | info | warn | error. @default info */
   KEELSON_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });
@@ -191,6 +246,11 @@ export function expandHome(p: string, home: string): string {
   if (p === '~') return home;
   if (p.startsWith('~/')) return home + p.slice(1);
   return p;
+}
+
+/** A comma-separated list as its trimmed, non-empty items. */
+export function listOf(value: string | undefined): string[] {
+  return (value ?? '').split(',').map((v) => v.trim()).filter((v) => v.length > 0);
 }
 
 /** True for addresses that only this machine can reach. */

@@ -9,7 +9,7 @@ describe('environment config', () => {
     expect(env.KEELSON_HOST).toBe('127.0.0.1');
     expect(env.KEELSON_GATEWAY_PORT).toBe(4000);
     expect(env.KEELSON_CLONE_TIMEOUT_MS).toBe(60_000);
-    expect(env.KEELSON_INSECURE_BIND).toBe(false);
+    expect(env.KEELSON_AUTH).toBe('on');
     expect(env.TEMPORAL_ADDRESS).toBeUndefined();
   });
 
@@ -24,9 +24,9 @@ describe('environment config', () => {
   });
 
   it('treats empty strings as unset and parses flags', () => {
-    const env = parseEnv({ KEELSON_GATEWAY_PORT: '', KEELSON_INSECURE_BIND: '1', KEELSON_DISABLE_MUTATION_LOCK: 'true' });
+    const env = parseEnv({ KEELSON_GATEWAY_PORT: '', KEELSON_AUTH: 'off', KEELSON_DISABLE_MUTATION_LOCK: 'true' });
     expect(env.KEELSON_GATEWAY_PORT).toBe(4000);
-    expect(env.KEELSON_INSECURE_BIND).toBe(true);
+    expect(env.KEELSON_AUTH).toBe('off');
     expect(env.KEELSON_DISABLE_MUTATION_LOCK).toBe(true);
   });
 

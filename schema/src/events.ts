@@ -1,3 +1,4 @@
+import type { Actor } from './auth';
 import { z } from 'zod';
 
 /**
@@ -18,6 +19,8 @@ export const streams = {
   snapshots: 'snapshots',
   /** Manifest invalidation nudges, keyed by rib id (`manifestInvalidationReasons`). */
   manifest: 'manifest',
+  /** API tokens created and revoked, keyed by token id (never a secret). */
+  identity: 'identity',
 } as const;
 export type StreamName = (typeof streams)[keyof typeof streams];
 
@@ -35,6 +38,8 @@ export interface EventEnvelope<P = unknown> {
   type: string;
   payload: P;
   at: Date;
+  /** Who caused it (`{ subject, kind }`), null for the mesh's own work. */
+  actor?: Actor | null;
 }
 
 /** Cursors are the decimal sequence; clients must treat them as opaque. */

@@ -1,6 +1,6 @@
 export { errorCodes, errorCodeSchema, statusOf, codeForStatus, MeshError, isMeshError } from './errors';
 export type { ErrorCode } from './errors';
-export { envSchema, parseEnv, ConfigError, expandHome, isLoopback } from './config';
+export { envSchema, parseEnv, ConfigError, expandHome, isLoopback, listOf } from './config';
 export type { MeshEnv } from './config';
 export { describeZodError } from './zodMessage';
 export {
@@ -101,3 +101,5 @@ export type {
 } from './harness';
 export { refreshMessages, HOLDER_STOPPED, POLICY_APPROVAL_WORKFLOW, POLICY_APPROVAL_NODE } from './ribRuns';
 export type { RefreshAttach, RefreshLive, RefreshDetach, RegionRefreshStatus, RefreshOutcome } from './ribRuns';
+export { scopes, scopeSchema, callerKinds, callerSchema, actorOf, effectiveScopes, satisfiesScopes, ASSERTION_HEADER, ASSERTION_PARAM, closeCodes } from './auth';
+export type { Scope, CallerKind, Caller, Actor } from './auth';

@@ -1,3 +1,4 @@
+import type { Actor } from './auth';
 /**
  * Names and shapes the runs subgraph, the `dagRun` / `durableOp` workflows and their activities share:
  * statuses, event types and payloads of the `runs` and `ops` streams, message names, limits.
@@ -115,6 +116,8 @@ export interface RespondInput {
   text: string;
   /** The pause being answered; absent means "the gate of nodeId open now". */
   pauseId?: string;
+  /** Who answers (recorded on APPROVAL_ANSWERED); a subject and kind, never a credential. */
+  actor?: Actor;
 }
 
 /** The `respond` Update's result (a rejection is an Update failure with the reason). */

@@ -2,19 +2,17 @@ import { isLoopback } from '@keelson/schema';
 import type { Logger } from './logger';
 
 /**
- * Services bind loopback only until authentication exists. A non-loopback address is refused unless
- * the operator opted in with KEELSON_INSECURE_BIND=1 — and then every start says so loudly.
+ * With authentication on, a service may bind any address. With `KEELSON_AUTH=off` nobody is asked
+ * for a credential, so only loopback is allowed (anything else refuses to start), and every start
+ * says loudly that the mesh is open to every local process.
  */
-export function assertBindAllowed(service: string, host: string, insecureBind: boolean, log: Logger): void {
-  if (isLoopback(host)) return;
-  if (!insecureBind) {
+export function assertBindAllowed(service: string, host: string, auth: 'on' | 'off', log: Logger): void {
+  if (auth === 'on') return;
+  if (!isLoopback(host)) {
     throw new Error(
-      `${service}: refusing to bind ${host}: the mesh has no authentication yet, so it binds loopback only. ` +
-        'Set KEELSON_HOST=127.0.0.1, or KEELSON_INSECURE_BIND=1 inside a private network you control.',
+      `${service}: refusing to bind ${host} with KEELSON_AUTH=off: without authentication the mesh binds loopback only. ` +
+        'Turn authentication on (unset KEELSON_AUTH) or bind KEELSON_HOST=127.0.0.1.',
     );
   }
-  log.warn(
-    { host },
-    `INSECURE: ${service} binds ${host} without authentication because KEELSON_INSECURE_BIND=1; anyone who can reach this address controls the mesh`,
-  );
+  log.warn({ host }, `INSECURE: ${service} runs with KEELSON_AUTH=off: every process on this machine controls the mesh`);
 }

@@ -1,4 +1,5 @@
 import { errorCodeSchema, MeshError } from '@keelson/schema';
+import type { ServiceIdentity } from './auth/serviceIdentity';
 
 /** One GraphQL operation against another mesh service; `signal` ends it early (as the timeout does). */
 export type ServiceCall = <T>(query: string, variables?: Record<string, unknown>, opts?: { signal?: AbortSignal }) => Promise<T>;
@@ -15,8 +16,9 @@ interface Answer<T> {
  * `details.upstreamCode` (e.g. GRAPHQL_VALIDATION_FAILED, which no registry code stands for).
  * @param name how messages name the service, e.g. `the projects subgraph`
  * @param opts.timeoutMs per call. @default 30000
+ * @param opts.identity who the calling service is (subgraphs refuse calls without its assertion).
  */
-export function serviceCaller(name: string, url: string, opts: { timeoutMs?: number } = {}): ServiceCall {
+export function serviceCaller(name: string, url: string, opts: { timeoutMs?: number; identity: ServiceIdentity }): ServiceCall {
   const timeoutMs = opts.timeoutMs ?? 30_000;
   return async <T>(query: string, variables: Record<string, unknown> = {}, call: { signal?: AbortSignal } = {}): Promise<T> => {
     let res: Response;
@@ -24,7 +26,7 @@ export function serviceCaller(name: string, url: string, opts: { timeoutMs?: num
       const timeout = AbortSignal.timeout(timeoutMs);
       res = await fetch(url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...(await opts.identity.headers()) },
         body: JSON.stringify({ query, variables }),
         signal: call.signal ? AbortSignal.any([call.signal, timeout]) : timeout,
       });

@@ -1,12 +1,17 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import type { Readable } from 'node:stream';
 import { HeaderMap, type ApolloServer, type BaseContext } from '@apollo/server';
+import { isMeshError, type Caller } from '@keelson/schema';
 import { WebSocketServer } from 'ws';
+import { corsOrigin, hostAllowed, originAllowed, type AccessPolicy } from './auth/accessPolicy';
+import { runAsCaller } from './auth/callerContext';
 import { assertBindAllowed } from './bindGuard';
 import type { Logger } from './logger';
 
-/** The largest request body accepted, in bytes. @default 1 MiB */
-const MAX_BODY_BYTES = 1024 * 1024;
+/** The largest request body accepted, in bytes, after decompression. @default 1 MiB */
+const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
 
@@ -16,16 +21,27 @@ export interface ServeOptions<TContext extends BaseContext> {
   host: string;
   /** 0 picks a free port. */
   port: number;
-  insecureBind?: boolean;
+  /** `off` only on a loopback host (checked before anything binds). */
+  auth: 'on' | 'off';
+  /** Host and Origin allowlists, checked on every request and upgrade. */
+  access: AccessPolicy;
+  /**
+   * Authenticates one GraphQL request over HTTP; throws a MeshError (UNAUTHENTICATED → 401) to
+   * refuse it. Routes and WebSocket upgrades are not passed here: the WebSocket server
+   * authenticates its `connection_init`.
+   */
+  authenticate: (req: IncomingMessage) => Promise<Caller>;
   /** Not yet started: serveGraphQL starts and stops it. */
   apollo: ApolloServer<TContext>;
-  context: (req: IncomingMessage) => Promise<TContext>;
+  context: (req: IncomingMessage, caller: Caller) => Promise<TContext>;
   /** Attaches the subscription server; returns its dispose function. */
   websocket?: (wss: WebSocketServer) => () => Promise<void> | void;
-  /** Extra GET routes (exact path), e.g. a health probe or an explorer page. */
+  /** Extra GET routes (exact path), e.g. a health probe or an explorer page; served without a credential. */
   routes?: Record<string, RouteHandler>;
   /** @default /graphql */
   path?: string;
+  /** @default 1 MiB */
+  maxBodyBytes?: number;
   log: Logger;
 }
 
@@ -39,16 +55,49 @@ export interface Served {
   stop(): Promise<void>;
 }
 
-class BodyTooLarge extends Error {}
+/** A refusal answered as a GraphQL error body with a registry code. */
+class Refusal extends Error {
+  constructor(readonly status: number, readonly code: string, message: string) {
+    super(message);
+  }
+}
 
-async function readBody(req: IncomingMessage): Promise<string> {
+function decoded(req: IncomingMessage): Readable {
+  const encoding = String(req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  switch (encoding) {
+    case 'identity':
+    case '':
+      return req;
+    case 'gzip':
+    case 'x-gzip':
+      return req.pipe(createGunzip());
+    case 'deflate':
+      return req.pipe(createInflate());
+    case 'br':
+      return req.pipe(createBrotliDecompress());
+    default:
+      throw new Refusal(415, 'BAD_REQUEST', `content-encoding "${encoding}" is not supported (gzip, deflate, br or none)`);
+  }
+}
+
+/** The body, decompressed, refused past `max` bytes of decompressed content (a zip bomb stops there). */
+async function readBody(req: IncomingMessage, max: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req) {
-    const buf = chunk as Buffer;
-    size += buf.length;
-    if (size > MAX_BODY_BYTES) throw new BodyTooLarge(`request body exceeds ${MAX_BODY_BYTES} bytes`);
-    chunks.push(buf);
+  const stream = decoded(req);
+  try {
+    for await (const chunk of stream) {
+      const buf = chunk as Buffer;
+      size += buf.length;
+      if (size > max) throw new Refusal(413, 'BAD_REQUEST', `request body exceeds ${max} bytes (after decompression)`);
+      chunks.push(buf);
+    }
+  } catch (err) {
+    if (err instanceof Refusal) {
+      stream.destroy();
+      throw err;
+    }
+    throw new Refusal(400, 'BAD_REQUEST', `request body could not be read (${(err as Error).message})`);
   }
   return Buffer.concat(chunks).toString('utf8');
 }
@@ -62,47 +111,92 @@ function headerMap(req: IncomingMessage): HeaderMap {
 }
 
 function sendJsonError(res: ServerResponse, status: number, message: string, code: string): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
   res.statusCode = status;
   res.setHeader('content-type', 'application/json');
+  if (status === 401) res.setHeader('www-authenticate', 'Bearer');
   res.end(JSON.stringify({ errors: [{ message, extensions: { code, status } }] }));
 }
 
+const CORS_HEADERS = 'authorization, content-type, apollo-require-preflight, x-apollo-operation-name, graphql-client-name, graphql-client-version';
+
 /**
  * Serves one Apollo Server over `node:http` and, on the same port and path, a WebSocket server for
- * graphql-ws. Binds loopback unless the operator opted in (see assertBindAllowed).
+ * graphql-ws. Every request and upgrade must name an allowed Host, and carry an allowed Origin if
+ * it carries one (403 otherwise, before anything else); GraphQL requests are authenticated (401);
+ * bodies are bounded after decompression (413). CORS answers only the policy's explicit origins.
  */
 export async function serveGraphQL<TContext extends BaseContext>(opts: ServeOptions<TContext>): Promise<Served> {
   const path = opts.path ?? '/graphql';
-  assertBindAllowed(opts.name, opts.host, opts.insecureBind ?? false, opts.log);
+  const maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  assertBindAllowed(opts.name, opts.host, opts.auth, opts.log);
   await opts.apollo.start();
 
+  /** Host and Origin checks shared by requests and upgrades; a refusal names what to configure. */
+  const screen = (req: IncomingMessage): void => {
+    const host = req.headers.host;
+    if (!hostAllowed(host, opts.access)) {
+      throw new Refusal(403, 'FORBIDDEN', `host "${host ?? ''}" is not served here; add it to KEELSON_PUBLIC_HOSTS if it is this mesh's name`);
+    }
+    const origin = req.headers.origin;
+    if (!originAllowed(origin, host, opts.access)) {
+      throw new Refusal(403, 'FORBIDDEN', `origin "${origin}" may not call this service; add it to KEELSON_ALLOWED_ORIGINS to allow it`);
+    }
+  };
+
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    screen(req);
+    const cors = corsOrigin(req.headers.origin, opts.access);
+    if (cors) {
+      res.setHeader('access-control-allow-origin', cors);
+      res.setHeader('vary', 'origin');
+    }
     const url = new URL(req.url ?? '/', 'http://localhost');
+    if (req.method === 'OPTIONS' && cors) {
+      res.writeHead(204, {
+        'access-control-allow-methods': 'GET, POST, OPTIONS',
+        'access-control-allow-headers': CORS_HEADERS,
+        'access-control-max-age': '600',
+      });
+      res.end();
+      return;
+    }
     const route = opts.routes?.[url.pathname];
     if (route && req.method === 'GET') return route(req, res);
     if (url.pathname !== path) {
       sendJsonError(res, 404, `no route ${url.pathname}; GraphQL is served at ${path}`, 'NOT_FOUND');
       return;
     }
+    let caller: Caller;
+    try {
+      caller = await opts.authenticate(req);
+    } catch (err) {
+      if (isMeshError(err)) throw new Refusal(err.status, err.code, err.message);
+      throw err;
+    }
     let body: unknown = undefined;
     if (req.method === 'POST') {
-      const raw = await readBody(req);
+      const raw = await readBody(req, maxBody);
       const type = String(req.headers['content-type'] ?? '');
       if (type.includes('application/json') && raw.length > 0) {
         try {
           body = JSON.parse(raw);
         } catch {
-          sendJsonError(res, 400, 'request body is not valid JSON', 'BAD_REQUEST');
-          return;
+          throw new Refusal(400, 'BAD_REQUEST', 'request body is not valid JSON');
         }
       } else {
         body = raw;
       }
     }
-    const response = await opts.apollo.executeHTTPGraphQLRequest({
-      httpGraphQLRequest: { method: req.method ?? 'GET', headers: headerMap(req), search: url.search, body },
-      context: () => opts.context(req),
-    });
+    const response = await runAsCaller(caller, () =>
+      opts.apollo.executeHTTPGraphQLRequest({
+        httpGraphQLRequest: { method: req.method ?? 'GET', headers: headerMap(req), search: url.search, body },
+        context: () => opts.context(req, caller),
+      }),
+    );
     for (const [key, value] of response.headers) res.setHeader(key, value);
     res.statusCode = response.status ?? 200;
     if (response.body.kind === 'complete') {
@@ -115,21 +209,37 @@ export async function serveGraphQL<TContext extends BaseContext>(opts: ServeOpti
 
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
-      if (err instanceof BodyTooLarge) {
-        sendJsonError(res, 413, err.message, 'BAD_REQUEST');
+      if (err instanceof Refusal) {
+        // Drain what the client still sends, so it reads the answer instead of a reset.
+        req.resume();
+        sendJsonError(res, err.status, err.message, err.code);
         return;
       }
       opts.log.error({ err }, 'http handler failed');
-      if (!res.headersSent) sendJsonError(res, 500, 'internal server error', 'INTERNAL_SERVER_ERROR');
-      else res.end();
+      sendJsonError(res, 500, 'internal server error', 'INTERNAL_SERVER_ERROR');
     });
   });
 
   let disposeWs: (() => Promise<void> | void) | undefined;
   let wss: WebSocketServer | undefined;
   if (opts.websocket) {
-    wss = new WebSocketServer({ server, path });
-    disposeWs = opts.websocket(wss);
+    const ws = new WebSocketServer({ noServer: true });
+    wss = ws;
+    server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+      const refuse = (status: number, message: string) => {
+        const body = JSON.stringify({ errors: [{ message, extensions: { code: status === 404 ? 'NOT_FOUND' : 'FORBIDDEN', status } }] });
+        socket.end(`HTTP/1.1 ${status} ${status === 404 ? 'Not Found' : 'Forbidden'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+      };
+      socket.on('error', () => undefined);
+      if (new URL(req.url ?? '/', 'http://localhost').pathname !== path) return refuse(404, `no WebSocket at ${req.url}; subscriptions are served at ${path}`);
+      try {
+        screen(req);
+      } catch (err) {
+        return refuse(403, (err as Error).message);
+      }
+      ws.handleUpgrade(req, socket, head, (client) => ws.emit('connection', client, req));
+    });
+    disposeWs = opts.websocket(ws);
   }
 
   await new Promise<void>((resolve, reject) => {

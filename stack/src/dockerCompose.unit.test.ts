@@ -80,11 +80,13 @@ describe('docker-compose.yml', () => {
     ]);
   });
 
-  it('opts into the non-loopback bind only explicitly, and sets only variables the mesh knows', () => {
+  it('runs authenticated: every service shares the assertion secret from .env and answers its in-network name, and sets only variables the mesh knows', () => {
     const known = new Set(Object.keys(envSchema.shape));
     for (const [name, svc] of Object.entries(services)) {
       if (!svc.build) continue;
-      expect({ name, insecure: svc.environment?.KEELSON_INSECURE_BIND }).toEqual({ name, insecure: '1' });
+      expect({ name, auth: svc.environment?.KEELSON_AUTH ?? 'on' }).toEqual({ name, auth: 'on' });
+      expect({ name, secret: svc.environment?.KEELSON_ASSERTION_SECRET }).toEqual({ name, secret: expect.stringMatching(/^\$\{KEELSON_ASSERTION_SECRET:\?/) });
+      expect({ name, hosts: svc.environment?.KEELSON_PUBLIC_HOSTS?.split(',') }).toEqual({ name, hosts: expect.arrayContaining([...subgraphs.map((s) => s.name), 'gateway']) });
       for (const key of Object.keys(svc.environment ?? {})) expect({ name, key, known: known.has(key) }).toEqual({ name, key, known: true });
     }
   });

@@ -110,13 +110,21 @@ export async function doctor(env: NodeJS.ProcessEnv = process.env): Promise<Chec
         ? { status: 'warn', detail: `CLI not built yet; npm start builds ${TEMPORAL_CLI_VERSION} once with ${go} (~4 min)` }
         : { status: 'fail', detail: `no temporal CLI and no Go toolchain: install Go, or put temporal ${TEMPORAL_CLI_VERSION} on PATH` };
     }),
-    check('bind', async () =>
-      isLoopback(e.KEELSON_HOST)
-        ? { status: 'ok', detail: `${e.KEELSON_HOST} (loopback)` }
-        : e.KEELSON_INSECURE_BIND
-          ? { status: 'warn', detail: `${e.KEELSON_HOST} without authentication (KEELSON_INSECURE_BIND=1)` }
-          : { status: 'fail', detail: `${e.KEELSON_HOST} is not loopback; services will refuse to start (set KEELSON_INSECURE_BIND=1 only in a private network)` },
-    ),
+    check('auth', async () => {
+      if (e.KEELSON_AUTH === 'off') {
+        return isLoopback(e.KEELSON_HOST)
+          ? { status: 'warn', detail: `KEELSON_AUTH=off: every process on this machine controls the mesh (${e.KEELSON_HOST})` }
+          : { status: 'fail', detail: `KEELSON_AUTH=off with ${e.KEELSON_HOST}: services refuse to start; turn authentication on or bind loopback` };
+      }
+      const jwt = e.KEELSON_JWT_JWKS_URL ? `; JWTs from ${e.KEELSON_JWT_JWKS_URL} (iss ${e.KEELSON_JWT_ISSUER ?? 'UNSET'}, aud ${e.KEELSON_JWT_AUDIENCE ?? 'UNSET'})` : '';
+      const tokenFile = join(home, 'token');
+      const token = await access(tokenFile).then(() => `admin token in ${tokenFile}`, () => 'npm start writes an admin token to ' + tokenFile);
+      const secret = e.KEELSON_ASSERTION_SECRET ? 'assertion secret from KEELSON_ASSERTION_SECRET' : `assertion secret in ${join(home, 'assertion.key')}`;
+      if (e.KEELSON_JWT_JWKS_URL && (!e.KEELSON_JWT_ISSUER || !e.KEELSON_JWT_AUDIENCE)) {
+        return { status: 'fail', detail: `KEELSON_JWT_JWKS_URL needs KEELSON_JWT_ISSUER and KEELSON_JWT_AUDIENCE${jwt}` };
+      }
+      return { status: 'ok', detail: `on, binding ${e.KEELSON_HOST}; ${token}; ${secret}${jwt}` };
+    }),
     check('ports', async () => {
       const ports: [string, number][] = [
         ['gateway', e.KEELSON_GATEWAY_PORT],

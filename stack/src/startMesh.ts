@@ -1,9 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { startGateway } from '@keelson/gateway';
+import { startGateway, subscriptionLimitsFromEnv } from '@keelson/gateway';
+import { jwtSettingsFromEnv } from '@keelson/identity';
 import { expandHome, parseEnv, type MeshEnv } from '@keelson/schema';
-import { createLogger, type Logger } from '@keelson/service';
+import { createLogger, meshSecurityFromEnv, serviceIdentity, type Logger, type MeshSecurity } from '@keelson/service';
+import { start as startIdentity, type RunningIdentity } from '@keelson/subgraph-identity';
 import { GraphqlRunTurnSource, GraphqlTranscriptSource, memorySettings, start as startMemory, type RunningMemory } from '@keelson/subgraph-memory';
 import { projectsSettings, start as startProjects, type RunningProjects } from '@keelson/subgraph-projects';
 import { ribsSettings, start as startRibs, type RibHostOverrides, type RibRunsWiring, type RunningRibs } from '@keelson/subgraph-ribs';
@@ -68,7 +70,15 @@ export interface RunningMesh {
   memory: RunningMemory;
   sessions: RunningSessions;
   ribs: RunningRibs;
+  identity: RunningIdentity;
   env: MeshEnv;
+  /** Authentication mode, the assertion key, allowlists and limits every service runs under. */
+  security: MeshSecurity;
+  /**
+   * The local admin token (`<KEELSON_HOME>/token`), made on first boot; null with KEELSON_AUTH=off.
+   * `created` says whether this boot made it.
+   */
+  adminToken: { token: string; path: string; created: boolean } | null;
   /** The Temporal Schedule of memory compaction passes, or null when compaction is off. */
   compactionScheduleId: string | null;
   /** Stops everything in reverse boot order. Idempotent. */
@@ -99,6 +109,8 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
   const rawEnv = opts.env ?? process.env;
   const env = parseEnv(rawEnv);
   const log = opts.log ?? createLogger('mesh', env.KEELSON_LOG_LEVEL);
+  // Read once: every service shares the assertion key (KEELSON_ASSERTION_SECRET or <home>/assertion.key).
+  const security = meshSecurityFromEnv(env);
   const progress = opts.progress ?? (() => {});
   const port = (p: number) => (opts.ephemeralPorts ? 0 : p);
   const userHome = homedir();
@@ -141,12 +153,27 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       temporal = { address: server.address, namespace: server.namespace, uiUrl: server.uiUrl };
     }
 
+    progress('Subgraphs: identity');
+    const jwt = jwtSettingsFromEnv(env);
+    const identity = await startIdentity({
+      databaseUrl: env.DATABASE_URL,
+      host: env.KEELSON_HOST,
+      port: port(env.KEELSON_IDENTITY_PORT),
+      security,
+      ...(jwt ? { jwt } : {}),
+      adminTokenHome: home,
+      log: log.child({ service: 'identity' }),
+    });
+    stops.push({ name: 'identity subgraph', stop: () => identity.stop() });
+    const { adminToken } = identity;
+    if (adminToken?.created) progress(`Auth: made an admin token, written to ${adminToken.path} (mode 0600)`);
+
     progress('Subgraphs: projects');
     const projects = await startProjects({
       databaseUrl: env.DATABASE_URL,
       host: env.KEELSON_HOST,
       port: port(env.KEELSON_PROJECTS_PORT),
-      insecureBind: env.KEELSON_INSECURE_BIND,
+      security,
       settings: projectsSettings(env, userHome, rawEnv),
       log: log.child({ service: 'projects' }),
     });
@@ -163,7 +190,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       databaseUrl: env.DATABASE_URL,
       host: env.KEELSON_HOST,
       port: port(env.KEELSON_RIBS_PORT),
-      insecureBind: env.KEELSON_INSECURE_BIND,
+      security,
       settings: { ...ribsSettings(env, userHome, rawEnv), projectsUrl: projects.url },
       log: log.child({ service: 'ribs' }),
       ...(opts.ribHost ? { ribHost: opts.ribHost } : {}),
@@ -177,7 +204,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       databaseUrl: env.DATABASE_URL,
       host: env.KEELSON_HOST,
       port: port(env.KEELSON_RUNS_PORT),
-      insecureBind: env.KEELSON_INSECURE_BIND,
+      security,
       settings: { ...runsSettings(env, { userHome, temporal, projectsUrl: projects.url }), ribWorkflows: ribWorkflowSource(ribs.host) },
       log: log.child({ service: 'runs' }),
     });
@@ -189,7 +216,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       databaseUrl: env.DATABASE_URL,
       host: env.KEELSON_HOST,
       port: port(env.KEELSON_SESSIONS_PORT),
-      insecureBind: env.KEELSON_INSECURE_BIND,
+      security,
       settings: harnessSettings(env, rawEnv, userHome),
       projects: projects.url,
       temporal: { address: temporal.address, namespace: temporal.namespace, taskQueue: env.TEMPORAL_TASK_QUEUE, uiUrl: temporal.uiUrl },
@@ -206,9 +233,12 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       databaseUrl: env.DATABASE_URL,
       host: env.KEELSON_HOST,
       port: port(env.KEELSON_MEMORY_PORT),
-      insecureBind: env.KEELSON_INSECURE_BIND,
+      security,
       settings: memorySettings(env),
-      capture: { source: new GraphqlTranscriptSource(sessions.url, memoryLog), runs: new GraphqlRunTurnSource(runs.url, memoryLog) },
+      capture: {
+        source: new GraphqlTranscriptSource(sessions.url, serviceIdentity(security.assertions, 'memory'), memoryLog),
+        runs: new GraphqlRunTurnSource(runs.url, serviceIdentity(security.assertions, 'memory'), memoryLog),
+      },
       log: memoryLog,
     });
     stops.push({ name: 'memory subgraph', stop: () => memory.stop() });
@@ -218,9 +248,12 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
     progress(`Worker: polling ${temporal.address}`);
     if (opts.worker !== false) {
       const workerLog = log.child({ service: 'worker' });
+      const workerIdentity = serviceIdentity(security.assertions, 'worker');
       const activityDeps = await openActivityDeps({
         databaseUrl: env.DATABASE_URL,
         projectsUrl: projects.url,
+        identity: workerIdentity,
+        pg: security.pg,
         log: workerLog,
         // Prompt nodes: providers from the env and config file; rib tools through the worker's rib host,
         // which shares the ribs subgraph's project and credential ports in this process, and sends its
@@ -244,7 +277,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
         activities: createActivities({
           ...activityDeps.deps,
           harness: { plane: sessions.runtime.plane },
-          memory: openMemoryActivityDeps({ memoryUrl: memory.url, env: rawEnv, home, log: workerLog }),
+          memory: openMemoryActivityDeps({ memoryUrl: memory.url, identity: workerIdentity, env: rawEnv, home, log: workerLog }),
         }),
       });
       stops.push({ name: 'worker', stop: () => worker.stop() });
@@ -263,15 +296,16 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
     }
     progress(compaction ? `Memory: compaction scheduled every ${env.KEELSON_MEMORY_COMPACTION_INTERVAL_MS} ms (Temporal Schedule ${compaction})` : 'Memory: compaction is off');
 
-    const subgraphUrls = { projects: projects.url, ribs: ribs.url, runs: runs.url, sessions: sessions.url, memory: memory.url };
+    const subgraphUrls = { projects: projects.url, ribs: ribs.url, runs: runs.url, sessions: sessions.url, memory: memory.url, identity: identity.url };
     progress('Gateway');
     const gateway = await startGateway({
       supergraphSdl: await readFile(supergraphPath(), 'utf8'),
       host: env.KEELSON_HOST,
       port: port(env.KEELSON_GATEWAY_PORT),
-      insecureBind: env.KEELSON_INSECURE_BIND,
+      security,
       subgraphUrls,
-      maxDepth: env.KEELSON_MAX_QUERY_DEPTH,
+      ...(security.auth === 'on' ? { credentials: identity.identity.authenticator } : {}),
+      subscriptions: subscriptionLimitsFromEnv(env),
       log: log.child({ service: 'gateway' }),
     });
     stops.push({ name: 'gateway', stop: () => gateway.stop() });
@@ -298,7 +332,10 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       memory,
       sessions,
       ribs,
+      identity,
       env,
+      security,
+      adminToken,
       compactionScheduleId: compaction,
       stop: () => (stopping ??= stopAll()),
     };

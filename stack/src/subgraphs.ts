@@ -1,3 +1,4 @@
+import { buildIdentitySchema } from '@keelson/subgraph-identity';
 import { buildMemorySchema } from '@keelson/subgraph-memory';
 import { buildProjectsSchema } from '@keelson/subgraph-projects';
 import { buildRibsSchema } from '@keelson/subgraph-ribs';
@@ -18,6 +19,7 @@ export const subgraphs: SubgraphEntry[] = [
   { name: 'runs', defaultPort: 4003, buildSchema: buildRunsSchema },
   { name: 'sessions', defaultPort: 4004, buildSchema: buildSessionsSchema },
   { name: 'memory', defaultPort: 4005, buildSchema: buildMemorySchema },
+  { name: 'identity', defaultPort: 4007, buildSchema: buildIdentitySchema },
 ];
 
 /** The URL a subgraph has in the checked-in supergraph (the local default; deployments override it). */

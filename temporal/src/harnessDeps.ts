@@ -1,6 +1,6 @@
 import { harnessSettings, startHarnessRuntime, type HarnessRuntime } from '@keelson/harness';
 import type { MeshEnv } from '@keelson/schema';
-import type { Logger } from '@keelson/service';
+import type { Logger, ServiceIdentity } from '@keelson/service';
 import type { HarnessActivityDeps, HarnessTaskPlane } from './activities';
 
 /**
@@ -8,13 +8,13 @@ import type { HarnessActivityDeps, HarnessTaskPlane } from './activities';
  * the first task it runs: its own pool and listener, the same isolated CLI homes under KEELSON_HOME
  * as the sessions subgraph. A worker that runs no task pays nothing.
  */
-export function openHarnessActivityDeps(env: MeshEnv, rawEnv: Record<string, string | undefined>, log: Logger): { deps: HarnessActivityDeps; close(): Promise<void> } {
+export function openHarnessActivityDeps(env: MeshEnv, rawEnv: Record<string, string | undefined>, log: Logger, identity: ServiceIdentity): { deps: HarnessActivityDeps; close(): Promise<void> } {
   let runtime: Promise<HarnessRuntime> | undefined;
   const open = () =>
     (runtime ??= startHarnessRuntime({
       databaseUrl: env.DATABASE_URL,
       settings: harnessSettings(env, rawEnv),
-      projects: env.KEELSON_PROJECTS_URL ?? `http://127.0.0.1:${env.KEELSON_PROJECTS_PORT}/graphql`,
+      projects: { url: env.KEELSON_PROJECTS_URL ?? `http://127.0.0.1:${env.KEELSON_PROJECTS_PORT}/graphql`, identity },
       log,
       listenerName: 'keelson-worker-harness-listener',
     }).catch((err: unknown) => {

@@ -1,11 +1,13 @@
 import { loadProviderRegistry, type ProviderRegistry } from '@keelson/providers';
-import type { Logger } from '@keelson/service';
+import type { Logger, ServiceIdentity } from '@keelson/service';
 import type { MemoryActivityDeps } from './activities';
 import { memoryGraphqlApi } from './activities/memory/memoryApi';
 
 export interface MemoryActivityDepsOptions {
   /** The memory subgraph's GraphQL endpoint (KEELSON_MEMORY_URL). */
   memoryUrl: string;
+  /** Who the worker is to the memory subgraph (it refuses calls without an assertion). */
+  identity: ServiceIdentity;
   /** Read for the providers (KEELSON_ANTHROPIC_* / KEELSON_OPENAI_* / KEELSON_MODEL_BASE_URL …). */
   env: Record<string, string | undefined>;
   /** The Keelson home: the config file's `providers`, `modelClasses`, `defaultProvider`. */
@@ -20,7 +22,7 @@ export interface MemoryActivityDepsOptions {
 export function openMemoryActivityDeps(opts: MemoryActivityDepsOptions): MemoryActivityDeps {
   let registry: ProviderRegistry | undefined;
   return {
-    api: memoryGraphqlApi(opts.memoryUrl),
+    api: memoryGraphqlApi(opts.memoryUrl, { identity: opts.identity }),
     registry: () => (registry ??= loadProviderRegistry({ home: opts.home, env: opts.env, warn: (message) => opts.log.warn(message) })),
     log: opts.log,
   };

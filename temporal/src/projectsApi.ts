@@ -1,4 +1,4 @@
-import { serviceCaller } from '@keelson/service';
+import { serviceCaller, type ServiceIdentity } from '@keelson/service';
 
 export interface ProjectRef {
   id: string;
@@ -24,8 +24,8 @@ export interface ProjectsApi {
  * The projects subgraph over its GraphQL API (subgraphs never import each other). Its errors keep
  * their registry code; an unreachable subgraph is SERVICE_UNAVAILABLE.
  */
-export function projectsGraphqlApi(url: string, opts: { timeoutMs?: number } = {}): ProjectsApi {
-  const call = serviceCaller('the projects subgraph', url, { timeoutMs: opts.timeoutMs ?? 30_000 });
+export function projectsGraphqlApi(url: string, opts: { timeoutMs?: number; identity: ServiceIdentity }): ProjectsApi {
+  const call = serviceCaller('the projects subgraph', url, { timeoutMs: opts.timeoutMs ?? 30_000, identity: opts.identity });
   return {
     async project(id) {
       const data = await call<{ project: ProjectRef | null }>('query ($id: ID) { project(id: $id) { id name rootPath } }', { id });

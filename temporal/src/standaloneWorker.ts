@@ -2,7 +2,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { ApprovalPort, CredentialStore, ProjectsPort } from '@keelson/host';
 import { expandHome, parseEnv, type MeshEnv } from '@keelson/schema';
-import type { Logger } from '@keelson/service';
+import { meshSecurityFromEnv, serviceIdentity, type Logger, type MeshSecurity, type ServiceIdentity } from '@keelson/service';
 import { createActivities } from './activities';
 import { connectClient } from './client';
 import { ensureCompactionSchedule } from './compactionSchedule';
@@ -21,6 +21,8 @@ export interface StandaloneWorkerConfig {
   rawEnv: Record<string, string | undefined>;
   /** The Keelson home (KEELSON_HOME, else ~/.keelson). */
   home: string;
+  /** The assertion key (the worker calls the projects and memory subgraphs as `service:worker`) and Postgres bounds. */
+  security: MeshSecurity;
 }
 
 /** The worker process's configuration. TEMPORAL_ADDRESS is required (npm start runs the worker in-process). */
@@ -33,6 +35,7 @@ export function loadStandaloneWorkerConfig(rawEnv: NodeJS.ProcessEnv = process.e
     env: { ...env, TEMPORAL_ADDRESS: address },
     rawEnv,
     home: expandHome(env.KEELSON_HOME ?? join(homedir(), '.keelson'), homedir()),
+    security: meshSecurityFromEnv(env),
   };
 }
 
@@ -63,10 +66,13 @@ export interface RunningStandaloneWorker {
  */
 export async function startStandaloneWorker(opts: StartStandaloneWorkerOptions): Promise<RunningStandaloneWorker> {
   const { env, rawEnv, home, log } = opts;
+  const identity: ServiceIdentity = serviceIdentity(opts.security.assertions, 'worker');
   configureTemporalRuntime(env.KEELSON_LOG_LEVEL === 'debug' ? 'info' : 'warn');
   const opened = await openActivityDeps({
     databaseUrl: env.DATABASE_URL,
     projectsUrl: env.KEELSON_PROJECTS_URL ?? `http://127.0.0.1:${env.KEELSON_PROJECTS_PORT}/graphql`,
+    identity,
+    pg: opts.security.pg,
     log,
     agentTurns: {
       env: rawEnv,
@@ -79,10 +85,10 @@ export async function startStandaloneWorker(opts: StartStandaloneWorkerOptions):
       },
     },
   });
-  const harness = openHarnessActivityDeps(env, rawEnv, log);
+  const harness = openHarnessActivityDeps(env, rawEnv, log, identity);
   const closeState = () => opened.close().then(() => harness.close());
   try {
-    const memory = openMemoryActivityDeps({ memoryUrl: env.KEELSON_MEMORY_URL ?? `http://127.0.0.1:${env.KEELSON_MEMORY_PORT}/graphql`, env: rawEnv, home, log });
+    const memory = openMemoryActivityDeps({ memoryUrl: env.KEELSON_MEMORY_URL ?? `http://127.0.0.1:${env.KEELSON_MEMORY_PORT}/graphql`, identity, env: rawEnv, home, log });
     const worker = await startWorker({
       address: env.TEMPORAL_ADDRESS,
       namespace: env.TEMPORAL_NAMESPACE,

@@ -1,5 +1,5 @@
 import { createDataSource, EventLog, EventNotifier, initializeAndMigrate } from '@keelson/kit';
-import type { Logger } from '@keelson/service';
+import type { Logger, PgTimeouts, ServiceIdentity } from '@keelson/service';
 import type { DataSource } from 'typeorm';
 import { AgentTurnTables1764460800320 } from '@keelson/providers';
 import type { ActivityDeps, OpRegistry, PromptNodeExecutor } from './activities';
@@ -19,6 +19,10 @@ export interface ActivityDepsOptions {
   databaseUrl: string;
   /** The projects subgraph's GraphQL URL, for worktree leases. */
   projectsUrl?: string;
+  /** Who the worker is to other mesh services (required with projectsUrl). */
+  identity?: ServiceIdentity;
+  /** Session bounds of the pool's connections. */
+  pg?: PgTimeouts;
   log: Logger;
   /** Op kinds beyond the built-in `countdown`. */
   ops?: OpRegistry;
@@ -54,11 +58,13 @@ export async function openActivityDeps(opts: ActivityDepsOptions): Promise<Opene
     migrationsTableName: RUNS_MIGRATIONS_TABLE,
     log: opts.log,
     poolSize: opts.poolSize ?? 5,
+    ...(opts.pg ? { pg: opts.pg } : {}),
   });
   await initializeAndMigrate(dataSource);
   const notifier = new EventNotifier({ url: opts.databaseUrl, log: opts.log, applicationName: 'keelson-worker-listener' });
   const events = new EventLog(dataSource, notifier);
-  const projects = opts.projectsUrl ? projectsGraphqlApi(opts.projectsUrl) : undefined;
+  if (opts.projectsUrl && !opts.identity) throw new Error('openActivityDeps: projectsUrl needs the worker\'s service identity');
+  const projects = opts.projectsUrl ? projectsGraphqlApi(opts.projectsUrl, { identity: opts.identity! }) : undefined;
   const prompts = !opts.promptExecutor && opts.agentTurns ? openPromptExecutor({ ...opts.agentTurns, db: dataSource, log: opts.log }) : undefined;
   if (prompts && !opts.agentTurns?.ribHost?.approvals) {
     opts.log.warn('no approval channel: a policy `ask` about a prompt node\'s tool is denied on this worker (the stack\'s worker service, stack/src/services/worker.ts, wires one)');

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { groupAlive, harnessSettings, startHarnessRuntime, type HarnessRuntime } from '@keelson/harness';
 import { parseEnv, searchAttributes } from '@keelson/schema';
-import { silentLogger } from '@keelson/service';
+import { serviceIdentity, silentLogger } from '@keelson/service';
 import { connectClient, findTemporalCli } from '@keelson/temporal';
 import { gql, gqlData } from '../support/client';
 import {
@@ -267,7 +267,7 @@ describe('claude-code turns: in flight, interrupt, approvals', () => {
     other = await startHarnessRuntime({
       databaseUrl: h.mesh.db.url,
       settings: harnessSettings(parseEnv(h.mesh.rawEnv), h.mesh.rawEnv),
-      projects: h.mesh.subgraphUrls.projects!,
+      projects: { url: h.mesh.subgraphUrls.projects!, identity: serviceIdentity(h.mesh.security.assertions, 'sessions') },
       log: silentLogger(),
       listenerName: 'keelson-test-other',
     });

@@ -6,23 +6,82 @@ export interface GraphQLResponse<T = Record<string, unknown>> {
   errors?: { message: string; extensions?: Record<string, unknown>; path?: (string | number)[] }[];
 }
 
-/** POSTs one operation as a browser client would (JSON body). */
+/** How a test speaks to one service: HTTP headers and the graphql-ws `connection_init` payload. */
+export interface Credentials {
+  headers(): Promise<Record<string, string>>;
+  connectionParams(): Promise<Record<string, string>>;
+}
+
+/**
+ * Credentials by origin (`http://127.0.0.1:PORT`): the test stack registers its gateway with its
+ * admin token and each subgraph with a signed service assertion, so every request a test sends is
+ * authenticated as a real client's would be. A test checking refusals passes `{ auth: false }` or
+ * credentials of its own.
+ */
+const registry = new Map<string, Credentials>();
+
+function originOf(url: string): string {
+  const u = new URL(url);
+  return `${u.protocol === 'ws:' ? 'http:' : u.protocol === 'wss:' ? 'https:' : u.protocol}//${u.host}`;
+}
+
+/** Speak to the service at `url` (any URL on its origin) with `credentials` by default. */
+export function registerCredentials(url: string, credentials: Credentials): () => void {
+  const origin = originOf(url);
+  registry.set(origin, credentials);
+  return () => {
+    if (registry.get(origin) === credentials) registry.delete(origin);
+  };
+}
+
+/** A bearer token as credentials (the gateway). */
+export function bearer(token: string): Credentials {
+  return {
+    headers: async () => ({ authorization: `Bearer ${token}` }),
+    connectionParams: async () => ({ authorization: `Bearer ${token}` }),
+  };
+}
+
+export interface RequestOptions {
+  /** false: send no credential at all. @default the credentials registered for the URL's origin */
+  auth?: Credentials | false;
+  /** Extra headers (they win over the credentials'). */
+  headers?: Record<string, string>;
+}
+
+async function credentialHeaders(url: string, opts: RequestOptions): Promise<Record<string, string>> {
+  const credentials = opts.auth === false ? undefined : opts.auth ?? registry.get(originOf(url));
+  return { ...(await credentials?.headers()), ...opts.headers };
+}
+
+/** POSTs one operation as a browser client would (JSON body), with the origin's credentials; the answer and its HTTP status. */
+export async function gqlHttp<T = Record<string, unknown>>(
+  url: string,
+  query: string,
+  variables?: Record<string, unknown>,
+  opts: RequestOptions = {},
+): Promise<{ status: number; body: GraphQLResponse<T> }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(await credentialHeaders(url, opts)) },
+    body: JSON.stringify({ query, variables }),
+  });
+  return { status: res.status, body: (await res.json()) as GraphQLResponse<T> };
+}
+
+/** POSTs one operation as a browser client would (JSON body), with the origin's credentials. */
 export async function gql<T = Record<string, unknown>>(
   url: string,
   query: string,
   variables?: Record<string, unknown>,
+  opts: RequestOptions = {},
 ): Promise<GraphQLResponse<T>> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ query, variables }),
-  });
-  return (await res.json()) as GraphQLResponse<T>;
+  return (await gqlHttp<T>(url, query, variables, opts)).body;
 }
 
 /** Like gql, but throws on errors and returns data. */
-export async function gqlData<T = Record<string, unknown>>(url: string, query: string, variables?: Record<string, unknown>): Promise<T> {
-  const res = await gql<T>(url, query, variables);
+export async function gqlData<T = Record<string, unknown>>(url: string, query: string, variables?: Record<string, unknown>, opts: RequestOptions = {}): Promise<T> {
+  const res = await gql<T>(url, query, variables, opts);
   if (res.errors?.length || !res.data) throw new Error(`GraphQL errors: ${JSON.stringify(res.errors)}`);
   return res.data;
 }
@@ -42,18 +101,23 @@ export interface Subscription<T> {
   completed: Promise<void>;
 }
 
-/** Subscribes over graphql-ws (one client, one socket per subscription). */
+/** Subscribes over graphql-ws (one client, one socket per subscription), with the origin's credentials. */
 export function subscribe<T = Record<string, unknown>>(
   wsUrl: string,
   query: string,
   variables?: Record<string, unknown>,
+  opts: Pick<RequestOptions, 'auth'> = {},
 ): Subscription<T> {
   let socket: WebSocket | undefined;
+  const credentials = opts.auth === false ? undefined : opts.auth ?? registry.get(originOf(wsUrl));
   const client: Client = createClient({
     url: wsUrl,
     webSocketImpl: WebSocket,
     retryAttempts: 0,
     lazy: false,
+    connectionParams: async () => (await credentials?.connectionParams()) ?? {},
+    // A closed socket reaches the subscription's error handler below; not also the console.
+    onNonLazyError: () => undefined,
     on: { connected: (s) => (socket = s as WebSocket) },
   });
   const queue: GraphQLResponse<T>[] = [];
@@ -72,7 +136,10 @@ export function subscribe<T = Record<string, unknown>>(
       next: (r) => push(r as GraphQLResponse<T>),
       error: (err) => {
         failure = err;
-        const errors = Array.isArray(err) ? err : [{ message: String((err as Error)?.message ?? err) }];
+        // graphql-ws reports a closed socket as its CloseEvent: keep the code and reason readable.
+        const close = err as { code?: unknown; reason?: unknown; message?: unknown };
+        const message = typeof close?.code === 'number' ? `close ${close.code}: ${String(close.reason ?? '')}` : String(close?.message ?? err);
+        const errors = Array.isArray(err) ? err : [{ message }];
         push({ errors });
         resolveCompleted();
       },

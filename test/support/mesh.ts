@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import type { ModelServer } from '@keelson/model-server';
 import { silentLogger } from '@keelson/service';
 import { startMesh, type MeshOptions, type RunningMesh } from '@keelson/stack';
+import { assertionCredentials } from './auth';
+import { bearer, registerCredentials } from './client';
 import { createTestDatabase, type TestDatabase } from './db';
 import { testTemporalAddress } from './temporalServer';
 
@@ -29,6 +31,8 @@ export interface TestMeshOptions {
   ribHost?: MeshOptions['ribHost'];
   /** Tuning of the ribs' run seams (a region heartbeat time scale). */
   ribRuns?: MeshOptions['ribRuns'];
+  /** Where the mesh logs. @default nowhere */
+  log?: MeshOptions['log'];
 }
 
 /**
@@ -64,13 +68,19 @@ export async function startTestMesh(extraEnv: NodeJS.ProcessEnv = {}, options: T
       compaction: { removeOnStop: true },
       ...(options.ribHost ? { ribHost: options.ribHost } : {}),
       ...(options.ribRuns ? { ribRuns: options.ribRuns } : {}),
-      log: silentLogger(),
+      log: options.log ?? silentLogger(),
     });
   } catch (err) {
     await db.drop();
     await rm(dir, { recursive: true, force: true });
     throw err;
   }
+  // Every request a test sends through the support client is authenticated: the gateway with the
+  // mesh's admin token, each subgraph with a signed assertion (as the gateway would send).
+  const unregister = [
+    ...(mesh.adminToken ? [registerCredentials(mesh.gatewayUrl, bearer(mesh.adminToken.token))] : []),
+    ...Object.values(mesh.subgraphUrls).map((url) => registerCredentials(url, assertionCredentials(mesh.security.assertions))),
+  ];
   return {
     ...mesh,
     db,
@@ -78,6 +88,7 @@ export async function startTestMesh(extraEnv: NodeJS.ProcessEnv = {}, options: T
     workspaceRoot,
     rawEnv,
     async teardown() {
+      for (const u of unregister) u();
       await mesh.stop();
       await db.drop();
       await rm(dir, { recursive: true, force: true });

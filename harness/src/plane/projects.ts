@@ -1,4 +1,4 @@
-import { serviceCaller } from '@keelson/service';
+import { serviceCaller, type ServiceIdentity } from '@keelson/service';
 
 export interface ProjectInfo {
   id: string;
@@ -23,8 +23,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * The projects subgraph over its GraphQL API (a subgraph never imports another). Its errors keep
  * their registry code; an unreachable subgraph is SERVICE_UNAVAILABLE.
  */
-export function projectsGraphqlApi(url: string, opts: { timeoutMs?: number } = {}): ProjectsApi {
-  const call = serviceCaller('the projects subgraph', url, { timeoutMs: opts.timeoutMs ?? 15_000 });
+export function projectsGraphqlApi(url: string, opts: { timeoutMs?: number; identity: ServiceIdentity }): ProjectsApi {
+  const call = serviceCaller('the projects subgraph', url, { timeoutMs: opts.timeoutMs ?? 15_000, identity: opts.identity });
   return {
     async project(id) {
       if (!UUID.test(id)) return null;

@@ -1,5 +1,5 @@
 import { parseEnv } from '@keelson/schema';
-import type { Logger } from '@keelson/service';
+import { serviceIdentity, type Logger } from '@keelson/service';
 import { loadRibsConfig, start as startRibs, type RibHostOverrides, type RibsConfig, type RunningRibs } from '@keelson/subgraph-ribs';
 import { openRunsServices, runsSettings, type RunsSettings } from '@keelson/subgraph-runs';
 import { lateRibRuns, ribWorkflowSource, type RibRunsOptions } from '../ribRuns';
@@ -36,6 +36,8 @@ export async function startRibsService(opts: StartRibsServiceOptions): Promise<R
     const domain = await openRunsServices({
       databaseUrl: config.databaseUrl,
       settings: { ...settings, ribWorkflows: ribWorkflowSource(ribs.host) },
+      identity: serviceIdentity(config.security.assertions, 'ribs'),
+      pg: config.security.pg,
       log: config.log.child({ component: 'runs-domain' }),
     });
     seams.attach(domain.services);

@@ -1,4 +1,5 @@
 import { parseEnv } from '@keelson/schema';
+import { serviceIdentity } from '@keelson/service';
 import { openRunsServices, runsSettings, type RunsSettings } from '@keelson/subgraph-runs';
 import {
   loadStandaloneWorkerConfig,
@@ -32,7 +33,13 @@ export interface StartWorkerServiceOptions extends WorkerServiceConfig, Pick<Sta
  */
 export async function startWorkerService(opts: StartWorkerServiceOptions): Promise<RunningStandaloneWorker> {
   const { runs: settings, approvalMaxWaitMs, ...config } = opts;
-  const domain = await openRunsServices({ databaseUrl: config.env.DATABASE_URL, settings, log: config.log.child({ component: 'runs-domain' }) });
+  const domain = await openRunsServices({
+    databaseUrl: config.env.DATABASE_URL,
+    settings,
+    identity: serviceIdentity(config.security.assertions, 'worker'),
+    pg: config.security.pg,
+    log: config.log.child({ component: 'runs-domain' }),
+  });
   try {
     const port = runsPortOf(domain.services);
     const worker = await startStandaloneWorker({ ...config, approvals: workerApprovals(() => port, config.log, approvalMaxWaitMs) });

@@ -1,6 +1,6 @@
-import type { Logger as LogSink } from '@keelson/service';
+import { defaultPgTimeouts, type Logger as LogSink, type PgTimeouts } from '@keelson/service';
 import { DataSource, type Logger as OrmLogger, type MixedList, type EntitySchema } from 'typeorm';
-import { EventLogTables1764460800000 } from './eventLog/eventLog.migration';
+import { EventLogActor1764460800001, EventLogTables1764460800000 } from './eventLog/eventLog.migration';
 
 /** Counts every SQL statement a DataSource sends; benchmarks and tests read it around a request. */
 export class QueryCounter implements OrmLogger {
@@ -37,6 +37,8 @@ export interface DataSourceOptions {
   log: LogSink;
   /** @default 10 */
   poolSize?: number;
+  /** Session bounds of every pooled connection. @default {@link defaultPgTimeouts} */
+  pg?: PgTimeouts;
 }
 
 export interface MeshDataSource {
@@ -46,15 +48,17 @@ export interface MeshDataSource {
 
 /**
  * A TypeORM DataSource on pg with the event-log tables' migration included. Schema changes come
- * only from migrations (never `synchronize`); a dropped pooled connection is logged, not fatal.
+ * only from migrations (never `synchronize`); a dropped pooled connection is logged, not fatal;
+ * statements, idle transactions and connecting are bounded (`KEELSON_PG_*`).
  */
 export function createDataSource(opts: DataSourceOptions): MeshDataSource {
+  const pg = opts.pg ?? defaultPgTimeouts;
   const queries = new QueryCounter(opts.log);
   const dataSource = new DataSource({
     type: 'postgres',
     url: opts.url,
     entities: opts.entities,
-    migrations: [EventLogTables1764460800000, ...opts.migrations],
+    migrations: [EventLogTables1764460800000, EventLogActor1764460800001, ...opts.migrations],
     migrationsTableName: opts.migrationsTableName,
     migrationsTransactionMode: 'each',
     synchronize: false,
@@ -62,6 +66,9 @@ export function createDataSource(opts: DataSourceOptions): MeshDataSource {
     poolSize: opts.poolSize ?? 10,
     poolErrorHandler: (err: unknown) => opts.log.warn({ err }, 'postgres pool connection error'),
     applicationName: `keelson-${opts.migrationsTableName.replace(/_migrations$/, '')}`,
+    connectTimeoutMS: pg.connectTimeoutMs,
+    // pg applies these per connection: no statement or forgotten transaction holds a backend forever.
+    extra: { statement_timeout: pg.statementTimeoutMs, idle_in_transaction_session_timeout: pg.idleInTransactionTimeoutMs },
   });
   return { dataSource, queries };
 }

@@ -8,7 +8,7 @@ import { scalarsMap } from './scalars';
 
 /** The Federation 2 spec version and the directives every subgraph may use. */
 export const FEDERATION_LINK =
-  'extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: ["@key", "@shareable", "@external", "@requires", "@provides", "@inaccessible", "@tag", "@override", "@interfaceObject"])';
+  'extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: ["@key", "@shareable", "@external", "@requires", "@provides", "@inaccessible", "@tag", "@override", "@interfaceObject", "@authenticated", "@requiresScopes"])';
 
 export type ReferenceResolvers = GraphQLResolverMap<unknown>;
 

@@ -1,17 +1,19 @@
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginInlineTraceDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
-import { isLoopback } from '@keelson/schema';
-import { healthRoute, serveGraphQL, type Logger, type Served } from '@keelson/service';
-import { GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
+import { ASSERTION_HEADER, ASSERTION_PARAM, closeCodes, scopes, type Caller } from '@keelson/schema';
+import { armor, healthRoute, parseLimited, serveGraphQL, type Logger, type MeshSecurity, type Served } from '@keelson/service';
+import { getOperationAST, GraphQLError, specifiedRules, validate, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import type { IncomingMessage } from 'node:http';
-import { createErrorFormatter } from './errors';
+import { createErrorFormatter, meshGraphQLError } from './errors';
 import { subscribeWithFreshContext } from './freshSubscribe';
 import { RequestLoaders } from './loaders';
 
-/** What every resolver sees: per-request loaders plus the subgraph's own services. */
+/** What every resolver sees: per-request loaders, the asserted caller, plus the subgraph's own services. */
 export interface SubgraphContext {
   loaders: RequestLoaders;
+  /** Who the gateway (or a mesh service) says is calling. */
+  caller: Caller;
 }
 
 export interface StartSubgraphOptions<TContext extends SubgraphContext> {
@@ -20,49 +22,105 @@ export interface StartSubgraphOptions<TContext extends SubgraphContext> {
   host: string;
   /** 0 picks a free port. */
   port: number;
-  insecureBind?: boolean;
+  /** Authentication, allowlists and limits (the gateway's assertion key above all). */
+  security: MeshSecurity;
   log: Logger;
-  /** Builds the per-request (or per-subscription) context around fresh loaders. */
+  /** Builds the per-request (or per-subscription) context around fresh loaders and the caller. */
   context: (base: SubgraphContext, req?: IncomingMessage) => TContext | Promise<TContext>;
   /** Runs after the servers close (release pools, listeners). */
   onStop?: () => Promise<void>;
 }
 
+/** The caller when authentication is off and a request carries no assertion (loopback only). */
+const anonymous: Caller = { subject: 'anonymous (KEELSON_AUTH=off)', kind: 'service', scopes: [...scopes] };
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
 /**
  * Serves one subgraph: Apollo Server 5 for queries and mutations and graphql-ws for subscriptions
  * on the same port, with errors shaped by one formatter for both transports.
+ *
+ * A subgraph is never an entry point: every request (health checks aside, `_service` included)
+ * needs the caller assertion the gateway or a mesh service signed — over HTTP in the
+ * `x-keelson-assertion` header, over WebSocket in `connection_init`'s `assertion` (else close 4401).
+ * Its WebSocket serves subscriptions only. graphql-armor's limits apply as at the gateway.
  */
 export async function startSubgraph<TContext extends SubgraphContext>(opts: StartSubgraphOptions<TContext>): Promise<Served> {
+  const { security } = opts;
   const formatError = createErrorFormatter(opts.log);
+  const protection = armor(security.limits);
   const apollo = new ApolloServer<TContext>({
     schema: opts.schema,
     formatError,
     csrfPrevention: true,
     allowBatchedHttpRequests: false,
-    introspection: isLoopback(opts.host),
+    // Only the gateway and mesh services reach a subgraph, all with an assertion: introspection is
+    // theirs (schema tooling reads `_service { sdl }`, which the assertion guards as well).
+    introspection: true,
     includeStacktraceInErrorResponses: false,
+    validationRules: protection.validationRules,
+    parseOptions: protection.parseOptions,
     // The process owner handles SIGINT/SIGTERM and stops services in order.
     stopOnTerminationSignals: false,
-    plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginInlineTraceDisabled()],
+    plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginInlineTraceDisabled(), ...protection.plugins],
   });
+  const rules = [...specifiedRules, ...protection.validationRules];
   const format = (errors: readonly GraphQLError[]): GraphQLFormattedError[] =>
     errors.map((e) => formatError(e.toJSON(), e));
+
+  const authenticate = async (assertion: string | undefined): Promise<Caller> => {
+    if (security.auth === 'off' && !assertion) return anonymous;
+    return security.assertions.verify(assertion);
+  };
 
   const served = await serveGraphQL<TContext>({
     name: opts.name,
     host: opts.host,
     port: opts.port,
-    insecureBind: opts.insecureBind,
+    auth: security.auth,
+    access: security.access,
+    maxBodyBytes: security.limits.maxBodyBytes,
     apollo,
     log: opts.log,
-    context: async (req) => opts.context({ loaders: new RequestLoaders() }, req),
+    authenticate: (req) => authenticate(headerValue(req.headers[ASSERTION_HEADER])),
+    context: async (req, caller) => opts.context({ loaders: new RequestLoaders(), caller }, req),
     routes: { '/health': healthRoute(opts.name) },
     websocket: (wss) => {
-      const server = useServer<Record<string, unknown>>(
+      const server = useServer<Record<string, unknown>, { caller?: Caller }>(
         {
           schema: opts.schema,
-          context: async () => opts.context({ loaders: new RequestLoaders() }),
-          subscribe: (args) => subscribeWithFreshContext(args, async () => opts.context({ loaders: new RequestLoaders() })),
+          onConnect: async (ctx) => {
+            const assertion = ctx.connectionParams?.[ASSERTION_PARAM];
+            try {
+              ctx.extra.caller = await authenticate(typeof assertion === 'string' ? assertion : undefined);
+              return true;
+            } catch (err) {
+              ctx.extra.socket.close(closeCodes.unauthenticated, (err as Error).message.slice(0, 120));
+              return false;
+            }
+          },
+          onSubscribe: (_ctx, _id, payload) => {
+            let document;
+            try {
+              document = parseLimited(payload.query, security.limits);
+            } catch (err) {
+              return [new GraphQLError((err as Error).message, { extensions: { code: 'GRAPHQL_PARSE_FAILED', status: 400 } })];
+            }
+            const invalid = validate(opts.schema, document, rules);
+            if (invalid.length > 0) {
+              return invalid.map((e) => new GraphQLError(e.message, { nodes: e.nodes, extensions: { ...e.extensions, code: 'GRAPHQL_VALIDATION_FAILED', status: 400 } }));
+            }
+            const operation = getOperationAST(document, payload.operationName);
+            if (operation && operation.operation !== 'subscription') {
+              return [meshGraphQLError('FORBIDDEN', `this WebSocket serves subscriptions only; send a ${operation.operation} over HTTP`)];
+            }
+            // No contextValue: graphql-ws fills it from `context` below.
+            return { schema: opts.schema, document, operationName: payload.operationName, variableValues: payload.variables };
+          },
+          context: async (ctx) => opts.context({ loaders: new RequestLoaders(), caller: ctx.extra.caller! }),
+          subscribe: (args) => subscribeWithFreshContext(args, async () => opts.context({ loaders: new RequestLoaders(), caller: (args.contextValue as SubgraphContext).caller })),
           onError: (_ctx, _id, _payload, errors) => format(errors),
           onNext: (_ctx, _id, _payload, _args, result) =>
             result.errors ? { ...result, errors: format(result.errors) } : undefined,

@@ -1,4 +1,4 @@
-import type { Logger } from '@keelson/service';
+import type { Logger, PgTimeouts } from '@keelson/service';
 import type { EntitySchema, MixedList } from 'typeorm';
 import { createDataSource, initializeAndMigrate, type MeshDataSource } from './dataSource';
 import { EventLog } from './eventLog/eventLog';
@@ -15,6 +15,8 @@ export interface SubgraphStateOptions {
   log: Logger;
   /** application_name of the LISTEN connection. @default keelson-listener */
   listenerName?: string;
+  /** Session bounds of the pool's connections. @default the kit's defaults */
+  pg?: PgTimeouts;
 }
 
 export interface SubgraphState extends MeshDataSource {
@@ -35,6 +37,7 @@ export async function openSubgraphState(opts: SubgraphStateOptions): Promise<Sub
     migrations: opts.migrations,
     migrationsTableName: opts.migrationsTableName,
     log: opts.log,
+    ...(opts.pg ? { pg: opts.pg } : {}),
   });
   const notifier = new EventNotifier({ url: opts.url, log: opts.log, applicationName: opts.listenerName });
   const close = async () => {

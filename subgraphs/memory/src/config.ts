@@ -1,3 +1,4 @@
+import { meshSecurityFromEnv, type MeshSecurity } from '@keelson/service';
 import { parseEnv } from '@keelson/schema';
 import type { MemorySettings } from './settings';
 
@@ -5,7 +6,7 @@ export interface MemoryConfig {
   databaseUrl: string;
   host: string;
   port: number;
-  insecureBind: boolean;
+  security: MeshSecurity;
   logLevel: string;
   settings: MemorySettings;
   /** Where capture reads transcript bodies: the sessions subgraph (KEELSON_SESSIONS_URL). */
@@ -21,7 +22,7 @@ export function loadMemoryConfig(env: NodeJS.ProcessEnv = process.env): MemoryCo
     databaseUrl: e.DATABASE_URL,
     host: e.KEELSON_HOST,
     port: e.KEELSON_MEMORY_PORT,
-    insecureBind: e.KEELSON_INSECURE_BIND,
+    security: meshSecurityFromEnv(e),
     logLevel: e.KEELSON_LOG_LEVEL,
     settings: memorySettings(e),
     sessionsUrl: e.KEELSON_SESSIONS_URL ?? `http://127.0.0.1:${e.KEELSON_SESSIONS_PORT}/graphql`,

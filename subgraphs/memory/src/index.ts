@@ -1,5 +1,5 @@
 import { openSubgraphState, startSubgraph } from '@keelson/kit';
-import type { Logger } from '@keelson/service';
+import type { Logger, MeshSecurity } from '@keelson/service';
 import { CaptureConsumer } from './capture/captureConsumer';
 import { RunCaptureConsumer } from './capture/runCaptureConsumer';
 import type { RunTurnSource } from './capture/runTurnSource';
@@ -68,7 +68,8 @@ export interface StartMemoryOptions {
   host: string;
   /** 0 picks a free port. */
   port: number;
-  insecureBind?: boolean;
+  /** Authentication (the gateway's assertion key), allowlists, limits and Postgres bounds. */
+  security: MeshSecurity;
   settings: MemorySettings;
   /** Capture from the `harness` (and `runs`) stream; without it no consumer runs. */
   capture?: CaptureOptions;
@@ -93,6 +94,7 @@ export async function start(opts: StartMemoryOptions): Promise<RunningMemory> {
     migrations: memoryMigrations,
     migrationsTableName: 'memory_migrations',
     log: opts.log,
+    pg: opts.security.pg,
     listenerName: 'keelson-memory-listener',
   });
   const { dataSource, queries, notifier, events } = state;
@@ -158,7 +160,7 @@ export async function start(opts: StartMemoryOptions): Promise<RunningMemory> {
       schema,
       host: opts.host,
       port: opts.port,
-      insecureBind: opts.insecureBind,
+      security: opts.security,
       log: opts.log,
       context: (base) => ({ ...base, services }),
       onStop: async () => {

@@ -1,3 +1,4 @@
+import { meshSecurityFromEnv, type MeshSecurity } from '@keelson/service';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { expandHome, parseEnv } from '@keelson/schema';
@@ -7,7 +8,7 @@ export interface ProjectsConfig {
   databaseUrl: string;
   host: string;
   port: number;
-  insecureBind: boolean;
+  security: MeshSecurity;
   logLevel: string;
   settings: ProjectsSettings;
 }
@@ -20,7 +21,7 @@ export function loadProjectsConfig(env: NodeJS.ProcessEnv = process.env): Projec
     databaseUrl: e.DATABASE_URL,
     host: e.KEELSON_HOST,
     port: e.KEELSON_PROJECTS_PORT,
-    insecureBind: e.KEELSON_INSECURE_BIND,
+    security: meshSecurityFromEnv(e),
     logLevel: e.KEELSON_LOG_LEVEL,
     settings: projectsSettings(e, userHome, env),
   };

@@ -1,5 +1,5 @@
 import { openSubgraphState, startSubgraph } from '@keelson/kit';
-import type { Logger } from '@keelson/service';
+import type { Logger, MeshSecurity } from '@keelson/service';
 import type { ProjectsContext, ProjectsServices } from './context';
 import { MutationLock } from './lock/lock.entity';
 import { LockService } from './lock/lock.service';
@@ -27,7 +27,8 @@ export interface StartProjectsOptions {
   host: string;
   /** 0 picks a free port. */
   port: number;
-  insecureBind?: boolean;
+  /** Authentication (the gateway's assertion key), allowlists, limits and Postgres bounds. */
+  security: MeshSecurity;
   settings: ProjectsSettings;
   log: Logger;
 }
@@ -50,6 +51,7 @@ export async function start(opts: StartProjectsOptions): Promise<RunningProjects
     migrations: projectsMigrations,
     migrationsTableName: 'projects_migrations',
     log: opts.log,
+    pg: opts.security.pg,
   });
   try {
     const { dataSource, events } = state;
@@ -68,7 +70,7 @@ export async function start(opts: StartProjectsOptions): Promise<RunningProjects
       schema,
       host: opts.host,
       port: opts.port,
-      insecureBind: opts.insecureBind,
+      security: opts.security,
       log: opts.log,
       context: (base) => ({ ...base, services }),
       onStop: state.close,

@@ -1,3 +1,4 @@
+import { meshSecurityFromEnv, type MeshSecurity } from '@keelson/service';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { expandHome, isLoopback, parseEnv, type MeshEnv } from '@keelson/schema';
@@ -7,7 +8,7 @@ export interface RibsConfig {
   databaseUrl: string;
   host: string;
   port: number;
-  insecureBind: boolean;
+  security: MeshSecurity;
   logLevel: MeshEnv['KEELSON_LOG_LEVEL'];
   settings: RibsSettings;
 }
@@ -19,7 +20,7 @@ export function loadRibsConfig(env: NodeJS.ProcessEnv = process.env): RibsConfig
     databaseUrl: e.DATABASE_URL,
     host: e.KEELSON_HOST,
     port: e.KEELSON_RIBS_PORT,
-    insecureBind: e.KEELSON_INSECURE_BIND,
+    security: meshSecurityFromEnv(e),
     logLevel: e.KEELSON_LOG_LEVEL,
     settings: ribsSettings(e, homedir(), env),
   };

@@ -1,6 +1,6 @@
 import { createExec, createRibHost, type RibHost, type RibHostOptions } from '@keelson/host';
 import { openSubgraphState, startSubgraph } from '@keelson/kit';
-import type { Logger } from '@keelson/service';
+import { serviceIdentity, type Logger, type MeshSecurity } from '@keelson/service';
 import type { RibsContext, RibsServices } from './context';
 import { StoredCredential } from './credential/credential.entity';
 import { loadCredentialKey } from './credential/credentialKey';
@@ -48,7 +48,8 @@ export interface StartRibsOptions {
   host: string;
   /** 0 picks a free port. */
   port: number;
-  insecureBind?: boolean;
+  /** Authentication (the gateway's assertion key), allowlists, limits and Postgres bounds. */
+  security: MeshSecurity;
   settings: RibsSettings;
   log: Logger;
   /** Passed to `createRibHost` (discovery roots, an explicit `available` map, run seams, …). */
@@ -85,10 +86,16 @@ export async function start(opts: StartRibsOptions): Promise<RunningRibs> {
     migrations: ribsMigrations,
     migrationsTableName: 'ribs_migrations',
     log: opts.log,
+    pg: opts.security.pg,
     listenerName: 'keelson-ribs-listener',
   });
   const { dataSource, queries, notifier, events } = state;
-  const projects = new GraphqlProjectsPort({ url: opts.settings.projectsUrl, log: opts.log.child({ component: 'projects-port' }), startTimeoutMs: opts.projectsStartTimeoutMs });
+  const projects = new GraphqlProjectsPort({
+    url: opts.settings.projectsUrl,
+    identity: serviceIdentity(opts.security.assertions, 'ribs'),
+    log: opts.log.child({ component: 'projects-port' }),
+    startTimeoutMs: opts.projectsStartTimeoutMs,
+  });
   const lifetime = new AbortController();
   let host: RibHost | undefined;
   let nudges: ManifestNudges | undefined;
@@ -130,7 +137,7 @@ export async function start(opts: StartRibsOptions): Promise<RunningRibs> {
       schema,
       host: opts.host,
       port: opts.port,
-      insecureBind: opts.insecureBind,
+      security: opts.security,
       log: opts.log,
       context: (base) => ({ ...base, services }),
       onStop: teardown,

@@ -1,9 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRibHost, staticConfigPort } from '@keelson/host';
-import { silentLogger } from '@keelson/service';
+import { AssertionKey, serviceIdentity, silentLogger } from '@keelson/service';
 import { ProjectOperationError } from '@keelson/shared';
 import { GraphqlProjectsPort, statusForCode } from '../src/projects/graphqlProjectsPort';
+
+const identity = serviceIdentity(AssertionKey.random(), 'ribs');
 
 // The ProjectsPort speaks to the projects subgraph over GraphQL; here a stand-in answers, so every
 // error code the projects domain raises can be produced on demand. (test/ribs.e2e.test.ts runs the
@@ -52,7 +54,7 @@ describe('the ProjectsPort over GraphQL', () => {
 
   beforeAll(async () => {
     fake = await fakeProjects();
-    port = new GraphqlProjectsPort({ url: fake.url, log: silentLogger(), startTimeoutMs: 2_000 });
+    port = new GraphqlProjectsPort({ url: fake.url, identity, log: silentLogger(), startTimeoutMs: 2_000 });
     await port.start();
   });
   afterAll(async () => {
@@ -108,7 +110,7 @@ describe('the ProjectsPort over GraphQL', () => {
 
 describe('the ProjectsPort before the projects subgraph answers', () => {
   it('boots anyway, serves no projects, and answers 503 until the first load', async () => {
-    const port = new GraphqlProjectsPort({ url: 'http://127.0.0.1:9/graphql', log: silentLogger(), startTimeoutMs: 200, reconnectDelayMs: 50 });
+    const port = new GraphqlProjectsPort({ url: 'http://127.0.0.1:9/graphql', identity, log: silentLogger(), startTimeoutMs: 200, reconnectDelayMs: 50 });
     try {
       await port.start();
       expect(port.ready).toBe(false);

@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '@keelson/service';
 import type { Rib, RibViewDescriptor } from '@keelson/shared';
-import { gql, gqlData, subscribe } from '../../../test/support/client';
+import { gql, gqlData, subscribe, registerCredentials } from '../../../test/support/client';
 import { start, type RunningRibs, type RibHostOverrides } from '../src/index';
 import { createTestDatabase, type TestDatabase } from './support/ribsDb';
+import { security, serviceCredentials } from '../../../test/support/auth';
 
 // The ribs subgraph on its own (no gateway, no projects subgraph), spoken to as a client would.
 
@@ -51,12 +52,14 @@ describe('the ribs subgraph', () => {
       databaseUrl: db.url,
       host: '127.0.0.1',
       port: 0,
+      security,
       settings: { home, projectsUrl: 'http://127.0.0.1:9/graphql', env },
       log: silentLogger(),
       ribHost: { available: ribs, ...overrides },
       projectsStartTimeoutMs: 50,
     });
     running.push(ribsSubgraph);
+    registerCredentials(ribsSubgraph.url, serviceCredentials);
     return ribsSubgraph;
   };
 

@@ -1,3 +1,4 @@
+import { meshSecurityFromEnv, type MeshSecurity } from '@keelson/service';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { expandHome, parseEnv, type MeshEnv } from '@keelson/schema';
@@ -7,7 +8,7 @@ export interface RunsConfig {
   databaseUrl: string;
   host: string;
   port: number;
-  insecureBind: boolean;
+  security: MeshSecurity;
   logLevel: string;
   settings: RunsSettings;
 }
@@ -44,7 +45,7 @@ export function loadRunsConfig(env: NodeJS.ProcessEnv = process.env): RunsConfig
     databaseUrl: e.DATABASE_URL,
     host: e.KEELSON_HOST,
     port: e.KEELSON_RUNS_PORT,
-    insecureBind: e.KEELSON_INSECURE_BIND,
+    security: meshSecurityFromEnv(e),
     logLevel: e.KEELSON_LOG_LEVEL,
     settings: runsSettings(e),
   };

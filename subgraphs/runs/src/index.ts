@@ -1,5 +1,5 @@
 import { openSubgraphState, startSubgraph } from '@keelson/kit';
-import type { Logger } from '@keelson/service';
+import { serviceIdentity, type Logger, type MeshSecurity, type PgTimeouts, type ServiceIdentity } from '@keelson/service';
 import { connectClient, OpStore, projectsGraphqlApi, RUNS_MIGRATIONS_TABLE, RunStore, runsMigrations, type ProjectsApi } from '@keelson/temporal';
 import { join } from 'node:path';
 import { CatalogService, WorkflowCatalog } from './catalog/catalog.service';
@@ -31,16 +31,21 @@ export const runsEntities = [Run, RunNode, RunPause, Op];
 export interface OpenRunsOptions {
   databaseUrl: string;
   settings: RunsSettings;
-  /** @default the projects subgraph at settings.projectsUrl, over GraphQL */
+  /** @default the projects subgraph at settings.projectsUrl, over GraphQL, as `identity` */
   projects?: ProjectsApi;
+  /** Who this process is to the projects subgraph. */
+  identity: ServiceIdentity;
+  /** Session bounds of the pool's connections. */
+  pg?: PgTimeouts;
   log: Logger;
 }
 
-export interface StartRunsOptions extends OpenRunsOptions {
+export interface StartRunsOptions extends Omit<OpenRunsOptions, 'identity' | 'pg'> {
   host: string;
   /** 0 picks a free port. */
   port: number;
-  insecureBind?: boolean;
+  /** Authentication (the gateway's assertion key), allowlists, limits and Postgres bounds. */
+  security: MeshSecurity;
 }
 
 /** The runs domain without its GraphQL server (the ribs process's run seams reach it in-process). */
@@ -73,12 +78,13 @@ export async function openRunsServices(opts: OpenRunsOptions): Promise<OpenedRun
     migrations: runsMigrations,
     migrationsTableName: RUNS_MIGRATIONS_TABLE,
     log: opts.log,
+    ...(opts.pg ? { pg: opts.pg } : {}),
   });
   const { dataSource, queries, events } = state;
   let temporal: Awaited<ReturnType<typeof connectClient>> | undefined;
   try {
     temporal = await connectClient({ address: opts.settings.temporal.address, namespace: opts.settings.temporal.namespace });
-    const projects = opts.projects ?? projectsGraphqlApi(opts.settings.projectsUrl);
+    const projects = opts.projects ?? projectsGraphqlApi(opts.settings.projectsUrl, { identity: opts.identity });
     const catalog = new CatalogService(
       new WorkflowCatalog({
         bundledDir: opts.settings.bundledWorkflowsDir,
@@ -116,7 +122,7 @@ export async function openRunsServices(opts: OpenRunsOptions): Promise<OpenedRun
 
 /** Boots the runs subgraph: open the domain (migrate, connect to Temporal), then serve. */
 export async function start(opts: StartRunsOptions): Promise<RunningRuns> {
-  const opened = await openRunsServices(opts);
+  const opened = await openRunsServices({ ...opts, identity: serviceIdentity(opts.security.assertions, 'runs'), pg: opts.security.pg });
   try {
     const { services } = opened;
     const { schema } = await buildRunsSchema();
@@ -125,7 +131,7 @@ export async function start(opts: StartRunsOptions): Promise<RunningRuns> {
       schema,
       host: opts.host,
       port: opts.port,
-      insecureBind: opts.insecureBind,
+      security: opts.security,
       log: opts.log,
       context: (base) => ({ ...base, services }),
       onStop: opened.close,

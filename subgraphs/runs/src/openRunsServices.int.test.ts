@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseEnv, streams } from '@keelson/schema';
-import { silentLogger } from '@keelson/service';
+import { AssertionKey, serviceIdentity, silentLogger } from '@keelson/service';
 import { RUNS_MIGRATIONS_TABLE, runsMigrations } from '@keelson/temporal';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/db';
 import { quietTemporalRuntime, testTemporalAddress } from '../../../test/support/temporalServer';
@@ -31,7 +31,7 @@ describe('opening the runs domain without serving it', () => {
       temporal: { address: testTemporalAddress() },
       projectsUrl: 'http://127.0.0.1:1/graphql',
     });
-    const open = () => openRunsServices({ databaseUrl: db.url, settings, log: silentLogger() });
+    const open = () => openRunsServices({ databaseUrl: db.url, settings, identity: serviceIdentity(AssertionKey.random(), 'runs'), log: silentLogger() });
     const opened = await Promise.allSettled([open(), open()]);
     const both = opened.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
     try {

@@ -7,12 +7,13 @@ import { silentLogger } from '@keelson/service';
 import { RunStore, type ProjectRef, type ProjectsApi } from '@keelson/temporal';
 import { EventLog, EventNotifier } from '@keelson/kit';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/db';
-import { gql, gqlData } from '../../../test/support/client';
+import { gql, gqlData, registerCredentials } from '../../../test/support/client';
 import { quietTemporalRuntime, testTemporalAddress } from '../../../test/support/temporalServer';
 import { projectWorkflowsDir } from './catalog/catalog.service';
 import type { RibWorkflowCandidate } from './catalog/ribSource';
 import { runsSettings } from './config';
 import { start, type RunningRuns } from './index';
+import { security, serviceCredentials } from '../../../test/support/auth';
 
 quietTemporalRuntime();
 
@@ -74,10 +75,12 @@ describe('the runs subgraph', () => {
       databaseUrl: db.url,
       host: '127.0.0.1',
       port: 0,
+      security,
       settings: { ...settings, ribWorkflows: { list: () => ribs } },
       projects: projectsApi,
       log: silentLogger(),
     });
+    registerCredentials(runs.url, serviceCredentials);
     store = new RunStore(runs.services.dataSource, new EventLog(runs.services.dataSource, new EventNotifier({ url: db.url, log: silentLogger() })));
   });
 

@@ -1,3 +1,4 @@
+import { meshSecurityFromEnv, type MeshSecurity } from '@keelson/service';
 import { harnessSettings, type HarnessSettings } from '@keelson/harness';
 import { parseEnv, type MeshEnv } from '@keelson/schema';
 import type { TemporalTarget } from './task/task.service';
@@ -6,7 +7,7 @@ export interface SessionsConfig {
   databaseUrl: string;
   host: string;
   port: number;
-  insecureBind: boolean;
+  security: MeshSecurity;
   logLevel: string;
   settings: HarnessSettings;
   /** Where the projects subgraph answers (a project's root and worktrees). */
@@ -28,7 +29,7 @@ export function loadSessionsConfig(env: NodeJS.ProcessEnv = process.env): Sessio
     databaseUrl: e.DATABASE_URL,
     host: e.KEELSON_HOST,
     port: e.KEELSON_SESSIONS_PORT,
-    insecureBind: e.KEELSON_INSECURE_BIND,
+    security: meshSecurityFromEnv(e),
     logLevel: e.KEELSON_LOG_LEVEL,
     settings: harnessSettings(e, env),
     projectsUrl: projectsUrlOf(e),

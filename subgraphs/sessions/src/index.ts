@@ -1,6 +1,6 @@
 import { startHarnessRuntime, type CliDriver, type HarnessId, type HarnessRuntime, type HarnessSettings, type ProjectsApi } from '@keelson/harness';
 import { startSubgraph } from '@keelson/kit';
-import type { Logger } from '@keelson/service';
+import { serviceIdentity, type Logger, type MeshSecurity } from '@keelson/service';
 import type { SessionsContext, SessionsServices } from './context';
 import { buildSessionsSchema } from './schema';
 import { TaskService, type TemporalTarget } from './task/task.service';
@@ -16,7 +16,8 @@ export interface StartSessionsOptions {
   host: string;
   /** 0 picks a free port. */
   port: number;
-  insecureBind?: boolean;
+  /** Authentication (the gateway's assertion key), allowlists, limits and Postgres bounds. */
+  security: MeshSecurity;
   settings: HarnessSettings;
   /** The projects subgraph's GraphQL URL (or an API, in tests). */
   projects: string | ProjectsApi;
@@ -40,7 +41,8 @@ export interface RunningSessions {
 
 /** Boots the sessions subgraph: migrate, then serve (the harness control plane over GraphQL). */
 export async function start(opts: StartSessionsOptions): Promise<RunningSessions> {
-  const runtime = await startHarnessRuntime({ databaseUrl: opts.databaseUrl, settings: opts.settings, projects: opts.projects, log: opts.log, drivers: opts.drivers });
+  const projects = typeof opts.projects === 'string' ? { url: opts.projects, identity: serviceIdentity(opts.security.assertions, 'sessions') } : opts.projects;
+  const runtime = await startHarnessRuntime({ databaseUrl: opts.databaseUrl, settings: opts.settings, projects, log: opts.log, drivers: opts.drivers, pg: opts.security.pg });
   const tasks = new TaskService(runtime.plane, opts.temporal, opts.log, opts.heartbeatTimeoutMs ?? 30_000);
   try {
     const services: SessionsServices = { plane: runtime.plane, tasks };
@@ -50,7 +52,7 @@ export async function start(opts: StartSessionsOptions): Promise<RunningSessions
       schema,
       host: opts.host,
       port: opts.port,
-      insecureBind: opts.insecureBind,
+      security: opts.security,
       log: opts.log,
       context: (base) => ({ ...base, services }),
       onStop: async () => {

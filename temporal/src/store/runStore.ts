@@ -1,5 +1,6 @@
 import type { EventLog } from '@keelson/kit';
 import {
+  type Actor,
   finalNodeStatuses,
   isTerminalRunStatus,
   MeshError,
@@ -156,8 +157,8 @@ export class RunStore {
     private readonly events: EventLog,
   ) {}
 
-  private append(m: EntityManager, type: RunEventType, payload: RunEventPayload) {
-    return this.events.append(m, { stream: streams.runs, key: payload.runId, type, payload });
+  private append(m: EntityManager, type: RunEventType, payload: RunEventPayload, actor?: Actor) {
+    return this.events.append(m, { stream: streams.runs, key: payload.runId, type, payload, ...(actor ? { actor } : {}) });
   }
 
   private async lockRun(m: EntityManager, runId: string): Promise<RunRecord> {
@@ -387,7 +388,7 @@ export class RunStore {
   async closeGate(
     runId: string,
     pauseId: string,
-    answer: { text: string; decision: 'approved' | 'feedback'; outcome: 'SUCCEEDED' | 'FAILED'; error?: string },
+    answer: { text: string; decision: 'approved' | 'feedback'; outcome: 'SUCCEEDED' | 'FAILED'; error?: string; actor?: Actor },
   ): Promise<{ recorded: boolean; decision: string | null; closedBy: string | null }> {
     return this.dataSource.transaction(async (m) => {
       const run = await this.lockRun(m, runId);
@@ -403,7 +404,7 @@ export class RunStore {
         `UPDATE run_pauses SET decision = $2, answered_at = now(), closed_at = now(), closed_by = 'answer' WHERE pause_id = $1`,
         [pauseId, pgText(answer.text)],
       );
-      await this.append(m, 'APPROVAL_ANSWERED', { runId, launch, nodeId, pauseId, decision: answer.decision });
+      await this.append(m, 'APPROVAL_ANSWERED', { runId, launch, nodeId, pauseId, decision: answer.decision }, answer.actor);
       await m.query(
         `UPDATE run_nodes SET status = $3, output = $4, output_bytes = $5, output_truncated = false, error = $6, completed_at = now()
          WHERE run_id = $1 AND node_id = $2`,

@@ -198,7 +198,7 @@ export async function dagRun(input: DagRunInput): Promise<DagRunResult> {
           const node = planNode(gate.nodeId)!;
           const outcome = decision === 'approved' || node.onFeedback === 'continue' ? 'SUCCEEDED' : 'FAILED';
           const error = outcome === 'FAILED' ? `the gate was answered with feedback: ${req.text.slice(0, 300)}` : undefined;
-          const closed = await book.closeGate({ runId, pauseId: gate.pauseId, text: req.text, decision, outcome, ...(error ? { error } : {}) });
+          const closed = await book.closeGate({ runId, pauseId: gate.pauseId, text: req.text, decision, outcome, ...(error ? { error } : {}), ...(req.actor ? { actor: req.actor } : {}) });
           if (!closed.recorded && !(closed.closedBy === 'answer' && closed.decision === req.text)) {
             throw reject('CONFLICT', `gate "${gate.nodeId}" (pause ${gate.pauseId}) closed (${closed.closedBy}) before the answer was recorded`);
           }

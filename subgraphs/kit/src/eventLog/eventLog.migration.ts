@@ -29,3 +29,19 @@ export class EventLogTables1764460800000 implements MigrationInterface {
     // Shared by every subgraph: never dropped by one of them.
   }
 }
+
+/**
+ * Every event records its actor (`{ subject, kind }` of the caller whose request wrote it; null for
+ * the mesh's own work). Idempotent, like the tables: every subgraph's migration list includes it.
+ */
+export class EventLogActor1764460800001 implements MigrationInterface {
+  name = 'EventLogActor1764460800001';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query('ALTER TABLE events ADD COLUMN IF NOT EXISTS actor jsonb');
+  }
+
+  async down(): Promise<void> {
+    // Shared by every subgraph: never dropped by one of them.
+  }
+}

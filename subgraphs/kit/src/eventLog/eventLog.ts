@@ -1,4 +1,5 @@
-import { decodeCursor, encodeCursor, EVENTS_CHANNEL, MeshError, type EventEnvelope } from '@keelson/schema';
+import { actorOf, decodeCursor, encodeCursor, EVENTS_CHANNEL, MeshError, type Actor, type EventEnvelope } from '@keelson/schema';
+import { currentCaller } from '@keelson/service';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { EventNotifier } from './notifier';
 
@@ -9,6 +10,8 @@ export interface NewEvent<P = unknown> {
   type: string;
   /** Ids and small facts only; large bodies are fetched by id. */
   payload: P;
+  /** Who caused it. @default the caller of the request being served (none for the mesh's own work) */
+  actor?: Actor | null;
 }
 
 export interface ReadOptions {
@@ -24,11 +27,19 @@ interface EventRow {
   type: string;
   payload: unknown;
   at: Date;
+  actor: Actor | null;
 }
 
 function toEnvelope<P>(row: EventRow): EventEnvelope<P> {
   const seq = Number(row.seq);
-  return { cursor: encodeCursor(seq), stream: row.stream, seq, key: row.key, type: row.type, payload: row.payload as P, at: row.at };
+  return { cursor: encodeCursor(seq), stream: row.stream, seq, key: row.key, type: row.type, payload: row.payload as P, at: row.at, actor: row.actor ?? null };
+}
+
+/** The actor an appended event records. */
+function actorFor(event: NewEvent<unknown>): Actor | null {
+  if (event.actor !== undefined) return event.actor;
+  const caller = currentCaller();
+  return caller ? actorOf(caller) : null;
 }
 
 /**
@@ -53,12 +64,12 @@ export class EventLog {
          ON CONFLICT (stream) DO UPDATE SET last_seq = event_streams.last_seq + 1
          RETURNING last_seq
        ), e AS (
-         INSERT INTO events (stream, seq, key, type, payload)
-         SELECT $1, s.last_seq, $2, $3, $4::jsonb FROM s
-         RETURNING stream, seq, key, type, payload, at
+         INSERT INTO events (stream, seq, key, type, payload, actor)
+         SELECT $1, s.last_seq, $2, $3, $4::jsonb, $6::jsonb FROM s
+         RETURNING stream, seq, key, type, payload, at, actor
        )
        SELECT e.*, pg_notify($5, e.stream || ':' || e.seq) AS notified FROM e`,
-      [event.stream, event.key, event.type, JSON.stringify(event.payload ?? {}), EVENTS_CHANNEL],
+      [event.stream, event.key, event.type, JSON.stringify(event.payload ?? {}), EVENTS_CHANNEL, JSON.stringify(actorFor(event))],
     )) as EventRow[];
     return toEnvelope<P>(rows[0]!);
   }
@@ -68,11 +79,11 @@ export class EventLog {
     const limit = opts.limit ?? 500;
     const rows = (opts.key === undefined
       ? await this.dataSource.query(
-          'SELECT stream, seq, key, type, payload, at FROM events WHERE stream = $1 AND seq > $2 ORDER BY seq LIMIT $3',
+          'SELECT stream, seq, key, type, payload, at, actor FROM events WHERE stream = $1 AND seq > $2 ORDER BY seq LIMIT $3',
           [stream, after, limit],
         )
       : await this.dataSource.query(
-          'SELECT stream, seq, key, type, payload, at FROM events WHERE stream = $1 AND key = $2 AND seq > $3 ORDER BY seq LIMIT $4',
+          'SELECT stream, seq, key, type, payload, at, actor FROM events WHERE stream = $1 AND key = $2 AND seq > $3 ORDER BY seq LIMIT $4',
           [stream, opts.key, after, limit],
         )) as EventRow[];
     return rows.map((r) => toEnvelope<P>(r));

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createDataSource, EventLog, EventNotifier, type MeshDataSource } from '@keelson/kit';
 import { streams } from '@keelson/schema';
-import { silentLogger } from '@keelson/service';
+import { AssertionKey, serviceIdentity, silentLogger } from '@keelson/service';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/db';
 import { startMemoryProcess, type MemoryProcess } from '../../test/support/memoryProcess';
 import { GraphqlTranscriptSource } from './graphqlTranscriptSource';
@@ -31,6 +31,8 @@ class SessionsStub {
           res.writeHead(status, { 'content-type': 'application/json' });
           res.end(JSON.stringify(payload));
         };
+        // As a real subgraph: nothing is answered without the caller's service assertion.
+        if (!req.headers['x-keelson-assertion']) return send(401, { errors: [{ message: 'no caller assertion', extensions: { code: 'UNAUTHENTICATED' } }] });
         if (this.down > 0) {
           this.down -= 1;
           return send(503, { errors: [{ message: 'sessions subgraph restarting', extensions: { code: 'SERVICE_UNAVAILABLE' } }] });
@@ -64,13 +66,13 @@ describe('the GraphQL transcript source', () => {
 
   it('fetches entries by id, reads a refusal as "no entries", and rejects while the sessions subgraph is down', async () => {
     stub.add('claude-code:s1', [{ id: 'a', role: 'user', content: 'hello' }, { id: 'b', role: 'assistant', content: 'hi' }]);
-    const source = new GraphqlTranscriptSource(stub.url);
+    const source = new GraphqlTranscriptSource(stub.url, serviceIdentity(AssertionKey.random(), 'memory'));
     const signal = AbortSignal.timeout(5_000);
     expect(await source.entries('claude-code:s1', ['b', 'x'], signal)).toEqual([{ id: 'b', role: 'assistant', content: 'hi' }]);
     expect(await source.entries('refused:1', ['a'], signal)).toEqual([]);
     stub.down = 1;
     await expect(source.entries('claude-code:s1', ['a'], signal)).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', message: 'sessions subgraph restarting' });
-    await expect(new GraphqlTranscriptSource('http://127.0.0.1:1/graphql').entries('claude-code:s1', ['a'], signal)).rejects.toMatchObject({
+    await expect(new GraphqlTranscriptSource('http://127.0.0.1:1/graphql', serviceIdentity(AssertionKey.random(), 'memory')).entries('claude-code:s1', ['a'], signal)).rejects.toMatchObject({
       code: 'SERVICE_UNAVAILABLE',
       message: expect.stringMatching(/^the sessions subgraph at http:\/\/127\.0\.0\.1:1\/graphql is unreachable/),
     });

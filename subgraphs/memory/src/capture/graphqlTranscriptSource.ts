@@ -1,5 +1,5 @@
 import { isMeshError } from '@keelson/schema';
-import { serviceCaller, type Logger, type ServiceCall } from '@keelson/service';
+import { serviceCaller, type Logger, type ServiceCall, type ServiceIdentity } from '@keelson/service';
 import type { TranscriptEntry, TranscriptSource } from './transcriptSource';
 
 /** Codes that say "this request will never succeed": retrying cannot help. */
@@ -26,9 +26,11 @@ export class GraphqlTranscriptSource implements TranscriptSource {
   constructor(
     /** The sessions subgraph's GraphQL endpoint. */
     readonly url: string,
+    /** Who memory capture is to that subgraph (it refuses calls without an assertion). */
+    identity: ServiceIdentity,
     private readonly log?: Logger,
   ) {
-    this.call = serviceCaller('the sessions subgraph', url);
+    this.call = serviceCaller('the sessions subgraph', url, { identity });
   }
 
   async entries(sessionId: string, ids: readonly string[], signal: AbortSignal): Promise<TranscriptEntry[]> {

@@ -1,4 +1,4 @@
-import { serviceCaller, type Logger, type ServiceCall } from '@keelson/service';
+import { serviceCaller, type Logger, type ServiceCall, type ServiceIdentity } from '@keelson/service';
 import { z } from 'zod';
 
 /** One node of a run as capture reads it. */
@@ -63,9 +63,11 @@ export class GraphqlRunTurnSource implements RunTurnSource {
   constructor(
     /** The runs subgraph's GraphQL endpoint. */
     readonly url: string,
+    /** Who memory capture is to that subgraph (it refuses calls without an assertion). */
+    identity: ServiceIdentity,
     private readonly log?: Logger,
   ) {
-    this.call = serviceCaller('the runs subgraph', url);
+    this.call = serviceCaller('the runs subgraph', url, { identity });
   }
 
   async runs(ids: readonly string[], signal: AbortSignal): Promise<CapturedRun[]> {

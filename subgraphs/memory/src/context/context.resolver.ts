@@ -1,9 +1,11 @@
+import { RequiresScope } from '@keelson/kit';
 import { Arg, Ctx, Int, Query, Resolver } from 'type-graphql';
 import type { MemoryContext } from '../context';
 import { toMemoryHit, TurnContext } from '../search/memoryHit.type';
 
 @Resolver(() => TurnContext)
 export class ContextResolver {
+  @RequiresScope('read')
   @Query(() => TurnContext, {
     description:
       "The memory an agent should see for a turn: relevant and recent items within `maxTokens` (default 4000) by a real tokenizer count of the final text; never exceeds it.",

@@ -1,4 +1,4 @@
-import { parseInput } from '@keelson/kit';
+import { parseInput, RequiresScope } from '@keelson/kit';
 import { isUuid } from '@keelson/schema';
 import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root } from 'type-graphql';
 import { loadersOf, pageKey, type MemoryContext } from '../context';
@@ -8,6 +8,7 @@ import { Conversation } from './conversation.entity';
 
 @Resolver(() => Conversation)
 export class ConversationResolver {
+  @RequiresScope('read')
   @Query(() => Conversation, { nullable: true, description: 'One conversation by id.' })
   conversation(@Ctx() ctx: MemoryContext, @Arg('id', () => ID) id: string): Promise<Conversation | null> {
     return isUuid(id) ? loadersOf(ctx).conversation.load(id) : Promise.resolve(null);

@@ -1,4 +1,4 @@
-import { JSONScalar, parseInput } from '@keelson/kit';
+import { JSONScalar, parseInput, RequiresScope } from '@keelson/kit';
 import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { historyKey, loadersOf, type MemoryContext } from '../context';
 import { MemoryMessage } from '../message/message.entity';
@@ -6,6 +6,7 @@ import { historyLimitSchema, MemoryEntryInput, sessionIdSchema, taskIdSchema } f
 
 @Resolver()
 export class MemoryResolver {
+  @RequiresScope('read')
   @Query(() => [MemoryMessage], {
     description:
       "The session's newest messages (default 50, at most 500), oldest first, across every agent's conversation of it and of the ids it rotated from.",
@@ -19,6 +20,7 @@ export class MemoryResolver {
     return loadersOf(ctx).sessionHistory.load(historyKey({ id, limit: parseInput(historyLimitSchema, limit, 'limit') }));
   }
 
+  @RequiresScope('read')
   @Query(() => [MemoryMessage], {
     description:
       "The task's newest messages (default 50, at most 500), oldest first: conversations stamped with the task id and legacy ones keyed `task:<id>`.",
@@ -32,16 +34,19 @@ export class MemoryResolver {
     return loadersOf(ctx).taskHistory.load(historyKey({ id, limit: parseInput(historyLimitSchema, limit, 'limit') }));
   }
 
+  @RequiresScope('read')
   @Query(() => JSONScalar, { nullable: true, description: 'The settings saved for the session, or null.' })
   sessionSettings(@Ctx() ctx: MemoryContext, @Arg('sessionId', () => ID) sessionId: string): Promise<Record<string, unknown> | null> {
     return loadersOf(ctx).sessionSettings.load(parseInput(sessionIdSchema, sessionId, 'sessionId'));
   }
 
+  @RequiresScope('write')
   @Mutation(() => ID, { description: 'Stores one message and returns its id; a repeated `dedupeKey` stores nothing and returns the stored id.' })
   appendMemory(@Ctx() ctx: MemoryContext, @Arg('entry', () => MemoryEntryInput) entry: MemoryEntryInput): Promise<string> {
     return ctx.services.memory.append({ ...entry });
   }
 
+  @RequiresScope('write')
   @Mutation(() => Boolean, { description: "Replaces the session's settings (a JSON object of at most 64 KiB)." })
   saveSessionSettings(
     @Ctx() ctx: MemoryContext,

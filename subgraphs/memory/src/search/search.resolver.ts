@@ -1,3 +1,4 @@
+import { RequiresScope } from '@keelson/kit';
 import { Arg, Ctx, FieldResolver, Int, Query, Resolver, Root } from 'type-graphql';
 import { loadersOf, type MemoryContext } from '../context';
 import { Conversation } from '../conversation/conversation.entity';
@@ -6,6 +7,7 @@ import type { MemoryScopeValue } from './search.service';
 
 @Resolver(() => MemoryHit)
 export class SearchResolver {
+  @RequiresScope('read')
   @Query(() => [MemoryHit], {
     description:
       'Search memory: Postgres full text (websearch syntax) plus trigram similarity for identifiers and paths, plus vectors in HYBRID mode, fused and ranked. `limit` default 10 (at most 100); `scope` default BOTH.',
@@ -21,6 +23,7 @@ export class SearchResolver {
     return hits.map(toMemoryHit);
   }
 
+  @RequiresScope('read')
   @Query(() => MemorySearchModeInfo, { description: 'Which memory search is active (LEXICAL or HYBRID), and why.' })
   memorySearchMode(@Ctx() ctx: MemoryContext): MemorySearchModeInfo {
     return Object.assign(new MemorySearchModeInfo(), ctx.services.mode);

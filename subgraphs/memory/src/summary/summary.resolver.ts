@@ -1,3 +1,4 @@
+import { RequiresScope } from '@keelson/kit';
 import { Arg, Ctx, FieldResolver, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { loadersOf, type MemoryContext } from '../context';
 import { Conversation } from '../conversation/conversation.entity';
@@ -11,6 +12,7 @@ export class SummaryResolver {
     return (await loadersOf(ctx).conversation.load(summary.conversationId))!;
   }
 
+  @RequiresScope('read')
   @Query(() => [ConversationRange], {
     description:
       'What compaction summarises next: each full window of `window` messages (default 50; k·window+1 .. (k+1)·window) of a conversation with no summary of that range, most recently active conversations first. `limit` default 20, at most 500.',
@@ -23,6 +25,7 @@ export class SummaryResolver {
     return ctx.services.summaries.candidates({ window, limit }) as Promise<ConversationRange[]>;
   }
 
+  @RequiresScope('write')
   @Mutation(() => MemorySummary, {
     description: 'Stores the summary of a conversation range once (the compaction workflow writes these); a repeat returns the stored summary unchanged. NOT_FOUND for an unknown conversation.',
   })

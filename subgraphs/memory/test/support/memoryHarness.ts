@@ -1,6 +1,7 @@
 import { createDataSource, EventLog, EventNotifier, type MeshDataSource } from '@keelson/kit';
 import { streams } from '@keelson/schema';
 import { silentLogger } from '@keelson/service';
+import { security, serviceCredentials } from '../../../../test/support/auth';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/db';
 import { start, type CaptureOptions, type MemorySettings, type RunningMemory } from '../../src/index';
 
@@ -40,7 +41,7 @@ export async function startMemoryHarness(opts: MemoryHarnessOptions = {}): Promi
   const db = await createTestDatabase('keelson_memory');
   const log = silentLogger();
   const settings = opts.settings ?? { embeddingsMissing: 'no embeddings endpoint is configured (KEELSON_EMBEDDINGS_URL)' };
-  const boot = (capture?: CaptureOptions) => start({ databaseUrl: db.url, host: '127.0.0.1', port: 0, settings, capture, log });
+  const boot = (capture?: CaptureOptions) => start({ databaseUrl: db.url, host: '127.0.0.1', port: 0, security, settings, capture, log });
   let running: RunningMemory;
   try {
     running = await boot(opts.capture);
@@ -68,7 +69,7 @@ export async function startMemoryHarness(opts: MemoryHarnessOptions = {}): Promi
     gql: async (query, variables) => {
       const res = await fetch(running.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...(await serviceCredentials.headers()) },
         body: JSON.stringify({ query, variables }),
       });
       return (await res.json()) as GraphQLResponse<never>;

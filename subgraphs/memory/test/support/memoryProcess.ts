@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 
 const root = join(__dirname, '..', '..', '..', '..');
@@ -23,7 +24,7 @@ export interface MemoryProcess {
 export async function startMemoryProcess(env: NodeJS.ProcessEnv, readyTimeoutMs = 60_000): Promise<MemoryProcess> {
   const child = spawn(process.execPath, ['-r', './scripts/register.js', 'subgraphs/memory/src/main.ts'], {
     cwd: root,
-    env: { ...process.env, KEELSON_MEMORY_PORT: '0', KEELSON_LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, KEELSON_MEMORY_PORT: '0', KEELSON_LOG_LEVEL: 'info', KEELSON_ASSERTION_SECRET: randomBytes(32).toString('base64url'), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -1,5 +1,5 @@
 import { cursorSchema, streams, type EventEnvelope } from '@keelson/schema';
-import { parseInput } from '@keelson/kit';
+import { parseInput, RequiresScope } from '@keelson/kit';
 import { Arg, Ctx, FieldResolver, Resolver, Root, Subscription } from 'type-graphql';
 import { loadersOf, type ProjectsContext } from '../context';
 import { Project } from '../project/project.entity';
@@ -8,6 +8,7 @@ import { ProjectEvent } from './projectEvent.type';
 
 @Resolver(() => ProjectEvent)
 export class ProjectEventResolver {
+  @RequiresScope('read')
   @Subscription(() => ProjectEvent, {
     description: 'Every project mutation, in order. Pass the last cursor you saw as `after` to resume with nothing missed.',
     subscribe: ({ args, context }) => {

@@ -1,3 +1,4 @@
+import { RequiresScope } from '@keelson/kit';
 import { Arg, Ctx, FieldResolver, ID, Mutation, Resolver, Root } from 'type-graphql';
 import { loadersOf, type ProjectsContext } from '../context';
 import { Project } from '../project/project.entity';
@@ -5,6 +6,7 @@ import { MutationLock } from './lock.entity';
 
 @Resolver(() => MutationLock)
 export class LockResolver {
+  @RequiresScope('write')
   @Mutation(() => MutationLock, { description: 'Acquire the advisory mutation lock; a second holder gets CONFLICT naming holder and purpose.' })
   acquireMutationLock(
     @Ctx() ctx: ProjectsContext,
@@ -15,6 +17,7 @@ export class LockResolver {
     return ctx.services.locks.acquire({ projectId, purpose, holder });
   }
 
+  @RequiresScope('write')
   @Mutation(() => Boolean, { description: 'Release a mutation lock by id.' })
   releaseMutationLock(@Ctx() ctx: ProjectsContext, @Arg('id', () => ID) id: string): Promise<boolean> {
     return ctx.services.locks.release(id);

@@ -1,3 +1,4 @@
+import { RequiresScope } from '@keelson/kit';
 import { MeshError, isUuid } from '@keelson/schema';
 import { Arg, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { loadersOf, type ProjectsContext } from '../context';
@@ -8,11 +9,13 @@ import { CloneProjectInput, CreateProjectInput } from './project.input';
 
 @Resolver(() => Project)
 export class ProjectResolver {
+  @RequiresScope('read')
   @Query(() => [Project], { description: 'Every registered project, oldest first.' })
   projects(@Ctx() ctx: ProjectsContext): Promise<Project[]> {
     return ctx.services.projects.list();
   }
 
+  @RequiresScope('read')
   @Query(() => Project, { nullable: true, description: 'One project by id or by name (exactly one of them).' })
   async project(
     @Ctx() ctx: ProjectsContext,
@@ -24,11 +27,13 @@ export class ProjectResolver {
     return ctx.services.projects.byName(name!);
   }
 
+  @RequiresScope('write')
   @Mutation(() => Project, { description: 'Create or register a project (seed 000 "Project creation").' })
   createProject(@Ctx() ctx: ProjectsContext, @Arg('input', () => CreateProjectInput) input: CreateProjectInput): Promise<Project> {
     return ctx.services.projects.create({ ...input });
   }
 
+  @RequiresScope('write')
   @Mutation(() => Project, { description: 'Clone an https/ssh repository beneath the workspace root and register it.' })
   cloneProject(@Ctx() ctx: ProjectsContext, @Arg('input', () => CloneProjectInput) input: CloneProjectInput): Promise<Project> {
     return ctx.services.projects.clone({ ...input });

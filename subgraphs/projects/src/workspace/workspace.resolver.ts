@@ -1,3 +1,4 @@
+import { RequiresScope } from '@keelson/kit';
 import { Arg, Ctx, FieldResolver, ID, Mutation, Resolver, Root } from 'type-graphql';
 import { loadersOf, type ProjectsContext } from '../context';
 import { Project } from '../project/project.entity';
@@ -5,6 +6,7 @@ import { WorkspaceLease } from './workspace.entity';
 
 @Resolver(() => WorkspaceLease)
 export class WorkspaceResolver {
+  @RequiresScope('write')
   @Mutation(() => WorkspaceLease, { description: 'Lease an isolated git worktree of the project on its own branch.' })
   acquireWorkspace(
     @Ctx() ctx: ProjectsContext,
@@ -14,6 +16,7 @@ export class WorkspaceResolver {
     return ctx.services.workspaces.acquire({ projectId, purpose });
   }
 
+  @RequiresScope('write')
   @Mutation(() => Boolean, { description: 'Remove the worktree and end the lease (the branch is kept); false if already released.' })
   releaseWorkspace(@Ctx() ctx: ProjectsContext, @Arg('id', () => ID) id: string): Promise<boolean> {
     return ctx.services.workspaces.release(id);

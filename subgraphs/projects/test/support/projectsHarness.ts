@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { streams } from '@keelson/schema';
 import { silentLogger } from '@keelson/service';
+import { security, serviceCredentials } from '../../../../test/support/auth';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/db';
 import { start, type RunningProjects } from '../../src/index';
 import type { ProjectsSettings } from '../../src/settings';
@@ -29,7 +30,7 @@ export function graphqlClient(url: () => string): Gql {
   return async (query, variables) => {
     const res = await fetch(url(), {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...(await serviceCredentials.headers()) },
       body: JSON.stringify({ query, variables }),
     });
     return { httpStatus: res.status, ...((await res.json()) as object) };
@@ -109,7 +110,7 @@ export async function startProjectsHarness(opts: HarnessOptions = {}): Promise<P
   };
   const db = await createTestDatabase('keelson_projects');
   const log = silentLogger();
-  const boot = (s: ProjectsSettings) => start({ databaseUrl: db.url, host: '127.0.0.1', port: 0, settings: s, log });
+  const boot = (s: ProjectsSettings) => start({ databaseUrl: db.url, host: '127.0.0.1', port: 0, security, settings: s, log });
   let running = await boot(settings);
   const variants = new Set<RunningProjects>();
 

@@ -1,4 +1,4 @@
-import { JSONScalar, parseInput } from '@keelson/kit';
+import { JSONScalar, parseInput, RequiresScope } from '@keelson/kit';
 import type { RibActionResult as HostActionResult } from '@keelson/shared';
 import { Arg, Ctx, ID, Mutation, Resolver } from 'type-graphql';
 import { z } from 'zod';
@@ -17,6 +17,7 @@ function toResult(result: HostActionResult): RibActionResult {
 
 @Resolver()
 export class ActionResolver {
+  @RequiresScope('write')
   @Mutation(() => RibActionResult, {
     description: "Dispatch a board action to the rib's onAction with origin `board` (the trusted host UI).",
   })
@@ -30,6 +31,7 @@ export class ActionResolver {
     return toResult(await ctx.services.host.ribAction(id, parseInput(actionTypeSchema, type, 'type'), payload ?? undefined));
   }
 
+  @RequiresScope('write')
   @Mutation(() => RibActionResult, {
     description:
       "Relay an action a sandboxed html canvas posted. The origin is stamped `canvas-html` by the server and cannot be claimed otherwise; the rib gates such verbs to a safe subset, and the reply may carry only open-canvas or open-chat.",
@@ -44,6 +46,7 @@ export class ActionResolver {
     return toResult(await ctx.services.host.canvasAction(id, parseInput(actionTypeSchema, type, 'type'), payload ?? undefined));
   }
 
+  @RequiresScope('write')
   @Mutation(() => RibActionResult, { description: 'Send a persisted chat message to a rib that accepts ingest (the text is capped and validated).' })
   async ingest(
     @Ctx() ctx: RibsContext,
@@ -55,6 +58,7 @@ export class ActionResolver {
     return toResult(await ctx.services.host.ingest(id, { text, ...(sourceConversationId != null ? { sourceConversationId } : {}) }));
   }
 
+  @RequiresScope('write')
   @Mutation(() => OpenChatSeed, { nullable: true, description: "Build one of a rib's named agents as a chat seed; null for an unknown slug." })
   async resolveAgent(@Ctx() ctx: RibsContext, @Arg('ribId', () => ID) ribId: string, @Arg('slug', () => String) slug: string): Promise<OpenChatSeed | null> {
     const seed = await ctx.services.host.resolveAgent(parseInput(ribIdSchema, ribId, 'ribId'), parseInput(agentSlugSchema, slug, 'slug'));

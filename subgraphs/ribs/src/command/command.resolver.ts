@@ -1,4 +1,4 @@
-import { parseInput } from '@keelson/kit';
+import { parseInput, RequiresScope } from '@keelson/kit';
 import type { CommandInvokeResult as HostInvokeResult } from '@keelson/shared';
 import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
 import type { RibsContext } from '../context';
@@ -21,6 +21,7 @@ function toInvokeResult(result: HostInvokeResult): CommandInvokeResult {
 
 @Resolver()
 export class CommandResolver {
+  @RequiresScope('write')
   @Mutation(() => CommandInvokeResult, {
     description: 'Resolve a slash command to the closed effect the surface performs (side-effect free on the rib\'s part); a failure is `ok: false`.',
   })
@@ -34,6 +35,7 @@ export class CommandResolver {
     return toInvokeResult(await ctx.services.host.invokeCommand(id, parseInput(commandNameSchema, name, 'name'), parseInput(commandArgSchema, arg, 'arg')));
   }
 
+  @RequiresScope('read')
   @Query(() => [CommandCompletion], { description: 'Argument type-ahead for a command; an empty prefix returns the full candidate set.' })
   async completeCommand(
     @Ctx() ctx: RibsContext,

@@ -1,4 +1,4 @@
-import { parseInput } from '@keelson/kit';
+import { parseInput, RequiresScope } from '@keelson/kit';
 import { cursorSchema, type EventEnvelope } from '@keelson/schema';
 import { Arg, Resolver, Root, Subscription } from 'type-graphql';
 import type { RibsContext } from '../context';
@@ -7,6 +7,7 @@ import { ManifestInvalidation, reasonOf } from './manifestInvalidation.type';
 
 @Resolver(() => ManifestInvalidation)
 export class ManifestResolver {
+  @RequiresScope('read')
   @Subscription(() => ManifestInvalidation, {
     description:
       "Nudges to re-fetch the manifest: a rib registered or removed a region at runtime, or changed a descriptor. Without `after` it starts now; with the last cursor you saw it resumes with nothing missed.",

@@ -1,6 +1,6 @@
 import type { MutationLockRecord, ProjectsPort, WorkspaceLeaseRecord } from '@keelson/host';
 import { cursorSchema } from '@keelson/schema';
-import { clientSocket, type Logger } from '@keelson/service';
+import { clientSocket, type Logger, type ServiceIdentity } from '@keelson/service';
 import { ProjectOperationError, type CloneProjectBody, type CreateProjectBody, type Project, type ProjectOperationStatus } from '@keelson/shared';
 import { createClient, type Client } from 'graphql-ws';
 import type WebSocket from 'ws';
@@ -57,6 +57,8 @@ function toRecord(node: ProjectNode): Project {
 export interface GraphqlProjectsPortOptions {
   /** The projects subgraph's HTTP endpoint (`…/graphql`); its WebSocket is the same path. */
   url: string;
+  /** Who the ribs service is to the projects subgraph (it refuses calls without an assertion). */
+  identity: ServiceIdentity;
   log: Logger;
   /** Bound of one request. @default 60000 (a clone takes up to KEELSON_CLONE_TIMEOUT_MS) */
   timeoutMs?: number;
@@ -212,7 +214,7 @@ export class GraphqlProjectsPort implements ProjectsPort {
     try {
       res = await fetch(this.opts.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...(await this.opts.identity.headers()) },
         body: JSON.stringify({ query, variables }),
         signal: AbortSignal.timeout(this.opts.timeoutMs ?? 60_000),
       });
@@ -267,7 +269,7 @@ export class GraphqlProjectsPort implements ProjectsPort {
         socket.once('close', () => sockets.delete(socket));
       },
     });
-    const client = createClient({ url: this.wsUrl, webSocketImpl, retryAttempts: 0, lazy: true });
+    const client = createClient({ url: this.wsUrl, webSocketImpl, retryAttempts: 0, lazy: true, connectionParams: () => this.opts.identity.connectionParams() });
     this.client = client;
     client.on('connected', () => {
       this.delay = this.opts.reconnectDelayMs ?? 200;

@@ -1,4 +1,4 @@
-import { parseInput } from '@keelson/kit';
+import { parseInput, RequiresScope } from '@keelson/kit';
 import { Arg, Ctx, FieldResolver, ID, Query, Resolver, Root } from 'type-graphql';
 import { loadersOf, type RibsContext } from '../context';
 import { ribIdSchema } from '../inputs';
@@ -7,12 +7,14 @@ import { AgentSummary, CommandDescriptor, Rib, RibAuthStatus, RibManifest, RibSu
 
 @Resolver(() => Rib)
 export class RibResolver {
+  @RequiresScope('read')
   @Query(() => RibManifest, { description: 'The active ribs (views and surfaces re-validated now, auth probed) and the cross-rib grants in force.' })
   ribManifest(@Ctx() ctx: RibsContext): RibManifest {
     const { host } = ctx.services;
     return Object.assign(new RibManifest(), { ribIds: [...host.ribIds], crossRibGrants: host.grants.crossRib() });
   }
 
+  @RequiresScope('read')
   @Query(() => Rib, { nullable: true, description: 'One rib by id: active, or installed and filtered out (registered false); null when not installed.' })
   rib(@Ctx() ctx: RibsContext, @Arg('id', () => ID) id: string): Rib | null {
     return ribEntity(ctx.services.host, parseInput(ribIdSchema, id, 'id'));

@@ -1,5 +1,5 @@
 import type { SnapshotRecord } from '@keelson/host';
-import { JSONScalar, parseInput } from '@keelson/kit';
+import { JSONScalar, parseInput, RequiresScope } from '@keelson/kit';
 import { cursorSchema, MeshError } from '@keelson/schema';
 import { Arg, Ctx, FieldResolver, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
 import { loadersOf, versionRef, type RibsContext } from '../context';
@@ -21,12 +21,14 @@ function toSnapshot(record: SnapshotRecord): Snapshot {
 
 @Resolver(() => SnapshotFrame)
 export class SnapshotResolver {
+  @RequiresScope('read')
   @Query(() => Snapshot, { nullable: true, description: 'The latest version of a key; null until it is first composed (composers are lazy: call recomposeSnapshot).' })
   async snapshot(@Ctx() ctx: RibsContext, @Arg('key', () => String) key: string): Promise<Snapshot | null> {
     const record = await loadersOf(ctx).latestSnapshot.load(parseInput(snapshotKeySchema, key, 'key'));
     return record ? toSnapshot(record) : null;
   }
 
+  @RequiresScope('write')
   @Mutation(() => Snapshot, {
     description:
       "Compose a key now and publish a new version (also streamed by snapshotFrames). NOT_FOUND when no composer is registered; UPSTREAM_FAILED when the composer threw or the rib's validator rejected the payload (the prior version stands).",
@@ -48,6 +50,7 @@ export class SnapshotResolver {
     }
   }
 
+  @RequiresScope('read')
   @Subscription(() => SnapshotFrame, {
     description:
       'Every new version of these keys, in publication order. Without `after`: the latest version of each key first, then live. With `after` (the last cursor you saw): everything since, then live, with nothing missed or repeated.',

@@ -1,4 +1,4 @@
-import { parseInput } from '@keelson/kit';
+import { parseInput, RequiresScope } from '@keelson/kit';
 import { Arg, Ctx, ID, Query, Resolver } from 'type-graphql';
 import type { RibsContext } from '../context';
 import { ribIdSchema, toolNamesSchema } from '../inputs';
@@ -6,6 +6,7 @@ import { ToolReachability, reachabilityStatusOf } from './tool.type';
 
 @Resolver()
 export class ToolResolver {
+  @RequiresScope('read')
   @Query(() => [ToolReachability], {
     description: "Pre-flight of the operator floor for tool names a rib's turn would carry: registration, cross-rib grants, the denylist (not policies).",
   })

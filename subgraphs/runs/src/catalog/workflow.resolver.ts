@@ -1,9 +1,11 @@
+import { RequiresScope } from '@keelson/kit';
 import { Arg, Ctx, ID, Query, Resolver } from 'type-graphql';
 import { loadersOf, type RunsContext } from '../context';
 import { toLoadError, toWorkflowDefinition, WorkflowDefinitionType, WorkflowLoadErrorType } from './workflowDefinition.type';
 
 @Resolver(() => WorkflowDefinitionType)
 export class WorkflowResolver {
+  @RequiresScope('read')
   @Query(() => [WorkflowDefinitionType], {
     description: 'The workflow catalog, by name. With projectId, as that project sees it (its .keelson/workflows shadow the rest).',
   })
@@ -11,6 +13,7 @@ export class WorkflowResolver {
     return (await loadersOf(ctx).catalog.load(projectId ?? '')).entries.map(toWorkflowDefinition);
   }
 
+  @RequiresScope('read')
   @Query(() => WorkflowDefinitionType, { nullable: true, description: 'One workflow by name, resolved as startWorkflow would.' })
   async workflow(
     @Ctx() ctx: RunsContext,
@@ -21,6 +24,7 @@ export class WorkflowResolver {
     return entry ? toWorkflowDefinition(entry) : null;
   }
 
+  @RequiresScope('read')
   @Query(() => [WorkflowLoadErrorType], { description: 'Definitions the catalog rejected (each names the field and the reason).' })
   async workflowLoadErrors(@Ctx() ctx: RunsContext, @Arg('projectId', () => ID, { nullable: true }) projectId?: string | null): Promise<WorkflowLoadErrorType[]> {
     return (await loadersOf(ctx).catalog.load(projectId ?? '')).errors.map(toLoadError);

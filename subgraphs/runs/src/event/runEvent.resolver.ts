@@ -1,5 +1,5 @@
 import { cursorSchema, isUuid, MeshError, streams, type EventEnvelope, type RunEventPayload } from '@keelson/schema';
-import { parseInput } from '@keelson/kit';
+import { parseInput, RequiresScope } from '@keelson/kit';
 import { Arg, Ctx, FieldResolver, ID, Resolver, Root, Subscription } from 'type-graphql';
 import { loadersOf, type RunsContext } from '../context';
 import { Run } from '../run/run.entity';
@@ -8,6 +8,7 @@ import { RunEvent } from './runEvent.type';
 
 @Resolver(() => RunEvent)
 export class RunEventResolver {
+  @RequiresScope('read')
   @Subscription(() => RunEvent, {
     description: 'Run transitions in order: one run (runId) or all. Pass the last cursor you saw as `after` to resume with nothing missed.',
     subscribe: async ({ args, context }) => {

@@ -1,5 +1,5 @@
 import { cursorSchema, isUuid, MeshError, streams, type EventEnvelope, type OpFramePayload } from '@keelson/schema';
-import { parseInput } from '@keelson/kit';
+import { parseInput, RequiresScope } from '@keelson/kit';
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
 import { pageArgsSchema, pageOf } from '../connection';
 import { loadersOf, pageKey, type RunsContext } from '../context';
@@ -10,16 +10,19 @@ import { OpFrame, OpFrameConnection, toOpFrame } from './opFrame.type';
 
 @Resolver(() => Op)
 export class OpResolver {
+  @RequiresScope('read')
   @Query(() => Op, { nullable: true })
   op(@Ctx() ctx: RunsContext, @Arg('id', () => ID) id: string): Promise<Op | null> {
     return loadersOf(ctx).op.load(id);
   }
 
+  @RequiresScope('operate')
   @Mutation(() => Op, { description: 'Cancels a running op: its implementation\'s signal aborts (CONFLICT once it finished otherwise).' })
   cancelOp(@Ctx() ctx: RunsContext, @Arg('id', () => ID) id: string): Promise<Op> {
     return ctx.services.ops.cancel(id);
   }
 
+  @RequiresScope('operate')
   @Mutation(() => Op, { description: 'Sends a steering note to a running steerable op; CONFLICT once the op finished.' })
   steerOp(@Ctx() ctx: RunsContext, @Arg('id', () => ID) id: string, @Arg('note') note: string): Promise<Op> {
     return ctx.services.ops.steer(id, note);
@@ -55,6 +58,7 @@ export class OpResolver {
 
 @Resolver(() => OpFrame)
 export class OpFrameResolver {
+  @RequiresScope('read')
   @Subscription(() => OpFrame, {
     description: 'One op\'s frames in order. Pass the last cursor you saw as `after` to resume with nothing missed.',
     subscribe: async ({ args, context }) => {

@@ -1,4 +1,4 @@
-import { JSONScalar, parseInput } from '@keelson/kit';
+import { JSONScalar, parseInput, RequiresScope } from '@keelson/kit';
 import type { RunStatus, WorkflowDefinition } from '@keelson/schema';
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { pageArgsSchema, pageOf } from '../connection';
@@ -27,11 +27,13 @@ function toPending(p: RunPause): PendingApproval {
 
 @Resolver(() => Run)
 export class RunResolver {
+  @RequiresScope('read')
   @Query(() => Run, { nullable: true })
   run(@Ctx() ctx: RunsContext, @Arg('id', () => ID) id: string): Promise<Run | null> {
     return loadersOf(ctx).run.load(id);
   }
 
+  @RequiresScope('read')
   @Query(() => RunConnection, { description: 'Runs, newest first.' })
   runs(
     @Ctx() ctx: RunsContext,
@@ -43,6 +45,7 @@ export class RunResolver {
     return ctx.services.runs.page({ status, workflowName }, parseInput(pageArgsSchema, { first, after }));
   }
 
+  @RequiresScope('operate')
   @Mutation(() => Run, {
     description: 'Starts a catalog workflow (resolved in the project\'s scope when projectId is given) and returns the run once its workflow started.',
   })
@@ -55,6 +58,7 @@ export class RunResolver {
     return ctx.services.runs.start({ name, inputs: inputs as Record<string, string> | null, projectId });
   }
 
+  @RequiresScope('operate')
   @Mutation(() => RespondToRunResult, {
     description: 'Answers an approval gate: "approve" or feedback, at most 16 KiB. Pass the pendingApproval\'s pauseId so a late answer cannot resolve a later pause.',
   })
@@ -68,11 +72,13 @@ export class RunResolver {
     return ctx.services.runs.respond({ runId, nodeId, text, pauseId });
   }
 
+  @RequiresScope('operate')
   @Mutation(() => CancelRunResult, { description: 'Cancels a live run; running commands are killed within the heartbeat timeout.' })
   cancelRun(@Ctx() ctx: RunsContext, @Arg('runId', () => ID) runId: string): Promise<CancelRunResult> {
     return ctx.services.runs.cancel(runId);
   }
 
+  @RequiresScope('operate')
   @Mutation(() => Run, { description: 'Relaunches a FAILED or CANCELLED run from its first incomplete node, with the same run id.' })
   resumeRun(@Ctx() ctx: RunsContext, @Arg('runId', () => ID) runId: string): Promise<Run> {
     return ctx.services.runs.resume(runId);

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { parseInput, type EventLog } from '@keelson/kit';
 import {
+  actorOf,
   describeZodError,
   isTerminalRunStatus,
   isUuid,
@@ -12,7 +13,7 @@ import {
   workflowDefinitionSchema,
   type WorkflowDefinition,
 } from '@keelson/schema';
-import type { Logger } from '@keelson/service';
+import { currentCaller, type Logger } from '@keelson/service';
 import { respondUpdate, runWorkflowId, startRunWorkflow, workflowUiUrl, type ProjectRef, type ProjectsApi, type RunStore } from '@keelson/temporal';
 import {
   WorkflowExecutionAlreadyStartedError,
@@ -259,6 +260,8 @@ export class RunService {
    */
   async respond(raw: { runId: string; nodeId: string; text: string; pauseId?: string | null }): Promise<RespondToRunResult> {
     const args = parseInput(respondSchema, raw);
+    // Who answers: the request's caller (a rib answering through its grant answers as the ribs service).
+    const answerer = currentCaller();
     const rejected = (error: string): RespondToRunResult => ({ ok: false, error, pauseId: args.pauseId ?? null, decision: null, duplicate: false });
     const bytes = utf8Bytes(args.text);
     if (bytes > runLimits.answerBytes) return rejected(`text: must be at most ${runLimits.answerBytes} bytes, got ${bytes}`);
@@ -281,7 +284,7 @@ export class RunService {
     try {
       const result = await this.deps.temporal.withDeadline(Date.now() + timeoutMs, () =>
         this.deps.temporal.workflow.getHandle(run.temporalWorkflowId).executeUpdate(respondUpdate, {
-          args: [{ nodeId: args.nodeId, text: args.text, ...(args.pauseId ? { pauseId: args.pauseId } : {}) }],
+          args: [{ nodeId: args.nodeId, text: args.text, ...(args.pauseId ? { pauseId: args.pauseId } : {}), ...(answerer ? { actor: actorOf(answerer) } : {}) }],
           ...(updateId ? { updateId } : {}),
         }),
       );

@@ -1,4 +1,4 @@
-import { parseInput } from '@keelson/kit';
+import { parseInput, RequiresScope } from '@keelson/kit';
 import type { EventEnvelope } from '@keelson/schema';
 import { Arg, ID, Resolver, Root, Subscription } from 'type-graphql';
 import { z } from 'zod';
@@ -13,6 +13,7 @@ const argsSchema = z.object({
 
 @Resolver(() => HarnessEvent)
 export class HarnessEventResolver {
+  @RequiresScope('read')
   @Subscription(() => HarnessEvent, {
     description:
       "Harness events in commit order: one session's (following a rotation to its new id), one harness's, or all. Replays what followed `after`, then follows live — nothing missed, nothing twice.",

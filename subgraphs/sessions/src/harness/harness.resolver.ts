@@ -1,3 +1,4 @@
+import { RequiresScope } from '@keelson/kit';
 import { capabilityNames, HARNESS_IDS, isHarnessId, type HarnessId } from '@keelson/harness';
 import { Arg, Ctx, FieldResolver, ID, Query, Resolver, Root } from 'type-graphql';
 import { loadersOf, type SessionsContext } from '../context';
@@ -21,11 +22,13 @@ export function harnessOf(id: HarnessId, _from?: unknown): Harness {
 
 @Resolver(() => Harness)
 export class HarnessResolver {
+  @RequiresScope('read')
   @Query(() => [Harness], { description: 'The eight harnesses, in the seed\'s order, with capabilities computed now.' })
   harnesses(): Harness[] {
     return HARNESS_IDS.map((id) => harnessOf(id));
   }
 
+  @RequiresScope('read')
   @Query(() => Harness, { nullable: true, description: 'One harness by id (null for an id that is not one of the eight).' })
   harness(@Arg('id', () => ID) id: string): Harness | null {
     return isHarnessId(id) ? harnessOf(id) : null;

@@ -1,5 +1,5 @@
 import { decodeEnc, encSessionId, requireHarnessId, type HarnessId, type SessionView } from '@keelson/harness';
-import { parseInput } from '@keelson/kit';
+import { parseInput, RequiresScope } from '@keelson/kit';
 import { approvalDecisions, MeshError, type ApprovalDecision } from '@keelson/schema';
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, registerEnumType, Resolver, Root } from 'type-graphql';
 import { z } from 'zod';
@@ -52,6 +52,7 @@ function toEntry(e: { id: string; role: string; content: string; toolCalls?: unk
 
 @Resolver(() => HarnessSession)
 export class SessionResolver {
+  @RequiresScope('read')
   @Query(() => HarnessSessionConnection, {
     description: "Sessions the mesh started or adopted plus what each harness's native store holds, most recently active first.",
   })
@@ -73,6 +74,7 @@ export class SessionResolver {
     return { edges, pageInfo: { hasNextPage: rest.length > nodes.length, endCursor: edges.at(-1)?.cursor ?? null } };
   }
 
+  @RequiresScope('read')
   @Query(() => HarnessSession, {
     nullable: true,
     description: 'One session by SessionId (a superseded id resolves to its successor; a bare UUID is probed across the UUID-shaped stores in order). Malformed ids are BAD_USER_INPUT.',
@@ -82,6 +84,7 @@ export class SessionResolver {
     return view ? toSession(view) : null;
   }
 
+  @RequiresScope('read')
   @Query(() => HarnessSession, { nullable: true, description: 'One session by `enc` (unpadded base64url of its SessionId, as in gateway paths).' })
   async sessionByEnc(@Ctx() ctx: SessionsContext, @Arg('enc', () => String) enc: string): Promise<HarnessSession | null> {
     const parsed = decodeEnc(enc, 'enc');
@@ -89,6 +92,7 @@ export class SessionResolver {
     return view ? toSession(view) : null;
   }
 
+  @RequiresScope('read')
   @Query(() => [TranscriptEntry], { description: "Transcript entries by id (memory capture fetches the bodies TRANSCRIPT_APPENDED names); unknown ids are left out." })
   async transcriptEntries(
     @Ctx() ctx: SessionsContext,
@@ -99,6 +103,7 @@ export class SessionResolver {
     return (await ctx.services.plane.transcriptEntries(parseInput(sessionIdArg, sessionId, 'sessionId'), wanted)).map(toEntry);
   }
 
+  @RequiresScope('operate')
   @Mutation(() => HarnessSession, { description: 'A new session whose id the mesh pins (claude-code, qwen-code; pi by file path). Elsewhere CAPABILITY_UNSUPPORTED with the reason.' })
   async startSession(
     @Ctx() ctx: SessionsContext,
@@ -116,6 +121,7 @@ export class SessionResolver {
     return toSession({ id: record.id, harnessId: record.harnessId, nativeId: record.nativeId, record, native: null });
   }
 
+  @RequiresScope('operate')
   @Mutation(() => HarnessSession, { description: 'Makes a session the mesh\'s: one it knows, or one in its harness\'s native store (adopted into the project whose directory it ran in).' })
   async resumeSession(@Ctx() ctx: SessionsContext, @Arg('id', () => ID) id: string): Promise<HarnessSession> {
     const record = await ctx.services.plane.resumeSession(parseInput(sessionIdArg, id, 'id'));
@@ -123,6 +129,7 @@ export class SessionResolver {
     return toSession(view ?? { id: record.id, harnessId: record.harnessId, nativeId: record.nativeId, record, native: null });
   }
 
+  @RequiresScope('operate')
   @Mutation(() => TurnAccepted, { description: 'Runs one headless turn resuming the native session; returns once the CLI runs. TURN_IN_FLIGHT while another turn holds the session.' })
   async sendUserTurn(
     @Ctx() ctx: SessionsContext,
@@ -136,11 +143,13 @@ export class SessionResolver {
     return Object.assign(new TurnAccepted(), await ctx.services.plane.sendUserTurn(id, body, files));
   }
 
+  @RequiresScope('operate')
   @Mutation(() => Boolean, { description: "Ends the in-flight turn (its whole process group); TurnComplete (INTERRUPTED) follows. False when no turn was in flight." })
   interruptSession(@Ctx() ctx: SessionsContext, @Arg('sessionId', () => ID) sessionId: string): Promise<boolean> {
     return ctx.services.plane.interruptSession(parseInput(sessionIdArg, sessionId, 'sessionId'));
   }
 
+  @RequiresScope('operate')
   @Mutation(() => Boolean, { description: 'Answers an ApprovalRequest: APPROVE re-runs the session with the tool allowed; DENY records the answer.' })
   resolveApproval(
     @Ctx() ctx: SessionsContext,

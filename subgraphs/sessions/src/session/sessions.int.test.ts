@@ -4,10 +4,11 @@ import { join } from 'node:path';
 import { groupAlive, harnessSettings, type ProjectInfo, type ProjectsApi } from '@keelson/harness';
 import { parseEnv, sessionUpdatedPayloadSchema, transcriptAppendedPayloadSchema } from '@keelson/schema';
 import { silentLogger } from '@keelson/service';
-import { gql, gqlData, subscribe } from '../../../../test/support/client';
+import { gql, gqlData, subscribe, registerCredentials } from '../../../../test/support/client';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/db';
 import { ScriptedHermesDriver } from '../../test/support/scriptedDriver';
 import { start, type RunningSessions } from '../index';
+import { security, serviceCredentials } from '../../../../test/support/auth';
 
 jest.setTimeout(60_000);
 
@@ -41,7 +42,8 @@ describe('the sessions subgraph: rotation, adoption from the native store, confi
     // Short leases, so a holder that stops renewing is overtaken within the test.
     const settings = { ...harnessSettings(parseEnv({ KEELSON_HOME: join(dir, 'home') }), process.env), leaseMs: 2000 };
     driver = new ScriptedHermesDriver(settings);
-    running = await start({ databaseUrl: db.url, host: '127.0.0.1', port: 0, settings, projects, temporal: null, drivers: { hermes: driver }, log: silentLogger() });
+    running = await start({ databaseUrl: db.url, host: '127.0.0.1', port: 0, security, settings, projects, temporal: null, drivers: { hermes: driver }, log: silentLogger() });
+    registerCredentials(running.url, serviceCredentials);
   });
   afterAll(async () => {
     await running?.stop();

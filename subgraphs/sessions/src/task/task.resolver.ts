@@ -1,5 +1,5 @@
 import { requireHarnessId, type HarnessId } from '@keelson/harness';
-import { parseInput } from '@keelson/kit';
+import { parseInput, RequiresScope } from '@keelson/kit';
 import { MeshError } from '@keelson/schema';
 import { Arg, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { loadersOf, type SessionsContext } from '../context';
@@ -12,12 +12,14 @@ import { Task, toTask } from './task.type';
 
 @Resolver(() => Task)
 export class TaskResolver {
+  @RequiresScope('read')
   @Query(() => Task, { nullable: true })
   async task(@Ctx() ctx: SessionsContext, @Arg('id', () => ID) id: string): Promise<Task | null> {
     const t = await loadersOf(ctx).task.load(id);
     return t ? toTask(t) : null;
   }
 
+  @RequiresScope('operate')
   @Mutation(() => Task, {
     description: "Runs the harness headless on the prompt in the project's root, as the Temporal workflow harnessTask. CAPABILITY_UNSUPPORTED (with the reason) where the harness has no task executor.",
   })

@@ -1,4 +1,4 @@
-import { serviceCaller } from '@keelson/service';
+import { serviceCaller, type ServiceIdentity } from '@keelson/service';
 
 /** A conversation range no summary covers yet (inclusive). */
 export interface SummaryRange {
@@ -46,8 +46,8 @@ export interface MemoryApi {
  * The memory subgraph over its GraphQL API (KEELSON_MEMORY_URL; the worker imports no subgraph). Its
  * errors keep their registry code; an unreachable subgraph is SERVICE_UNAVAILABLE (retried).
  */
-export function memoryGraphqlApi(url: string, opts: { timeoutMs?: number } = {}): MemoryApi {
-  const call = serviceCaller('the memory subgraph', url, { timeoutMs: opts.timeoutMs ?? 30_000 });
+export function memoryGraphqlApi(url: string, opts: { timeoutMs?: number; identity: ServiceIdentity }): MemoryApi {
+  const call = serviceCaller('the memory subgraph', url, { timeoutMs: opts.timeoutMs ?? 30_000, identity: opts.identity });
   return {
     async candidates(window, limit) {
       const data = await call<{ compactionCandidates: SummaryRange[] }>(

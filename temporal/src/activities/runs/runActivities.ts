@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { isTerminalRunStatus, MeshError, planOf, runLimits, type PlanNode, type RunNodeStatus, type WorkflowNode } from '@keelson/schema';
+import { isTerminalRunStatus, MeshError, planOf, runLimits, type PlanNode, type RunNodeStatus, type WorkflowNode, type Actor } from '@keelson/schema';
 import type { Logger } from '@keelson/service';
 import type { ProjectsApi } from '../../projectsApi';
 import { whenValue, type LaunchNodeState, type RunCheckoutRecord, type RunRecord, type RunStore } from '../../store/runStore';
@@ -287,6 +287,8 @@ export function createRunActivities(deps: RunActivityDeps | undefined) {
       decision: 'approved' | 'feedback';
       outcome: 'SUCCEEDED' | 'FAILED';
       error?: string;
+      /** Who answered, recorded on APPROVAL_ANSWERED. */
+      actor?: Actor;
     }): Promise<{ recorded: boolean; decision: string | null; closedBy: string | null }> {
       return asActivity(() => need().store.closeGate(input.runId, input.pauseId, input));
     },

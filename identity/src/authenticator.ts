@@ -1,0 +1,83 @@
+import type { EventLog } from '@keelson/kit';
+import { MeshError, streams, type Caller } from '@keelson/schema';
+import type { Logger } from '@keelson/service';
+import type { DataSource } from 'typeorm';
+import type { JwtVerifier } from './jwtVerifier';
+import { TOKEN_PREFIX, type IdentityEventPayload, type TokenStore } from './tokenStore';
+
+/** An authenticated credential: the caller, and when the credential stops being valid (if known). */
+export interface Authenticated {
+  caller: Caller;
+  /** Epoch ms at which a JWT expires (API tokens are rechecked against the store instead). */
+  expiresAt?: number;
+}
+
+/**
+ * Turns an `authorization` header into a caller: `Bearer kmt_…` is an API token, another bearer a
+ * JWT of the configured identity provider. Also tells the gateway when a token is revoked anywhere
+ * in the mesh (the identity stream), so it can close that token's sockets at once.
+ */
+export class Authenticator {
+  private readonly revokedListeners = new Set<(tokenId: string) => void>();
+  private watch: AsyncIterableIterator<unknown> | undefined;
+
+  constructor(
+    private readonly tokens: TokenStore,
+    private readonly jwt: JwtVerifier | undefined,
+    private readonly dataSource: DataSource,
+    private readonly events: EventLog,
+    private readonly log: Logger,
+  ) {}
+
+  /** @throws MeshError UNAUTHENTICATED when the header is missing, not a bearer, or the credential is not accepted. */
+  async authenticate(authorization: string | undefined): Promise<Authenticated> {
+    if (!authorization) throw new MeshError('UNAUTHENTICATED', 'authentication required: send authorization: Bearer <token> (README "Security")');
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (!m) throw new MeshError('UNAUTHENTICATED', 'the authorization header must be "Bearer <token>"');
+    const credential = m[1]!;
+    if (credential.startsWith(TOKEN_PREFIX)) return { caller: await this.tokens.authenticate(credential) };
+    if (!this.jwt) throw new MeshError('UNAUTHENTICATED', 'the bearer token is not a valid API token');
+    if (credential.split('.').length !== 3) throw new MeshError('UNAUTHENTICATED', 'the bearer token is neither an API token nor a JWT');
+    const caller = await this.jwt.verify(credential);
+    const exp = JSON.parse(Buffer.from(credential.split('.')[1]!, 'base64url').toString('utf8')).exp as number | undefined;
+    return { caller, ...(typeof exp === 'number' ? { expiresAt: exp * 1000 } : {}) };
+  }
+
+  /** Of these token ids, those still live (for rechecking open sockets). */
+  live(tokenIds: readonly string[]): Promise<Set<string>> {
+    return this.tokens.live(tokenIds);
+  }
+
+  /** Calls `listener` with the id of every token revoked from now on, in any process. */
+  onRevoked(listener: (tokenId: string) => void): () => void {
+    this.revokedListeners.add(listener);
+    void this.startWatching();
+    return () => this.revokedListeners.delete(listener);
+  }
+
+  /** Stops following the identity stream. */
+  async close(): Promise<void> {
+    await this.watch?.return?.();
+    this.watch = undefined;
+  }
+
+  private async startWatching(): Promise<void> {
+    if (this.watch) return;
+    const [row] = (await this.dataSource.query('SELECT last_seq FROM event_streams WHERE stream = $1', [streams.identity])) as { last_seq: string }[];
+    const tail = this.events.tail<IdentityEventPayload>(streams.identity, row ? String(row.last_seq) : null);
+    this.watch = tail;
+    void (async () => {
+      try {
+        for await (const event of tail) {
+          if (event.type !== 'TOKEN_REVOKED') continue;
+          this.tokens.forget(event.payload.tokenId);
+          for (const listener of this.revokedListeners) listener(event.payload.tokenId);
+        }
+      } catch (err) {
+        // The periodic recheck of open sockets still catches revocations; watching resumes on the next listener.
+        this.log.warn({ err }, 'following token revocations failed');
+        if (this.watch === tail) this.watch = undefined;
+      }
+    })();
+  }
+}

@@ -1,0 +1,17 @@
+// npm run token -- create <name> --scopes read,write [--expires-days N] | list | revoke <id>
+import 'reflect-metadata';
+import { parseEnv } from '@keelson/schema';
+import { meshSecurityFromEnv } from '@keelson/service';
+import { runTokenCli } from './tokenCli';
+
+const env = parseEnv(process.env);
+runTokenCli(process.argv.slice(2), { databaseUrl: env.DATABASE_URL, pg: meshSecurityFromEnv(env).pg }, {
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+}).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`token: ${(err as Error).message}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,10 @@
+export { TokenStore, TOKEN_PREFIX, identityEventTypes } from './tokenStore';
+export type { ApiTokenRecord, NewToken, IdentityEventType, IdentityEventPayload } from './tokenStore';
+export { JwtVerifier } from './jwtVerifier';
+export type { JwtSettings } from './jwtVerifier';
+export { Authenticator } from './authenticator';
+export type { Authenticated } from './authenticator';
+export { ensureAdminToken, tokenFilePath } from './bootstrapToken';
+export { openIdentity, jwtSettingsFromEnv, identityMigrations } from './openIdentity';
+export type { Identity, IdentityOptions } from './openIdentity';
+export { runTokenCli } from './cli/tokenCli';
