@@ -150,6 +150,8 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
         log: (line) => log.debug({ temporal: line }, 'temporal dev server'),
       });
       stops.push({ name: 'Temporal dev server', stop: () => server.stop() });
+      if (server.previous?.outcome === 'adopted') progress(`Temporal: adopted the dev server (pid ${server.previous.pid}) an earlier start left running on ${dbFilename}`);
+      if (server.previous?.outcome === 'ended') progress(`Temporal: ended the dev server (pid ${server.previous.pid}) an earlier start left on ${dbFilename}`);
       temporal = { address: server.address, namespace: server.namespace, uiUrl: server.uiUrl };
     }
 

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -6,7 +7,8 @@ import type { Client } from '@temporalio/client';
 import { quietTemporalRuntime } from '../../test/support/temporalServer';
 import { createActivities } from './activities';
 import { connectClient, startEcho } from './client';
-import { findTemporalCli, startDevServer, type DevServer } from './devServer';
+import { findOwnedProcesses, isAlive } from '@keelson/platform';
+import { findTemporalCli, freePort, startDevServer, type DevServer } from './devServer';
 import { searchAttributeKeys } from './searchAttributeKeys';
 import { startWorker } from './worker';
 
@@ -81,5 +83,54 @@ describe('startDevServer', () => {
     const port = Number(running.address.split(':').pop());
 
     await expect(startDevServer({ cli, port, uiPort: 0 })).rejects.toThrow(`port 127.0.0.1:${port} is already in use`);
+  });
+
+  /**
+   * A dev server started on `dbFilename` by another process that is then SIGKILLed, as an OOM kill
+   * or a crashed terminal would: the server, in its own process group, lives on.
+   */
+  async function orphan(dbFilename: string, port: number, uiPort: number): Promise<void> {
+    const script = `require('./temporal/src/devServer.ts').startDevServer({ cli: ${JSON.stringify(cli)}, port: ${port}, uiPort: ${uiPort}, dbFilename: ${JSON.stringify(dbFilename)} })
+      .then(() => process.stdout.write('ready\\n'), (e) => { console.error(e); process.exit(1); })`;
+    const parent = spawn(process.execPath, ['-r', './scripts/register.js', '-e', script], { cwd: join(__dirname, '..', '..'), stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((resolve, reject) => {
+      parent.stdout.on('data', (d: Buffer) => d.toString().includes('ready') && resolve());
+      parent.once('exit', (code) => reject(new Error(`the starting process exited with ${code}`)));
+    });
+    parent.kill('SIGKILL');
+    await new Promise((r) => parent.once('exit', r));
+  }
+
+  it('adopts the server a killed start left on its database file, keeps its workflows, and ends it on stop', async () => {
+    const dbFilename = join(dir, 'adopt.db');
+    const [port, uiPort] = [await freePort(), await freePort()];
+    await orphan(dbFilename, port, uiPort);
+    const [left] = await findOwnedProcesses([['--db-filename', dbFilename]]);
+    expect(left).toBeDefined();
+    const before = await startEcho(await connect(`127.0.0.1:${port}`), 'kept', { taskQueue: `adopt-${randomUUID()}` });
+
+    const server = await startDevServer({ cli, port, uiPort, dbFilename });
+    expect(server.previous).toEqual({ outcome: 'adopted', pid: left!.pid });
+    expect(server.address).toBe(`127.0.0.1:${port}`);
+    expect((await (await connect(server.address)).workflow.getHandle(before.workflowId).describe()).status.name).toBe('RUNNING');
+
+    await server.stop();
+    expect(isAlive(left!.pid)).toBe(false);
+    expect(await findOwnedProcesses([['--db-filename', dbFilename]])).toEqual([]);
+  });
+
+  it('ends a server left on its database file that serves elsewhere than asked, then starts its own', async () => {
+    const dbFilename = join(dir, 'moved.db');
+    await orphan(dbFilename, await freePort(), await freePort());
+    const [left] = await findOwnedProcesses([['--db-filename', dbFilename]]);
+
+    const [port, uiPort] = [await freePort(), await freePort()];
+    const server = await start({ dbFilename, port, uiPort });
+    expect(server.previous).toEqual({ outcome: 'ended', pid: left!.pid });
+    expect(isAlive(left!.pid)).toBe(false);
+    expect(server.address).toBe(`127.0.0.1:${port}`);
+    const owned = await findOwnedProcesses([['--db-filename', dbFilename]]);
+    expect(owned.map((p) => p.pid)).not.toContain(left!.pid);
+    expect(owned).toHaveLength(1);
   });
 });

@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { constants as fsConstants } from 'node:fs';
-import { access, mkdir } from 'node:fs/promises';
+import { constants as fsConstants, closeSync, openSync } from 'node:fs';
+import { access, mkdir, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { homedir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { Connection } from '@temporalio/client';
+import { endProcessGroup, findOwnedProcesses, type ProcessInfo } from '@keelson/platform';
 import { searchAttributes } from '@keelson/schema';
 
 /** The CLI release that embeds the dev server (server 1.29.1, UI 2.42.1); later tags refuse `go install pkg@version`. */
@@ -99,7 +100,13 @@ export interface DevServerOptions {
   port?: number;
   /** Web UI port; 0 picks a free one. @default 8233 */
   uiPort?: number;
-  /** SQLite file that keeps workflows across restarts; without it the server is in-memory. */
+  /**
+   * SQLite file that keeps workflows across restarts; without it the server is in-memory. With it,
+   * the server is this file's owner: a server a crashed process left running on it is found by its
+   * command line (never by a pid alone) and adopted when it answers where asked, else ended — so it
+   * never holds the port against a new start. Its output then goes to `server.log` beside the file
+   * (a pipe would break with the process that read it, and take the server down on its next line).
+   */
   dbFilename?: string;
   /** Namespace to serve (created when missing). @default default */
   namespace?: string;
@@ -120,6 +127,8 @@ export interface DevServerOptions {
 export interface DevServer {
   /** `host:port` of the gRPC frontend. */
   address: string;
+  /** What became of a server an earlier start left on the same state file: adopted, ended, or none. */
+  previous: { outcome: 'adopted' | 'ended'; pid: number } | null;
   /** Base URL of the Web UI, e.g. `http://127.0.0.1:8233`. */
   uiUrl: string;
   namespace: string;
@@ -150,6 +159,19 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const { cli, ip = '127.0.0.1', dbFilename, namespace = 'default', log = () => {} } = options;
   const readyTimeoutMs = options.readyTimeoutMs ?? 30_000;
   const stopGraceMs = options.stopGraceMs ?? 10_000;
+  let previous: DevServer['previous'] = null;
+  if (dbFilename) {
+    const left = await leftBehind(dbFilename, ip, options.port, options.uiPort, namespace);
+    if (left?.adopt) {
+      log(`adopted the dev server pid ${left.process.pid} left running on ${dbFilename}`);
+      return adopted(left.process, left.address, left.uiUrl, namespace, stopGraceMs);
+    }
+    if (left) {
+      log(`ending the dev server pid ${left.process.pid} left on ${dbFilename} (${left.why})`);
+      await endProcessGroup(left.process.pgid, { graceMs: stopGraceMs });
+      previous = { outcome: 'ended', pid: left.process.pid };
+    }
+  }
   const port = options.port === 0 ? await freePort(ip) : (options.port ?? 7233);
   const uiPort = options.uiPort === 0 ? await freePort(ip) : (options.uiPort ?? 8233);
   // Readiness is judged by a namespace answering on the port, so another server already there would pass for ours.
@@ -164,15 +186,27 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   if (namespace !== 'default') args.push('--namespace', namespace);
   for (const name of Object.values(searchAttributes)) args.push('--search-attribute', `${name}=Keyword`);
 
-  const child = spawn(cli, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   const tail: string[] = [];
-  const onLine = (line: string) => {
-    tail.push(line);
-    if (tail.length > 40) tail.shift();
-    log(line);
-  };
-  forwardLines(child.stdout, onLine);
-  forwardLines(child.stderr, onLine);
+  const logFile = dbFilename ? join(dirname(dbFilename), 'server.log') : undefined;
+  let child: ChildProcess;
+  // A missing folder is the server's to report (it names the database file); then output is piped.
+  const logFd = logFile ? openLog(logFile) : undefined;
+  if (logFd !== undefined) {
+    try {
+      child = spawn(cli, args, { detached: true, stdio: ['ignore', logFd, logFd] });
+    } finally {
+      closeSync(logFd);
+    }
+  } else {
+    child = spawn(cli, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const onLine = (line: string) => {
+      tail.push(line);
+      if (tail.length > 40) tail.shift();
+      log(line);
+    };
+    forwardLines(child.stdout, onLine);
+    forwardLines(child.stderr, onLine);
+  }
 
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const spawnFailed = new Promise<never>((_, reject) => child.once('error', reject));
@@ -206,12 +240,67 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   } catch (error) {
     giveUp.abort();
     await stop();
+    const output = logFd !== undefined ? (await readFile(logFile!, 'utf8').catch(() => '')).split('\n').slice(-40).join('\n') : tail.join('\n');
     throw new Error(
       `Temporal dev server (${cli} ${args.join(' ')}) did not become ready at ${address}: ${(error as Error).message}\n` +
-        `Last server output:\n${tail.join('\n') || '(none)'}`,
+        `Last server output${logFd !== undefined ? ` (${logFile})` : ''}:\n${output || '(none)'}`,
     );
   }
-  return { address, uiUrl: `http://${ip}:${uiPort}`, namespace, stop };
+  return { address, uiUrl: `http://${ip}:${uiPort}`, namespace, previous, stop };
+}
+
+/** A descriptor appending to `file`, or undefined when its folder does not exist. */
+function openLog(file: string): number | undefined {
+  try {
+    return openSync(file, 'a');
+  } catch {
+    return undefined;
+  }
+}
+
+/** The value after `flag` in an argv. */
+function flagValue(argv: readonly string[], flag: string): string | undefined {
+  const at = argv.indexOf(flag);
+  return at >= 0 ? argv[at + 1] : undefined;
+}
+
+/**
+ * A dev server some earlier start left running on `dbFilename`: to adopt when it serves the
+ * namespace where this start would put it (same ip, and the requested ports unless 0 = any), else
+ * to end. Undefined when there is none.
+ */
+async function leftBehind(
+  dbFilename: string,
+  ip: string,
+  port: number | undefined,
+  uiPort: number | undefined,
+  namespace: string,
+): Promise<{ process: ProcessInfo; adopt: boolean; why: string; address: string; uiUrl: string } | undefined> {
+  const [found] = await findOwnedProcesses([['server', 'start-dev'], ['--db-filename', dbFilename]]);
+  if (!found) return undefined;
+  const theirIp = flagValue(found.argv, '--ip') ?? '127.0.0.1';
+  const theirPort = Number(flagValue(found.argv, '--port') ?? 7233);
+  const theirUi = Number(flagValue(found.argv, '--ui-port') ?? 8233);
+  const address = `${theirIp}:${theirPort}`;
+  const uiUrl = `http://${theirIp}:${theirUi}`;
+  const wanted = (asked: number | undefined, fallback: number, theirs: number) => asked === 0 || (asked ?? fallback) === theirs;
+  if (theirIp !== ip || !wanted(port, 7233, theirPort) || !wanted(uiPort, 8233, theirUi)) {
+    return { process: found, adopt: false, why: `it serves ${address}, not where this start asks`, address, uiUrl };
+  }
+  const serving = await waitUntilServing(address, namespace, 5_000, new AbortController().signal).then(() => true, () => false);
+  return { process: found, adopt: serving, why: serving ? 'serving' : 'it does not answer', address, uiUrl };
+}
+
+/** A server this start did not spawn but now owns: stopping it ends its process group. */
+function adopted(found: ProcessInfo, address: string, uiUrl: string, namespace: string, stopGraceMs: number): DevServer {
+  let stopping: Promise<void> | undefined;
+  return {
+    address,
+    uiUrl,
+    namespace,
+    previous: { outcome: 'adopted', pid: found.pid },
+    stop: () => (stopping ??= endProcessGroup(found.pgid, { graceMs: stopGraceMs })),
+  };
 }
 
 async function waitUntilServing(address: string, namespace: string, timeoutMs: number, signal: AbortSignal): Promise<void> {
