@@ -1,4 +1,5 @@
 import { RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
+import type { GatewayGraphQLResponse } from '@apollo/server-gateway-interface';
 import type { Supergraph } from '@apollo/federation-internals';
 import { ASSERTION_HEADER, type Caller } from '@keelson/schema';
 import type { AssertionKey, Logger } from '@keelson/service';
@@ -57,12 +58,41 @@ export function resolveSubgraphEndpoints(
  * (503) instead of a masked internal error.
  */
 export class SubgraphDataSource extends RemoteGraphQLDataSource<{ caller?: Caller }> {
+  /** Identical queries in flight, by subgraph, document, variables and caller: one fetch answers them all. */
+  private readonly inflight = new Map<string, { joined: number; response: Promise<GatewayGraphQLResponse> }>();
+
   constructor(
     private readonly endpoint: SubgraphEndpoint,
     private readonly assertions: AssertionKey,
     private readonly log: Logger,
   ) {
     super({ url: endpoint.url });
+  }
+
+  /**
+   * Deduplicates identical subgraph queries in flight: a second request for the same operation,
+   * variables and caller (subject, kind, token, scopes) while the first is out waits for its answer
+   * instead of fetching again. Mutations are never shared, and two callers never share a result.
+   * Each sharer gets its own copy of the answer (execution may write into it).
+   */
+  override async process(options: GraphQLDataSourceProcessOptions<{ caller?: Caller }>): Promise<GatewayGraphQLResponse> {
+    const caller = options.context?.caller;
+    const query = options.request.query ?? '';
+    if (!caller || !/^\s*(query\b|\{)/.test(query)) return super.process(options);
+    const key = JSON.stringify([query, options.request.variables ?? {}, caller.kind, caller.subject, caller.tokenId ?? '', caller.scopes]);
+    const shared = this.inflight.get(key);
+    if (shared) {
+      shared.joined += 1;
+      return structuredClone(await shared.response);
+    }
+    const entry = { joined: 0, response: super.process(options) };
+    this.inflight.set(key, entry);
+    try {
+      const response = await entry.response;
+      return entry.joined > 0 ? structuredClone(response) : response;
+    } finally {
+      if (this.inflight.get(key) === entry) this.inflight.delete(key);
+    }
   }
 
   override async willSendRequest({ request, context }: GraphQLDataSourceProcessOptions<{ caller?: Caller }>): Promise<void> {

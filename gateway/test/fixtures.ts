@@ -125,7 +125,16 @@ class CatalogResolver {
   brokenField(): string {
     throw new Error('password=hunter2 leaked from a stack');
   }
+
+  @Query(() => Int, { description: 'Counts its own executions, answering after `ms`: identical requests in flight overlap.' })
+  async slowCount(@Arg('ms', () => Int) ms: number): Promise<number> {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    return ++executions.slowCount;
+  }
 }
+
+/** How many times each counted catalog field ran (the gateway's in-flight deduplication is told by it). */
+export const executions = { slowCount: 0 };
 
 // ---- reviews ------------------------------------------------------------------------------------
 
@@ -242,18 +251,18 @@ export function countSockets(served: Served): () => number {
 export const security = testSecurity();
 
 /** The bearer values the test credential check accepts, by the scopes they grant. */
-export const bearers = { admin: 'Bearer test-admin', reader: 'Bearer test-reader' } as const;
+export const bearers = { admin: 'Bearer test-admin', otherAdmin: 'Bearer test-other-admin', reader: 'Bearer test-reader' } as const;
 
 /**
  * A credential check of the gateway's own interface, standing in for the identity domain (which the
- * e2e tests use for real): `test-admin` and `test-reader`, anything else refused.
+ * e2e tests use for real): `test-admin`, `test-other-admin` and `test-reader`, anything else refused.
  */
 export class TestCredentials implements CredentialCheck {
   revoked = new Set<string>();
   private readonly listeners = new Set<(tokenId: string) => void>();
 
   async authenticate(authorization: string | undefined): Promise<AcceptedCredential> {
-    const granted: Record<string, Scope[]> = { [bearers.admin]: ['admin'], [bearers.reader]: ['read'] };
+    const granted: Record<string, Scope[]> = { [bearers.admin]: ['admin'], [bearers.otherAdmin]: ['admin'], [bearers.reader]: ['read'] };
     const scopes = authorization ? granted[authorization] : undefined;
     const tokenId = authorization?.slice('Bearer '.length);
     if (!scopes || this.revoked.has(tokenId!)) throw new MeshError('UNAUTHENTICATED', 'authentication required');

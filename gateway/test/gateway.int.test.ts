@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { silentLogger } from '@keelson/service';
 import { startGateway, type RunningGateway } from '../src';
-import { bearers, buildSchemas, security, startSubgraphs, TestCredentials, type Subgraphs } from './fixtures';
+import { bearers, buildSchemas, executions, security, startSubgraphs, TestCredentials, type Subgraphs } from './fixtures';
 
 const credentials = new TestCredentials();
 
@@ -163,6 +163,25 @@ describe('the gateway over HTTP', () => {
       expect(html).toContain("'apollo-require-preflight': 'true'");
       expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=|https?:\/\/(?!localhost)[a-z]/i);
     }
+  });
+
+  it('asks a subgraph once for identical queries of one caller in flight together, and never shares across callers', async () => {
+    const query = '{ slowCount(ms: 300) }';
+    const before = executions.slowCount;
+    const same = await Promise.all(Array.from({ length: 5 }, () => post(gateway.url, { query })));
+    expect(same.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(new Set(same.map((r) => JSON.stringify(r.body)))).toEqual(new Set([JSON.stringify({ data: { slowCount: before + 1 } })]));
+    expect(executions.slowCount).toBe(before + 1);
+
+    // Two callers: each gets an answer fetched for it, even for the same query at the same moment.
+    const [one, other] = await Promise.all([post(gateway.url, { query }), post(gateway.url, { query }, { authorization: bearers.otherAdmin })]);
+    expect(executions.slowCount).toBe(before + 3);
+    expect([one.body.data, other.body.data].map((d) => (d as { slowCount: number }).slowCount).sort()).toEqual([before + 2, before + 3]);
+    // A mutation is never shared (none here: the catalog has none), nor a request of another scope set:
+    // the reader is refused before any fetch (the fixture's undeclared root fields need admin).
+    const reader = await post(gateway.url, { query }, { authorization: bearers.reader });
+    expect(reader.body.errors?.[0]?.extensions).toMatchObject({ code: 'FORBIDDEN' });
+    expect(executions.slowCount).toBe(before + 3);
   });
 
   it('answers the health probe', async () => {
