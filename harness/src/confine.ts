@@ -1,39 +1,25 @@
-import { lstat, readdir, readFile, realpath } from 'node:fs/promises';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { lstat, readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { canonicalPath, confinePath, isInside } from '@keelson/platform';
 import { MeshError } from '@keelson/schema';
 
-/** True when `candidate` is `root` or beneath it (both already absolute and normalized). */
-export function within(root: string, candidate: string): boolean {
-  const rel = relative(root, candidate);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel) && rel.split(sep)[0] !== '..');
-}
+/** True when `candidate` is `root` or beneath it (both canonical; whole components). */
+export const within = isInside;
 
-/** The realpath of `p`, or of its deepest existing ancestor joined with the rest (for paths not created yet). */
+/** The realpath of `p`, or of its deepest existing ancestor joined with the rest (for paths not created yet); see the platform's `canonicalPath`. */
 export async function realpathDeep(p: string): Promise<string> {
-  const abs = resolve(p);
-  try {
-    return await realpath(abs);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    const parent = dirname(abs);
-    if (parent === abs) return abs;
-    return join(await realpathDeep(parent), abs.slice(parent.length + (parent.endsWith(sep) ? 0 : 1)));
-  }
+  return canonicalPath(p, process.cwd());
 }
 
 /**
  * `target` (absolute, or relative to `root`) resolved through every symlink, provided it stays
- * inside `root` (itself resolved). The mesh's own file operations on a session's files go through
- * this: a `..` or a symlink pointing out of the root is refused, whatever the CLI put there.
+ * inside `root` (itself resolved) — the platform's `confinePath`. The mesh's own file operations on
+ * a session's files go through this: a `..` or a symlink pointing out of the root is refused,
+ * whatever the CLI put there.
  * @throws MeshError FORBIDDEN naming the path and the root.
  */
 export async function confinedPath(root: string, target: string, what = 'path'): Promise<string> {
-  const realRoot = await realpathDeep(root);
-  const real = await realpathDeep(isAbsolute(target) ? target : join(root, target));
-  if (!within(realRoot, real)) {
-    throw new MeshError('FORBIDDEN', `${what} ${JSON.stringify(target)} resolves outside ${realRoot}`);
-  }
-  return real;
+  return confinePath(target, { roots: [root], cwd: root, what });
 }
 
 /** Reads a file only if its realpath is inside `root` (a native store), else null. */

@@ -51,7 +51,7 @@ export { DocsCatalog, splitH1Topics, DOCS_TOPIC_MAX_CHARS, PREAMBLE_TOPIC } from
 export type { DocsSourceInfo, DocsTopic, FetchText } from './docs/docsCatalog';
 export { PolicyEngine } from './policy/policyEngine';
 export type { EngineDecision, RegisteredPolicy } from './policy/policyEngine';
-export { pathConfinementPolicy, PATH_CONFINEMENT_POLICY_ID, canonicalPath, isInside, shellPathTokens } from './policy/pathConfinement';
+export { pathConfinementPolicy, PATH_CONFINEMENT_POLICY_ID, shellPathTokens } from './policy/pathConfinement';
 export type { ManifestInvalidation, ManifestListener } from './manifest/manifestEvents';
 export type { RibWorkflowEntry } from './workflows/workflowCatalog';
 export { RIB_WORKFLOWS_DIR } from './discovery/loadWorkflowFiles';

@@ -116,6 +116,23 @@ describe('Write', () => {
     expect(existsSync(join(outside, 'planted.txt'))).toBe(false);
   });
 
+  it("refuses writes into .git and .keelson of any root (through a symlink too), and Read still reads them", async () => {
+    mkdirSync(join(project, '.git', 'hooks'), { recursive: true });
+    mkdirSync(join(project, '.keelson', 'workflows'), { recursive: true });
+    writeFileSync(join(project, '.git', 'config'), '[core]\n');
+    symlinkSync('.git', join(project, 'gitlink'));
+    const call = await tools();
+    for (const path of ['.git/hooks/pre-commit', '.git', 'gitlink/config', '.keelson/workflows/evil.yaml', join(artifacts, '.keelson', 'x.yaml'), 'sub/.git/config']) {
+      const r = await call('Write', { path, content: '#!/bin/sh\necho pwned\n' });
+      expect([path, r]).toEqual([path, expect.objectContaining({ status: 'tool-error', isError: true, content: expect.stringMatching(/is inside .*\/\.(git|keelson): agents may read \.git and \.keelson directories but not write them$/) })]);
+    }
+    expect(existsSync(join(project, '.git', 'hooks', 'pre-commit')) || existsSync(join(project, '.keelson', 'workflows', 'evil.yaml'))).toBe(false);
+    await expect(call('Edit', { path: '.git/config', old_string: '[core]', new_string: '[core]\n\thooksPath = /tmp' })).resolves.toMatchObject({ status: 'tool-error', content: expect.stringContaining('agents may read') });
+    expect(readFileSync(join(project, '.git', 'config'), 'utf8')).toBe('[core]\n');
+    await expect(call('Read', { path: '.git/config' })).resolves.toMatchObject({ status: 'ok', content: '     1\t[core]' });
+    await expect(call('Write', { path: '.gitignore', content: 'dist\n' })).resolves.toMatchObject({ status: 'ok' });
+  });
+
   it('writes anywhere in an unconfined turn (no allowedDirectories)', async () => {
     const call = await tools();
     await expect(call('Write', { path: join(outside, 'free.txt'), content: 'ok' }, [])).resolves.toMatchObject({ status: 'ok' });

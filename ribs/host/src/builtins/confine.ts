@@ -1,31 +1,29 @@
+import { canonicalPath, checkPath, confinePath, ConfinementError, isInside, type PathAccess } from '@keelson/platform';
 import type { ToolContext } from '@keelson/shared';
-import { canonicalPath, isInside } from '../policy/pathConfinement';
 
 /** A refusal a built-in tool reports as its `isError` result (never a crash of the tool). */
 export class ToolRefusal extends Error {}
 
+type Confinement = Pick<ToolContext, 'cwd' | 'allowedDirectories'>;
+
 /**
- * `p` canonicalized against the turn's cwd (symlinks followed, `..` resolved physically), refused
- * when the turn is confined and it lands outside every root. Tools operate on the returned path, so
- * what was checked is what is touched.
+ * `p` canonicalized against the turn's cwd by the platform's `confinePath` (symlinks followed, `..`
+ * resolved physically), refused when the turn is confined and it lands outside every root; a
+ * `write` is also refused inside `.git` or `.keelson`. Tools operate on the returned path, so what
+ * was checked is what is touched.
  */
-export function confinedPath(ctx: Pick<ToolContext, 'cwd' | 'allowedDirectories'>, p: string): string {
-  let canonical: string;
+export function confinedPath(ctx: Confinement, p: string, access: PathAccess = 'read'): string {
   try {
-    canonical = canonicalPath(p, ctx.cwd);
+    return confinePath(p, { roots: ctx.allowedDirectories ?? [], cwd: ctx.cwd, access, scope: `the turn's allowed directories (${(ctx.allowedDirectories ?? []).join(', ')})` });
   } catch (err) {
-    throw new ToolRefusal(`path '${p}': ${(err as Error).message}`);
+    if (err instanceof ConfinementError) throw new ToolRefusal(err.message);
+    throw err;
   }
-  if (!isAllowed(ctx, canonical)) {
-    throw new ToolRefusal(`path '${p}' resolves outside the turn's allowed directories (${(ctx.allowedDirectories ?? []).join(', ')})`);
-  }
-  return canonical;
 }
 
-/** Whether a canonical path is inside the turn's roots (always, for an unconfined turn). */
-export function isAllowed(ctx: Pick<ToolContext, 'cwd' | 'allowedDirectories'>, canonical: string): boolean {
-  const roots = ctx.allowedDirectories ?? [];
-  return roots.length === 0 || roots.some((root) => isInside(canonicalPath(root, ctx.cwd), canonical));
+/** Whether a path is inside the turn's roots (always, for an unconfined turn). */
+export function isAllowed(ctx: Confinement, path: string): boolean {
+  return checkPath(path, { roots: ctx.allowedDirectories ?? [], cwd: ctx.cwd }).ok;
 }
 
 /** How a path is shown to the model: relative to the cwd when below it, else absolute. */

@@ -20,18 +20,19 @@ function occurrences(haystack: string, needle: string): number[] {
 
 /**
  * `Edit`: replaces an exact string in a text file. The string must occur exactly once (else the
- * call fails saying how often it occurs) unless `replace_all`; a string not found fails too.
+ * call fails saying how often it occurs) unless `replace_all`; a string not found fails too. Files in
+ * `.git` and `.keelson` are refused (read them with Read).
  */
 export function editTool() {
   return builtinTool({
     name: 'Edit',
     description:
       'Replace text in an existing file: old_string (exact, whitespace included) becomes new_string. old_string must occur exactly once ' +
-      '(include surrounding lines to make it unique) unless replace_all is true. Read the file first. Only paths inside the allowed directories.',
+      '(include surrounding lines to make it unique) unless replace_all is true. Read the file first. Only paths inside the allowed directories, never inside .git or .keelson.',
     inputSchema,
     state_changing: true,
     async run(input, ctx) {
-      const path = confinedPath(ctx, input.path);
+      const path = confinedPath(ctx, input.path, 'write');
       const shown = displayPath(ctx.cwd, path);
       if (input.old_string === input.new_string) return { content: 'old_string and new_string are the same; nothing to change', isError: true };
       const handle = await openForRead(path);

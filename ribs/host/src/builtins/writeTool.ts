@@ -29,17 +29,17 @@ export async function writeConfined(path: string, content: string): Promise<'cre
   return existed ? 'overwrote' : 'created';
 }
 
-/** `Write`: creates or overwrites a file with `content`, creating missing parent directories. */
+/** `Write`: creates or overwrites a file with `content`, creating missing parent directories; never inside `.git` or `.keelson`. */
 export function writeTool() {
   return builtinTool({
     name: 'Write',
     description:
       'Write a file: create it (with missing parent directories) or overwrite it with content. ' +
-      'Prefer Edit to change part of an existing file. Only paths inside the allowed directories.',
+      'Prefer Edit to change part of an existing file. Only paths inside the allowed directories, never inside .git or .keelson.',
     inputSchema,
     state_changing: true,
     async run(input, ctx) {
-      const path = confinedPath(ctx, input.path);
+      const path = confinedPath(ctx, input.path, 'write');
       const how = await writeConfined(path, input.content);
       return `${how === 'created' ? 'Created' : 'Overwrote'} ${displayPath(ctx.cwd, path)} (${Buffer.byteLength(input.content)} bytes)`;
     },

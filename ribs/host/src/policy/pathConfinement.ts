@@ -1,6 +1,7 @@
-import { lstatSync, readdirSync, readlinkSync } from 'node:fs';
+import { lstatSync, readdirSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { dirname, join, sep } from 'node:path';
+import { canonicalPath, checkPath } from '@keelson/platform';
 import type { Policy, PolicyDecision } from '@keelson/shared';
 import { globToRegExp, isMagic } from '../builtins/globPattern';
 
@@ -16,58 +17,6 @@ const PATH_ARGS = new Set([
 const SHELL_ARGS = new Set(['command', 'cmd', 'script']);
 /** Device files a shell command may name wherever the roots are (`2>/dev/null`). */
 const SHELL_DEVICES = /^\/dev\/(null|zero|random|urandom|stdin|stdout|stderr|tty|fd\/\d+)$/;
-/** Symlinks followed while canonicalizing one path before giving up (Linux's own limit). */
-const MAX_SYMLINKS = 40;
-
-/**
- * The canonical form of `p`: `~` expanded, made absolute against `cwd`, then resolved component by
- * component the way the kernel does — every symlink followed (a dangling one to the target a write
- * would create) and `..` taken from the resolved parent — so a symlink cannot smuggle a path out of
- * a root. Components that do not exist yet are kept as written. Throws on a symlink loop.
- */
-export function canonicalPath(p: string, cwd: string): string {
-  const expanded = p === '~' ? homedir() : p.startsWith('~/') ? join(homedir(), p.slice(2)) : p;
-  const budget = { links: MAX_SYMLINKS };
-  // Joined as text, not with path.join: `link/..` must reach the resolver unnormalized.
-  return follow(isAbsolute(expanded) ? expanded : `${isAbsolute(cwd) ? cwd : resolve(cwd)}${sep}${expanded}`, budget);
-}
-
-function follow(absolute: string, budget: { links: number }): string {
-  let current: string = sep;
-  let missing = false;
-  for (const part of absolute.split(sep)) {
-    if (part === '' || part === '.') continue;
-    if (part === '..') {
-      current = dirname(current);
-      continue;
-    }
-    const next = join(current, part);
-    if (missing) {
-      current = next;
-      continue;
-    }
-    let link: string | undefined;
-    try {
-      link = lstatSync(next).isSymbolicLink() ? readlinkSync(next) : undefined;
-    } catch {
-      // Not there (or not readable): this and every later component stay as written.
-      missing = true;
-    }
-    if (link === undefined) {
-      current = next;
-      continue;
-    }
-    if (--budget.links < 0) throw new Error(`too many levels of symbolic links resolving '${absolute}'`);
-    current = follow(isAbsolute(link) ? link : `${current}${sep}${link}`, budget);
-  }
-  return current;
-}
-
-/** True when `p` is `root` or below it (both canonical). */
-export function isInside(root: string, p: string): boolean {
-  const rel = relative(root, p);
-  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
-}
 
 /** `$HOME` / `$PWD` / `$TMPDIR` (bare or braced) at the start of a word, expanded as the shell would. */
 function expandKnownVariables(token: string, cwd: string): string {
@@ -152,7 +101,9 @@ function collectPaths(value: unknown, cwd: string, into: string[], depth = 0): v
 
 /**
  * Denies a tool call whose file or shell path arguments canonicalize outside the turn's
- * `allowedDirectories`. A turn with none (absent or empty) is unconfined.
+ * `allowedDirectories` (the platform's `confinePath`; a symlink loop is denied too). A turn with
+ * none (absent or empty) is unconfined. Which arguments are writes is the tools' to know: they
+ * refuse writes into `.git` / `.keelson` themselves, and Bash's sandbox mounts those read-only.
  */
 export function pathConfinementPolicy(): Policy {
   return {
@@ -162,7 +113,6 @@ export function pathConfinementPolicy(): Policy {
       const roots = ctx.allowedDirectories ?? [];
       if (event.phase !== 'tool_call' || roots.length === 0) return { outcome: 'allow' };
       const cwd = ctx.cwd ?? process.cwd();
-      const canonicalRoots = roots.map((root) => canonicalPath(root, cwd));
       const paths: string[] = [];
       try {
         collectPaths(event.args, cwd, paths);
@@ -171,10 +121,8 @@ export function pathConfinementPolicy(): Policy {
         throw err;
       }
       for (const p of paths) {
-        const canonical = canonicalPath(p, cwd);
-        if (!canonicalRoots.some((root) => isInside(root, canonical))) {
-          return { outcome: 'deny', reason: `path '${p}' resolves outside the turn's allowed directories` };
-        }
+        const checked = checkPath(p, { roots, cwd, scope: "the turn's allowed directories" });
+        if (!checked.ok) return { outcome: 'deny', reason: checked.error.message };
       }
       return { outcome: 'allow' };
     },

@@ -1,5 +1,6 @@
-import { readFile, realpath, stat } from 'node:fs/promises';
-import { isAbsolute, join, normalize, sep } from 'node:path';
+import { readFile, stat } from 'node:fs/promises';
+import { isAbsolute, normalize, sep } from 'node:path';
+import { checkPath } from '@keelson/platform';
 import { runLimits } from '@keelson/schema';
 
 /** A run file a gate's prompt names as `$ARTIFACTS_DIR/<path>` (seed 000 `getRunStatus`). */
@@ -29,8 +30,7 @@ export function artifactPaths(prompt: string, limit: number = runLimits.artifact
  * a directory, outside the artifacts directory through `..` or a symlink) carries `error` instead.
  */
 export async function readArtifacts(artifactsDir: string, prompt: string): Promise<RunArtifact[]> {
-  const root = await realpath(artifactsDir).catch(() => normalize(artifactsDir));
-  return Promise.all(artifactPaths(prompt).map((path) => readOne(root, path)));
+  return Promise.all(artifactPaths(prompt).map((path) => readOne(artifactsDir, path)));
 }
 
 async function readOne(root: string, path: string): Promise<RunArtifact> {
@@ -38,9 +38,10 @@ async function readOne(root: string, path: string): Promise<RunArtifact> {
   if (isAbsolute(rel) || rel === '..' || rel.startsWith(`..${sep}`)) {
     return { path, error: "outside the run's artifacts directory" };
   }
+  const checked = checkPath(rel, { roots: [root], cwd: root });
+  if (!checked.ok) return { path, error: "outside the run's artifacts directory (symlink)" };
+  const real = checked.path;
   try {
-    const real = await realpath(join(root, rel));
-    if (real !== root && !real.startsWith(root + sep)) return { path, error: "outside the run's artifacts directory (symlink)" };
     if ((await stat(real)).isDirectory()) return { path, error: 'is a directory' };
     const text = await readFile(real, 'utf8');
     const max = runLimits.artifactChars;

@@ -1,0 +1,111 @@
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { canonicalPath, confinePath, ConfinementError, isInside, type PathAccess } from './index';
+
+// One throwaway tree: a root (the run's cwd), a second root (its artifacts), a sibling whose name
+// extends the root's (prefix confusion) and a directory outside everything.
+const base = realpathSync(mkdtempSync(join(tmpdir(), 'keelson-confine-')));
+const root = join(base, 'root');
+const artifacts = join(base, 'artifacts');
+const sibling = join(base, 'rootx');
+const outside = join(base, 'outside');
+for (const dir of [join(root, 'sub'), join(root, '.git', 'hooks'), join(root, 'nested', '.git'), join(root, '.keelson', 'workflows'), artifacts, sibling, join(outside, 'deeper')]) {
+  mkdirSync(dir, { recursive: true });
+}
+writeFileSync(join(root, 'sub', 'ok.txt'), 'ok');
+writeFileSync(join(root, '.git', 'config'), '[core]\n');
+writeFileSync(join(outside, 'secret.txt'), 'secret');
+writeFileSync(join(sibling, 'file.txt'), 'not ours');
+symlinkSync(join(outside, 'secret.txt'), join(root, 'leak.txt'));
+symlinkSync(outside, join(root, 'up'));
+symlinkSync(join(outside, 'deeper'), join(root, 'down'));
+symlinkSync(join(root, 'sub'), join(root, 'inside'));
+symlinkSync(join(outside, 'planted.txt'), join(root, 'dangling'));
+symlinkSync('.git', join(root, 'g'));
+symlinkSync('loop-b', join(root, 'loop-a'));
+symlinkSync('loop-a', join(root, 'loop-b'));
+
+afterAll(() => rmSync(base, { recursive: true, force: true }));
+
+type Row = [name: string, path: string, access: PathAccess, expected: string | 'outside' | 'protected' | 'unresolvable'];
+
+const roots = [root, artifacts];
+const rows: Row[] = [
+  ['a relative path inside', 'sub/ok.txt', 'read', join(root, 'sub', 'ok.txt')],
+  ['the root itself', '.', 'read', root],
+  ['an absolute path inside', join(root, 'sub', 'ok.txt'), 'read', join(root, 'sub', 'ok.txt')],
+  ['a path in the second root', join(artifacts, 'plan.md'), 'write', join(artifacts, 'plan.md')],
+  ['.. out of the root', '../outside/secret.txt', 'read', 'outside'],
+  ['.. after a real directory', 'sub/../../outside/secret.txt', 'read', 'outside'],
+  ['.. that stays inside', 'sub/../sub/ok.txt', 'read', join(root, 'sub', 'ok.txt')],
+  ['an absolute path outside', join(outside, 'secret.txt'), 'read', 'outside'],
+  ['/etc/passwd', '/etc/passwd', 'read', 'outside'],
+  ['~ (the home directory)', '~/.ssh/id_rsa', 'read', 'outside'],
+  ['a symlink to a file outside', 'leak.txt', 'read', 'outside'],
+  ['a symlinked directory leading outside', 'up/secret.txt', 'read', 'outside'],
+  ['a symlink that stays inside, resolved to its target', 'inside/ok.txt', 'read', join(root, 'sub', 'ok.txt')],
+  ['link/.. is the parent of the target (physical), not the root', 'down/../secret.txt', 'read', 'outside'],
+  ['a dangling symlink to a file a write would create outside', 'dangling', 'write', 'outside'],
+  ['a missing file: the nearest existing parent, then the rest', 'sub/new/deeper/file.txt', 'write', join(root, 'sub', 'new', 'deeper', 'file.txt')],
+  ['a missing file below a symlink leading outside', 'up/new/file.txt', 'write', 'outside'],
+  ['prefix confusion: a sibling named root + "x"', join(sibling, 'file.txt'), 'read', 'outside'],
+  ['prefix confusion through ..', '../rootx/file.txt', 'read', 'outside'],
+  ['a symlink loop', 'loop-a/x', 'read', 'unresolvable'],
+  ['reading .git is allowed', '.git/config', 'read', join(root, '.git', 'config')],
+  ['writing a .git hook is refused', '.git/hooks/pre-commit', 'write', 'protected'],
+  ['writing .git itself (a worktree gitfile) is refused', '.git', 'write', 'protected'],
+  ['writing through a symlink to .git is refused', 'g/config', 'write', 'protected'],
+  ['writing a nested repository’s .git is refused', 'nested/.git/config', 'write', 'protected'],
+  ['writing .keelson/workflows is refused', '.keelson/workflows/evil.yaml', 'write', 'protected'],
+  ['writing a missing .keelson of the second root is refused', join(artifacts, '.keelson', 'x'), 'write', 'protected'],
+  ['reading .keelson is allowed', '.keelson/workflows', 'read', join(root, '.keelson', 'workflows')],
+  ['.gitignore is not .git', '.gitignore', 'write', join(root, '.gitignore')],
+  ['.keelsonrc is not .keelson', 'sub/.keelsonrc', 'write', join(root, 'sub', '.keelsonrc')],
+];
+
+describe('confinePath: one row per case', () => {
+  it.each(rows)('%s (%s, %s)', (_name, path, access, expected) => {
+    const run = () => confinePath(path, { roots, cwd: root, access });
+    if (expected === 'outside' || expected === 'protected' || expected === 'unresolvable') {
+      let error: unknown;
+      try {
+        run();
+      } catch (err) {
+        error = err;
+      }
+      expect(error).toBeInstanceOf(ConfinementError);
+      expect(error).toMatchObject({ code: 'FORBIDDEN', reason: expected, path });
+      expect((error as Error).message).toContain(`'${path}'`);
+    } else {
+      expect(run()).toBe(expected);
+    }
+  });
+});
+
+describe('confinePath without roots', () => {
+  it('confines nothing to roots but still refuses writes into the cwd’s .git and .keelson', () => {
+    expect(confinePath(join(outside, 'secret.txt'), { roots: [], cwd: root })).toBe(join(outside, 'secret.txt'));
+    expect(() => confinePath('.git/hooks/post-checkout', { roots: [], cwd: root, access: 'write' })).toThrow(/is inside .*\/root\/\.git: agents may read/);
+  });
+
+  it('names the path, the roots and the reason in its message', () => {
+    expect(() => confinePath('../x', { roots: [root], cwd: root, what: 'attachment' })).toThrow(`attachment '../x' resolves outside the allowed directories (${root})`);
+    expect(() => confinePath('../x', { roots: [root], cwd: root, scope: "the turn's allowed directories" })).toThrow("path '../x' resolves outside the turn's allowed directories");
+  });
+});
+
+describe('canonicalPath and isInside', () => {
+  it('expands ~ and resolves relative to the cwd', () => {
+    expect(canonicalPath('~', root)).toBe(canonicalPath(homedir(), '/'));
+    expect(canonicalPath('sub', root)).toBe(join(root, 'sub'));
+  });
+
+  it('compares whole components', () => {
+    expect(isInside('/a/b', '/a/b')).toBe(true);
+    expect(isInside('/a/b', '/a/b/c')).toBe(true);
+    expect(isInside('/a/b', '/a/bc')).toBe(false);
+    expect(isInside('/a/b', '/a')).toBe(false);
+    expect(isInside('/a/b', '/a/b/..c')).toBe(true);
+  });
+});

@@ -1,0 +1,2 @@
+export { canonicalPath, isInside, SymlinkLoopError } from './canonicalPath';
+export { checkPath, confinePath, ConfinementError, protectedDirOf, PROTECTED_DIR_NAMES, type ConfineOptions, type ConfinementReason, type PathAccess } from './confinePath';
