@@ -14,3 +14,24 @@ export {
 } from './confine';
 export { listProcesses, findOwnedProcesses, isAlive, endProcessGroup } from './process/ownedProcesses';
 export type { ProcessInfo } from './process/ownedProcesses';
+export {
+  bwrapArgv,
+  createSandbox,
+  findBwrap,
+  gitDirsOf,
+  isSecretName,
+  probeBwrap,
+  protectedEntries,
+  SANDBOX_ENV_ALLOWED,
+  SANDBOX_FIX,
+  SANDBOX_MODES,
+  sandboxEnv,
+  SandboxUnavailableError,
+  type BwrapProbe,
+  type ProcessSandbox,
+  type SandboxedCommand,
+  type SandboxMode,
+  type SandboxOptions,
+  type SandboxRequest,
+  type SandboxSpec,
+} from './sandbox';

@@ -180,6 +180,13 @@ export const envSchema = z.object({
   KEELSON_RIB_WORKFLOW_GRANTS: z.string().min(1).optional(),
   /** Workflows whose approval gates a rib may answer, same form; unioned with ribApprovalGrants. */
   KEELSON_RIB_APPROVAL_GRANTS: z.string().min(1).optional(),
+  /**
+   * The process sandbox (bubblewrap) of every Bash tool call, bash/script node and harness CLI.
+   * `required`: they run under `bwrap` and refuse to run when it is missing or unusable (the error
+   * names the fix); `off`: they run unconfined, and each service that runs them warns at start.
+   * @default required
+   */
+  KEELSON_SANDBOX: z.enum(['required', 'off'], { error: 'expected required or off' }).default('required'),
   /** Operator bypass of the per-project mutation lock (emergencies only). */
   KEELSON_DISABLE_MUTATION_LOCK: flag,
   /** Git timeout for clones. @default 60000 */

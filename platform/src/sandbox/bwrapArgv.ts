@@ -1,0 +1,56 @@
+import { sep } from 'node:path';
+
+/** What one confined process may see and touch. Every path absolute and canonical. */
+export interface SandboxSpec {
+  /** The command and its arguments. */
+  argv: readonly string[];
+  /** Where it starts; normally also in `writable`. */
+  cwd: string;
+  /** Directories (or files) it may write: the run's cwd, `$ARTIFACTS_DIR`, a CLI's own home. Must exist. */
+  writable: readonly string[];
+  /** Paths kept readable although a hidden path or the private /tmp covers them (a script file under /tmp). */
+  readable?: readonly string[];
+  /** Paths inside `writable` mounted read-only again (an existing `.git`, `.keelson`). */
+  protect?: readonly string[];
+  /** Paths replaced by an empty directory (the mesh's own state, `KEELSON_HOME`). */
+  hidden?: readonly string[];
+  /** The host's network; false gives it a network namespace of its own with only loopback. */
+  network: boolean;
+}
+
+type Mount = { path: string; rank: number; args: (path: string) => string[] };
+
+/** Mount kinds, in the order they apply to one path. */
+const HIDE = 0;
+const READ = 1;
+const WRITE = 2;
+const PROTECT = 3;
+
+const depth = (path: string) => path.split(sep).filter(Boolean).length;
+
+/**
+ * The bubblewrap command line that runs `spec.argv` confined: the whole filesystem read-only
+ * (`--ro-bind / /`), fresh `/dev` and `/proc`, a private empty `/tmp`, then the spec's paths — each
+ * mounted after every shallower one, so the most specific path wins (`$ARTIFACTS_DIR` under a hidden
+ * `KEELSON_HOME` is writable; an existing `.git` under the writable cwd is read-only). It gets its own
+ * pid, IPC and UTS namespaces (when its first process ends, the kernel kills everything left inside,
+ * even a daemon that left the process group), no network unless `spec.network`, no capabilities (root
+ * inside cannot remount anything), and it dies with its parent. It stays in the caller's process group
+ * and session, so killing that group kills it. Pure: nothing is checked on disk.
+ */
+export function bwrapArgv(bwrap: string, spec: SandboxSpec): string[] {
+  const mounts: Mount[] = [
+    { path: '/tmp', rank: HIDE, args: (p) => ['--tmpfs', p] },
+    ...(spec.hidden ?? []).map((path) => ({ path, rank: HIDE, args: (p: string) => ['--tmpfs', p] })),
+    ...(spec.readable ?? []).map((path) => ({ path, rank: READ, args: (p: string) => ['--ro-bind', p, p] })),
+    ...spec.writable.map((path) => ({ path, rank: WRITE, args: (p: string) => ['--bind', p, p] })),
+    ...(spec.protect ?? []).map((path) => ({ path, rank: PROTECT, args: (p: string) => ['--ro-bind', p, p] })),
+  ];
+  mounts.sort((a, b) => depth(a.path) - depth(b.path) || a.rank - b.rank);
+  const args: string[] = [bwrap, '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
+  for (const m of mounts) args.push(...m.args(m.path));
+  args.push('--unshare-pid', '--unshare-ipc', '--unshare-uts');
+  if (!spec.network) args.push('--unshare-net');
+  args.push('--cap-drop', 'ALL', '--die-with-parent', '--chdir', spec.cwd, '--', ...spec.argv);
+  return args;
+}

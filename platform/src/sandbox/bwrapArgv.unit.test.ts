@@ -1,0 +1,36 @@
+import { bwrapArgv } from './bwrapArgv';
+
+describe('bwrapArgv', () => {
+  const spec = {
+    argv: ['bash', '-c', 'make test'],
+    cwd: '/work/project',
+    writable: ['/work/project', '/home/dev/.keelson/runs/r1/artifacts'],
+    readable: ['/tmp/keelson/scripts/build.sh'],
+    protect: ['/work/project/.git'],
+    hidden: ['/home/dev/.keelson'],
+    network: false,
+  };
+
+  it('mounts the root read-only, then each path after every shallower one (the most specific wins)', () => {
+    expect(bwrapArgv('/usr/bin/bwrap', spec)).toEqual([
+      '/usr/bin/bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc',
+      '--tmpfs', '/tmp',
+      '--bind', '/work/project', '/work/project',
+      '--tmpfs', '/home/dev/.keelson',
+      '--ro-bind', '/work/project/.git', '/work/project/.git',
+      '--ro-bind', '/tmp/keelson/scripts/build.sh', '/tmp/keelson/scripts/build.sh',
+      '--bind', '/home/dev/.keelson/runs/r1/artifacts', '/home/dev/.keelson/runs/r1/artifacts',
+      '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-net',
+      '--cap-drop', 'ALL', '--die-with-parent', '--chdir', '/work/project', '--', 'bash', '-c', 'make test',
+    ]);
+  });
+
+  it('keeps the host network only when asked', () => {
+    expect(bwrapArgv('bwrap', { ...spec, network: true })).not.toContain('--unshare-net');
+    expect(bwrapArgv('bwrap', spec)).toContain('--unshare-net');
+  });
+
+  it('never starts a new session, so the caller’s process group still reaches it', () => {
+    expect(bwrapArgv('bwrap', spec)).not.toContain('--new-session');
+  });
+});

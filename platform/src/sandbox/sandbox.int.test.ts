@@ -1,0 +1,126 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createSandbox, gitDirsOf, probeBwrap, SandboxUnavailableError, type SandboxRequest } from './index';
+
+// Real bubblewrap (/usr/bin/bwrap; `.ci/run` installs it). A throwaway tree:
+//   <base>/project     the cwd (writable), with a .git and a .keelson
+//   <base>/home        a hidden directory (the mesh's KEELSON_HOME) holding the run's artifacts
+//   <base>/outside     never writable
+const base = realpathSync(mkdtempSync(join(tmpdir(), 'keelson-sandbox-')));
+const project = join(base, 'project');
+const home = join(base, 'home');
+const artifacts = join(home, 'runs', 'r1', 'artifacts');
+const outside = join(base, 'outside');
+for (const dir of [join(project, '.keelson', 'workflows'), artifacts, outside]) mkdirSync(dir, { recursive: true });
+writeFileSync(join(home, 'credentials.key'), 'the key\n');
+const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { cwd, encoding: 'utf8' });
+git(project, 'init', '-q');
+git(project, 'commit', '-q', '--allow-empty', '-m', 'init');
+
+let server: Server;
+let port: number;
+beforeAll(async () => {
+  server = createServer((_req, res) => res.end('hello from the host\n'));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as AddressInfo).port;
+});
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+  rmSync(base, { recursive: true, force: true });
+});
+
+const sandbox = createSandbox({ hidden: [home] });
+
+/** Runs a bash command line in the sandbox; its exit code and output (stdout and stderr). */
+async function sh(command: string, request: Partial<SandboxRequest> = {}): Promise<{ code: number | null; out: string }> {
+  const { argv } = await sandbox.command({ argv: ['bash', '-c', command], cwd: project, writable: [project, artifacts], what: 'test', ...request });
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0]!, argv.slice(1), { env: { PATH: process.env.PATH!, HOME: '/root' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, out }));
+  });
+}
+
+describe('the process sandbox (real bubblewrap)', () => {
+  it('finds a working bwrap here and reports its version', async () => {
+    await expect(probeBwrap()).resolves.toMatchObject({ ok: true, path: expect.stringMatching(/\/bwrap$/), version: expect.stringMatching(/^bubblewrap \d/), error: null });
+  });
+
+  it('writes the cwd and $ARTIFACTS_DIR, and nothing else: not outside, not /etc, not the host’s /tmp', async () => {
+    const r = await sh(`echo in > in.txt && echo art > ${artifacts}/a.txt && echo x > ${outside}/x 2>&1; echo x > /etc/keelson-x; echo x > ${base}/x; echo done`);
+    expect(r.out).toMatch(/Read-only file system/);
+    expect(r.out.trim().endsWith('done')).toBe(true);
+    expect(readFileSync(join(project, 'in.txt'), 'utf8')).toBe('in\n');
+    expect(readFileSync(join(artifacts, 'a.txt'), 'utf8')).toBe('art\n');
+    expect([existsSync(join(outside, 'x')), existsSync('/etc/keelson-x'), existsSync(join(base, 'x'))]).toEqual([false, false, false]);
+  });
+
+  it('gives it a private /tmp and hides the mesh’s own state, except what it binds back', async () => {
+    writeFileSync(join(tmpdir(), 'keelson-sandbox-host-file'), 'host tmp\n');
+    const r = await sh(`ls /tmp; echo tmp > /tmp/scratch && cat /tmp/scratch; cat ${home}/credentials.key || echo hidden; ls ${artifacts}`);
+    expect(r.out).not.toContain('keelson-sandbox-host-file');
+    expect(r.out).toContain('tmp\n');
+    expect(r.out).toContain('hidden\n');
+    expect(r.out).not.toContain('the key');
+    expect(r.out).toContain('a.txt');
+    expect(existsSync(join(tmpdir(), 'scratch'))).toBe(false);
+  });
+
+  it('mounts an existing .git and .keelson of a writable directory read-only', async () => {
+    const r = await sh('echo hook > .git/hooks/pre-commit; echo wf > .keelson/workflows/evil.yaml; git -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m agent; echo rc=$?');
+    expect(r.out).toMatch(/\.git\/hooks\/pre-commit: Read-only file system/);
+    expect(r.out).toMatch(/\.keelson\/workflows\/evil\.yaml: Read-only file system/);
+    expect(r.out).toMatch(/rc=(?!0)\d+/);
+    expect(existsSync(join(project, '.git', 'hooks', 'pre-commit'))).toBe(false);
+    expect(git(project, 'log', '--format=%s')).toBe('init\n');
+  });
+
+  it('lets a gitWrite command commit, in the repository and in a linked worktree', async () => {
+    const wt = join(base, 'wt');
+    git(project, 'worktree', 'add', '-q', '-b', 'feature', wt);
+    expect(gitDirsOf(wt)).toEqual([join(project, '.git', 'worktrees', 'wt'), join(project, '.git')]);
+    const commit = 'echo change > f.txt && git add f.txt && git -c user.name=t -c user.email=t@example.com commit -q -m sandboxed && echo committed';
+    await expect(sh(commit, { cwd: wt, writable: [wt] })).resolves.toMatchObject({ out: expect.not.stringContaining('committed') });
+    await expect(sh(commit, { cwd: wt, writable: [wt], gitWrite: true })).resolves.toMatchObject({ code: 0, out: 'committed\n' });
+    expect(git(wt, 'log', '--format=%s', '-1')).toBe('sandboxed\n');
+  });
+
+  it('cuts the network unless the request declares it', async () => {
+    const connect = `exec 3<>/dev/tcp/127.0.0.1/${port} && printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&3 && cat <&3`;
+    const cut = await sh(connect);
+    expect(cut.code).not.toBe(0);
+    expect(cut.out).toMatch(/Connection refused/);
+    const open = await sh(connect, { network: true });
+    expect(open).toMatchObject({ code: 0, out: expect.stringContaining('hello from the host') });
+  });
+
+  it('keeps its own pid namespace: a daemon that left the process group dies with the sandbox', async () => {
+    const marker = `keelson-daemon-${process.pid}`;
+    const r = await sh(`setsid bash -c 'exec -a ${marker} sleep 30' </dev/null >/dev/null 2>&1 & sleep 0.2; ps -e -o pid= | wc -l`);
+    expect(r.code).toBe(0);
+    expect(Number(r.out.trim())).toBeLessThan(10);
+    for (let i = 0; i < 50 && execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).includes(marker); i++) await new Promise((res) => setTimeout(res, 100));
+    expect(execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })).not.toContain(marker);
+  });
+
+  it('refuses when bwrap is unusable, naming the fix; runs the command as given only when off', async () => {
+    const missing = createSandbox({ bwrap: join(base, 'no-such-bwrap') });
+    const request = { argv: ['true'], cwd: project, writable: [project], what: 'Bash' };
+    await expect(missing.command(request)).rejects.toThrow(SandboxUnavailableError);
+    await expect(missing.command(request)).rejects.toMatchObject({
+      code: 'CAPABILITY_UNSUPPORTED',
+      message: `Bash refused: KEELSON_SANDBOX=required and the sandbox is unavailable (${join(base, 'no-such-bwrap')} not found); install bubblewrap (Debian/Ubuntu: apt-get install -y bubblewrap) or set KEELSON_SANDBOX=off to run without confinement`,
+    });
+    const warnings: string[] = [];
+    const off = createSandbox({ mode: 'off', bwrap: join(base, 'no-such-bwrap'), warn: (m) => warnings.push(m) });
+    await expect(off.command(request)).resolves.toEqual({ argv: ['true'], sandboxed: false });
+    expect(warnings).toEqual([expect.stringMatching(/^KEELSON_SANDBOX=off: Bash tool calls, bash\/script nodes and harness CLIs run without bubblewrap/)]);
+  });
+});

@@ -1,0 +1,227 @@
+import { execFile } from 'node:child_process';
+import { accessSync, constants, existsSync, lstatSync, readFileSync, realpathSync } from 'node:fs';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { MeshError } from '@keelson/schema';
+import { isInside } from '../confine/canonicalPath';
+import { PROTECTED_DIR_NAMES } from '../confine/confinePath';
+import { bwrapArgv } from './bwrapArgv';
+
+/**
+ * `KEELSON_SANDBOX`: `required` (the default) runs every Bash tool call, bash/script node and
+ * harness CLI under bubblewrap and refuses to run them without it; `off` runs them unconfined (a
+ * warning is logged). There is deliberately no mode that quietly falls back.
+ */
+export const SANDBOX_MODES = ['required', 'off'] as const;
+export type SandboxMode = (typeof SANDBOX_MODES)[number];
+
+/** The fix a refusal names. */
+export const SANDBOX_FIX = 'install bubblewrap (Debian/Ubuntu: apt-get install -y bubblewrap) or set KEELSON_SANDBOX=off to run without confinement';
+
+/** What probing a bubblewrap binary found. */
+export interface BwrapProbe {
+  /** The binary probed; null when none was found on PATH. */
+  path: string | null;
+  /** It ran a trivial confined command here. */
+  ok: boolean;
+  /** `bubblewrap 0.8.0`. */
+  version: string | null;
+  /** Why it cannot be used. */
+  error: string | null;
+}
+
+/** A command refused because the sandbox it must run in is unavailable. */
+export class SandboxUnavailableError extends MeshError {
+  constructor(what: string, probe: BwrapProbe) {
+    super('CAPABILITY_UNSUPPORTED', `${what} refused: KEELSON_SANDBOX=required and the sandbox is unavailable (${probe.error}); ${SANDBOX_FIX}`, {
+      bwrap: probe.path,
+    });
+  }
+}
+
+/** The first executable `bwrap` on `PATH`, or null. */
+export function findBwrap(path: string = process.env.PATH ?? ''): string | null {
+  for (const dir of path.split(delimiter)) {
+    if (!dir) continue;
+    const candidate = join(dir, 'bwrap');
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return null;
+}
+
+function runQuiet(file: string, args: string[]): Promise<{ stdout: string; stderr: string }> {
+  return new Promise((done, fail) => {
+    execFile(file, args, { timeout: 10_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }, (err, stdout, stderr) => {
+      if (err) fail(Object.assign(err, { stderr }));
+      else done({ stdout, stderr });
+    });
+  });
+}
+
+const probes = new Map<string, Promise<BwrapProbe>>();
+
+/**
+ * Whether `path` (default: `bwrap` on PATH) is a bubblewrap that works on this machine: its version,
+ * then a trivial command under the same namespaces the mesh asks for (a container without the
+ * privileges for them fails here, not on a user's command). A working binary is remembered for the
+ * process's life; a failure is probed again next time (bubblewrap may be installed meanwhile).
+ */
+export function probeBwrap(path?: string): Promise<BwrapProbe> {
+  const bin = path ?? findBwrap();
+  if (!bin) return Promise.resolve({ path: null, ok: false, version: null, error: 'no `bwrap` on PATH' });
+  const cached = probes.get(bin);
+  if (cached) return cached;
+  const probe = (async (): Promise<BwrapProbe> => {
+    let version: string;
+    try {
+      version = (await runQuiet(bin, ['--version'])).stdout.trim();
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      return { path: bin, ok: false, version: null, error: code === 'ENOENT' ? `${bin} not found` : `${bin} --version failed: ${(err as Error).message}` };
+    }
+    try {
+      await runQuiet(bin, bwrapArgv(bin, { argv: ['true'], cwd: '/', writable: [], network: false }).slice(1));
+    } catch (err) {
+      const stderr = String((err as { stderr?: string }).stderr ?? '').trim();
+      return { path: bin, ok: false, version, error: `${bin} cannot create a sandbox here: ${stderr || (err as Error).message}` };
+    }
+    return { path: bin, ok: true, version, error: null };
+  })();
+  probes.set(bin, probe);
+  void probe.then((p) => {
+    if (!p.ok) probes.delete(bin);
+  });
+  return probe;
+}
+
+/** What to run confined, as a caller states it (see {@link ProcessSandbox.command}). */
+export interface SandboxRequest {
+  /** The command and its arguments. */
+  argv: readonly string[];
+  cwd: string;
+  /** Directories it may write (the cwd and `$ARTIFACTS_DIR`, a CLI's home); they must exist. */
+  writable: readonly string[];
+  /** Files or directories to keep readable although the private /tmp or a hidden path would cover them. */
+  readable?: readonly string[];
+  /** @default false: a network namespace with only loopback */
+  network?: boolean;
+  /** The command may write the cwd's git metadata (`.git`, a worktree's git directories) — to commit. @default false */
+  gitWrite?: boolean;
+  /** Names the command in a refusal ("Bash", `bash node "build"`). */
+  what: string;
+}
+
+/** How a request will run. */
+export interface SandboxedCommand {
+  argv: string[];
+  sandboxed: boolean;
+}
+
+export interface SandboxOptions {
+  /** @default 'required' */
+  mode?: SandboxMode;
+  /** The bubblewrap binary. @default the first `bwrap` on PATH */
+  bwrap?: string;
+  /** Paths every sandboxed command sees as empty (the mesh's own state: `KEELSON_HOME`), except what a request binds back. */
+  hidden?: readonly string[];
+  /** Told once, at creation, when the mode is `off`. */
+  warn?: (message: string) => void;
+}
+
+/** The mesh's process sandbox (bubblewrap), as one consumer configured it. */
+export interface ProcessSandbox {
+  readonly mode: SandboxMode;
+  /**
+   * The command line that runs the request: under bubblewrap (see `bwrapArgv`: read-only root, the
+   * writable paths and a private /tmp writable, the hidden paths empty, existing `.git` and `.keelson`
+   * of each writable directory read-only unless `gitWrite`, no network unless `network`), or as given
+   * when the mode is `off`.
+   * @throws SandboxUnavailableError (`CAPABILITY_UNSUPPORTED`) when the mode is `required` and bubblewrap is missing or unusable
+   */
+  command(request: SandboxRequest): Promise<SandboxedCommand>;
+  /** The binary and whether it works (for `npm run doctor`). */
+  probe(): Promise<BwrapProbe>;
+}
+
+/** The `.git` / `.keelson` entries of each writable directory that exist, as realpaths still inside a writable one. */
+export function protectedEntries(writable: readonly string[], names: readonly string[] = PROTECTED_DIR_NAMES): string[] {
+  const out = new Set<string>();
+  for (const dir of writable) {
+    for (const name of names) {
+      const entry = join(dir, name);
+      try {
+        lstatSync(entry);
+      } catch {
+        continue;
+      }
+      let real: string;
+      try {
+        real = realpathSync(entry);
+      } catch {
+        continue; // a dangling symlink: nothing to protect behind it
+      }
+      if (writable.some((w) => isInside(w, real))) out.add(real);
+    }
+  }
+  return [...out];
+}
+
+/**
+ * The git directories a commit in `cwd` writes: `<cwd>/.git` when it is a directory; for a worktree
+ * (`.git` is a `gitdir:` file) its own git directory and the repository's common one.
+ */
+export function gitDirsOf(cwd: string): string[] {
+  const dotGit = join(cwd, '.git');
+  let text: string;
+  try {
+    if (lstatSync(dotGit).isDirectory()) return [realpathSync(dotGit)];
+    text = readFileSync(dotGit, 'utf8');
+  } catch {
+    return [];
+  }
+  const m = /^gitdir:\s*(.+)$/m.exec(text);
+  if (!m) return [];
+  const gitdir = resolve(cwd, m[1]!.trim());
+  const dirs = [gitdir];
+  try {
+    const common = readFileSync(join(gitdir, 'commondir'), 'utf8').trim();
+    dirs.push(isAbsolute(common) ? common : resolve(gitdir, common));
+  } catch {
+    // not a linked worktree
+  }
+  return dirs.filter((d) => existsSync(d)).map((d) => realpathSync(d));
+}
+
+/** A sandbox for one consumer (the rib host's Bash, the worker's command nodes, the harness CLIs). */
+export function createSandbox(options: SandboxOptions = {}): ProcessSandbox {
+  const mode = options.mode ?? 'required';
+  if (mode === 'off') {
+    options.warn?.('KEELSON_SANDBOX=off: Bash tool calls, bash/script nodes and harness CLIs run without bubblewrap — with the whole filesystem writable, the network and this user\'s access');
+  }
+  return {
+    mode,
+    probe: () => probeBwrap(options.bwrap),
+    async command(request) {
+      if (mode === 'off') return { argv: [...request.argv], sandboxed: false };
+      const probe = await probeBwrap(options.bwrap);
+      if (!probe.ok) throw new SandboxUnavailableError(request.what, probe);
+      const gitDirs = request.gitWrite ? gitDirsOf(request.cwd) : [];
+      const writable = [...request.writable, ...gitDirs.filter((d) => !request.writable.some((w) => isInside(w, d)))];
+      const names = request.gitWrite ? PROTECTED_DIR_NAMES.filter((n) => n !== '.git') : PROTECTED_DIR_NAMES;
+      const argv = bwrapArgv(probe.path!, {
+        argv: request.argv,
+        cwd: request.cwd,
+        hidden: (options.hidden ?? []).filter((p) => existsSync(p)),
+        readable: (request.readable ?? []).filter((p) => existsSync(p)),
+        writable,
+        protect: protectedEntries(request.writable, names),
+        network: request.network ?? false,
+      });
+      return { argv, sandboxed: true };
+    },
+  };
+}
