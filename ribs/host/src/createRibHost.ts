@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { createSandbox } from '@keelson/platform';
 import { MeshError } from '@keelson/schema';
 import { createLogger } from '@keelson/service';
 import {
@@ -85,7 +86,8 @@ export async function createRibHost(options: RibHostOptions = {}): Promise<RibHo
   const docs = new DocsCatalog(options.fetchText ?? defaultFetchText());
   // The host's own tools register first, so no rib can claim their names.
   registry.register(keelsonDocsTool(docs));
-  for (const tool of codingTools({ env: options.env ?? process.env })) registry.register(tool);
+  const sandbox = options.sandbox ?? createSandbox({ mode: hostEnv.sandbox, hidden: [home], warn: (message) => logger.warn(message) });
+  for (const tool of codingTools({ env: options.env ?? process.env, sandbox })) registry.register(tool);
   for (const tool of options.hostTools ?? []) {
     const rejection = registry.register(tool);
     if (rejection) throw new Error(`host tool: ${rejection.message}`);

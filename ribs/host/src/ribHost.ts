@@ -1,3 +1,4 @@
+import type { ProcessSandbox } from '@keelson/platform';
 import type { Logger } from '@keelson/service';
 import type {
   AgentRef,
@@ -47,10 +48,15 @@ export interface RibHostOptions {
   discover?: boolean;
   /** Where to scan. @default the `node_modules` folders Node resolves `@keelson/*` from */
   nodeModulesRoots?: readonly string[];
-  /** Read once: KEELSON_RIBS, KEELSON_CROSS_RIB_GRANTS, KEELSON_CROSS_RIB_CALL_TIMEOUT_MS, KEELSON_RIB_*_GRANTS, KEELSON_HOME. @default process.env */
+  /** Read once: KEELSON_RIBS, KEELSON_CROSS_RIB_GRANTS, KEELSON_CROSS_RIB_CALL_TIMEOUT_MS, KEELSON_RIB_*_GRANTS, KEELSON_HOME, KEELSON_SANDBOX. @default process.env */
   env?: Record<string, string | undefined>;
   /** The keelson home (rib data dirs, the config file). @default KEELSON_HOME, else ~/.keelson */
   home?: string;
+  /**
+   * The bubblewrap sandbox every `Bash` call runs in (see `@keelson/platform` createSandbox).
+   * @default createSandbox({ mode: KEELSON_SANDBOX, hidden: [home] }), warning through the logger when off
+   */
+  sandbox?: ProcessSandbox;
   /** @default createLogger('rib-host') */
   logger?: Logger;
   /** Sees every warning (discovery skips, dropped descriptors, tool collisions, …). */

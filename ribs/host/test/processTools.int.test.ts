@@ -1,5 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sleep, startHost } from './support/quietHost';
@@ -111,20 +110,21 @@ describe('Bash', () => {
   it('kills the process group on timeout and on abort, and background leftovers when the command ends', async () => {
     const call = await tools();
     const started = Date.now();
-    const timedOut = await call('Bash', { command: 'sleep 30 & echo $! > bg.pid; sleep 30', timeout: 300 });
+    const timedOut = await call('Bash', { command: `${leftover('timeout')} echo started > bg.started; sleep 30`, timeout: 300 });
     expect(timedOut).toMatchObject({ status: 'tool-error', content: expect.stringMatching(/\[timed out after 300 ms; the process group was killed\]$/) });
     expect(Date.now() - started).toBeLessThan(5000);
-    await expectGone(join(project, 'bg.pid'));
+    await expectGone('timeout');
 
     const controller = new AbortController();
-    const aborted = call('Bash', { command: 'sleep 30 & echo $! > abort.pid; sleep 30' }, controller.signal);
-    await waitForFile(join(project, 'abort.pid'));
+    const aborted = call('Bash', { command: `${leftover('abort')} echo started > abort.started; sleep 30` }, controller.signal);
+    await waitForFile(join(project, 'abort.started'));
+    expect(liveWithMarker(`keelson-leftover-${process.pid}-abort`)).toBe(true);
     controller.abort();
     await expect(aborted).resolves.toMatchObject({ status: 'cancelled' });
-    await expectGone(join(project, 'abort.pid'));
+    await expectGone('abort');
 
-    await expect(call('Bash', { command: 'sleep 30 & echo $! > left.pid; echo done' })).resolves.toMatchObject({ status: 'ok', content: 'done' });
-    await expectGone(join(project, 'left.pid'));
+    await expect(call('Bash', { command: `${leftover('left')} echo done` })).resolves.toMatchObject({ status: 'ok', content: 'done' });
+    await expectGone('left');
   });
 });
 
@@ -132,26 +132,30 @@ async function waitForFile(path: string): Promise<void> {
   for (let i = 0; i < 100 && !existsSync(path); i++) await sleep(20);
 }
 
-/** The pid in `file` is gone (or a zombie) within a few seconds. */
-async function expectGone(file: string): Promise<void> {
-  const pid = Number((await readFile(file, 'utf8')).trim());
-  for (let i = 0; i < 150; i++) {
-    if (!alive(pid)) return;
-    await sleep(20);
-  }
-  throw new Error(`process ${pid} is still running`);
+/** A background `sleep 30` the host can find by a marker in its command line (the sandbox has its own pid namespace: `$!` is not a host pid). */
+function leftover(tag: string): string {
+  return `(exec -a keelson-leftover-${process.pid}-${tag} sleep 30) &`;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
+/** No live process carries the leftover's marker within a few seconds (zombies do not count). */
+async function expectGone(tag: string): Promise<void> {
+  const marker = `keelson-leftover-${process.pid}-${tag}`;
+  for (let i = 0; i < 150; i++) {
+    if (!liveWithMarker(marker)) return;
+    await sleep(20);
   }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
+  throw new Error(`a process marked ${marker} is still running`);
+}
+
+function liveWithMarker(marker: string): boolean {
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith(marker)) continue;
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z') return true;
+    } catch {
+      // gone meanwhile
+    }
   }
+  return false;
 }

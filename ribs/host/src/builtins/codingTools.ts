@@ -1,3 +1,4 @@
+import type { ProcessSandbox } from '@keelson/platform';
 import type { ToolDefinition } from '@keelson/shared';
 import { bashTool } from './bashTool';
 import { editTool } from './editTool';
@@ -20,9 +21,9 @@ export function isBuiltinCodingTool(name: string): boolean {
  * `Read`, `Write`, `Edit`, `Glob`, `Grep` and `Bash`, executed in the host's process through the
  * registry (input parsing, `tool_call` / `tool_result` policies). Each confines its paths to the
  * turn's `allowedDirectories` itself too (realpath-resolved), so a pattern, a walk or a symlink
- * swapped in after the policy ran cannot leave them. `env` is what Bash and Grep inherit (minus
- * credentials).
+ * swapped in after the policy ran cannot leave them. `env` is what Bash and Grep start from (only
+ * the platform's `sandboxEnv` allowlist of it); `sandbox` is the bubblewrap sandbox Bash runs in.
  */
-export function codingTools(opts: { env: Record<string, string | undefined> }): ToolDefinition[] {
+export function codingTools(opts: { env: Record<string, string | undefined>; sandbox: ProcessSandbox }): ToolDefinition[] {
   return [readTool(), writeTool(), editTool(), globTool(), grepTool(opts), bashTool(opts)] as ToolDefinition[];
 }

@@ -1,9 +1,6 @@
-/** Environment variables a built-in's process never inherits: credentials of the process hosting the turn. */
-const SECRET_ENV = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|DATABASE_URL|^PG|AUTH_SOCK/i;
+import { sandboxEnv } from '@keelson/platform';
 
-/** The environment Bash and Grep run with: the host's, without variables whose names mark credentials. */
+/** The environment Bash and Grep start from: the platform's `sandboxEnv` allowlist of the host's (no mesh configuration, no credentials). */
 export function commandEnv(env: Record<string, string | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) if (typeof value === 'string' && !SECRET_ENV.test(name)) out[name] = value;
-  return out;
+  return sandboxEnv(env);
 }

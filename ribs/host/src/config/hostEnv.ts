@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { expandHome, parseEnv } from '@keelson/schema';
+import { expandHome, parseEnv, type MeshEnv } from '@keelson/schema';
 
 /** The default bound of a cross-rib call (and an `ask` it waits on). */
 export const DEFAULT_CROSS_RIB_CALL_TIMEOUT_MS = 30_000;
@@ -15,6 +15,8 @@ export interface HostEnv {
   ribApprovalGrants: string | undefined;
   /** The resolved absolute keelson home. */
   home: string;
+  /** `KEELSON_SANDBOX`. */
+  sandbox: MeshEnv['KEELSON_SANDBOX'];
 }
 
 /**
@@ -33,5 +35,6 @@ export function parseHostEnv(env: Record<string, string | undefined>): HostEnv {
     ribWorkflowGrants: parsed.KEELSON_RIB_WORKFLOW_GRANTS,
     ribApprovalGrants: parsed.KEELSON_RIB_APPROVAL_GRANTS,
     home: resolve(expandHome(parsed.KEELSON_HOME ?? join(homedir(), '.keelson'), homedir())),
+    sandbox: parsed.KEELSON_SANDBOX,
   };
 }
