@@ -132,11 +132,23 @@ const promptNodeSchema = z.strictObject({
   reasoningEffort: z.enum(reasoningEfforts, { error: `expected one of ${reasoningEfforts.join(', ')}` }).optional(),
 });
 
+/**
+ * What a bash or script node may do beyond its sandbox's defaults (it runs under bubblewrap: only the
+ * run's cwd and `$ARTIFACTS_DIR` writable, their `.git` and `.keelson` read-only, no network).
+ */
+const sandboxFields = {
+  /** The host's network (fetching dependencies, calling a service); it then reaches the host's loopback services too. @default false */
+  network: z.boolean({ error: 'expected true or false' }).optional(),
+  /** Writes the repository's git metadata (the cwd's `.git`, a worktree's git directories): a node that commits. @default false */
+  gitWrite: z.boolean({ error: 'expected true or false' }).optional(),
+};
+
 const bashNodeSchema = z.strictObject({
   ...nodeCommon,
   type: z.literal('bash'),
   bash: body('command'),
   env: envSchema.optional(),
+  ...sandboxFields,
 });
 
 const scriptNodeSchema = z.strictObject({
@@ -145,6 +157,7 @@ const scriptNodeSchema = z.strictObject({
   script: body('script'),
   runtime: z.enum(scriptRuntimes, { error: `expected one of ${scriptRuntimes.join(', ')}` }),
   env: envSchema.optional(),
+  ...sandboxFields,
 });
 
 const approvalNodeSchema = z.strictObject({

@@ -86,6 +86,24 @@ describe('workflow definitions', () => {
     expect(errorOf({ nodes: [node({})] })).toBe('definition.name: expected a string');
   });
 
+  it('lets bash and script nodes (only) declare network and gitWrite, both off unless given', () => {
+    const result = parseWorkflowDefinition(
+      def([
+        node({ id: 'fetch', network: true }),
+        { id: 'commit', type: 'script', runtime: 'bash', script: 'git commit -am x', gitWrite: true, network: false },
+        node({ id: 'plain' }),
+      ]),
+    );
+    expect(result.ok && result.definition.nodes).toEqual([
+      expect.objectContaining({ id: 'fetch', network: true }),
+      expect.objectContaining({ id: 'commit', gitWrite: true, network: false }),
+      expect.not.objectContaining({ network: expect.anything() }),
+    ]);
+    expect(errorOf(def([node({ network: 'yes' })]))).toBe('definition.nodes.0.network: expected true or false');
+    expect(errorOf(def([node({ gitWrite: 1 })]))).toBe('definition.nodes.0.gitWrite: expected true or false');
+    expect(errorOf(def([{ id: 'p', type: 'prompt', prompt: 'x', network: true }]))).toBe('definition.nodes.0: Unrecognized key: "network"');
+  });
+
   it('requires a when condition to name an ancestor, with exactly one comparison', () => {
     expect(errorOf(def([node({ id: 'a' }), node({ id: 'b', when: { node: 'a', equals: 'x' } })]))).toBe(
       'definition.nodes.1.when.node: "a" is not a node "b" depends on (directly or transitively), so its output is not known when "b" is ready',

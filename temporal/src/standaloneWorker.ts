@@ -70,6 +70,7 @@ export async function startStandaloneWorker(opts: StartStandaloneWorkerOptions):
   configureTemporalRuntime(env.KEELSON_LOG_LEVEL === 'debug' ? 'info' : 'warn');
   const opened = await openActivityDeps({
     databaseUrl: env.DATABASE_URL,
+    env: rawEnv,
     projectsUrl: env.KEELSON_PROJECTS_URL ?? `http://127.0.0.1:${env.KEELSON_PROJECTS_PORT}/graphql`,
     identity,
     pg: opts.security.pg,

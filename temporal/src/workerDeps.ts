@@ -1,4 +1,8 @@
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { createDataSource, EventLog, EventNotifier, initializeAndMigrate } from '@keelson/kit';
+import { createSandbox, type ProcessSandbox } from '@keelson/platform';
+import { expandHome, parseEnv } from '@keelson/schema';
 import type { Logger, PgTimeouts, ServiceIdentity } from '@keelson/service';
 import type { DataSource } from 'typeorm';
 import { AgentTurnTables1764460800320 } from '@keelson/providers';
@@ -36,6 +40,13 @@ export interface ActivityDepsOptions {
   agentTurns?: PromptExecutorOptions;
   /** @default 5 */
   poolSize?: number;
+  /**
+   * The bubblewrap sandbox of bash and script nodes. @default createSandbox from `env`: KEELSON_SANDBOX,
+   * KEELSON_HOME hidden, a warning through `log` when off
+   */
+  sandbox?: ProcessSandbox;
+  /** Read for the default sandbox, and what a command's environment starts from (its allowlist only). @default process.env */
+  env?: Record<string, string | undefined>;
 }
 
 export interface OpenedActivityDeps {
@@ -44,6 +55,13 @@ export interface OpenedActivityDeps {
   dataSource: DataSource;
   /** Ends the LISTEN connection and the pool. */
   close(): Promise<void>;
+}
+
+/** The sandbox of a worker's command nodes, as the environment configures it (KEELSON_SANDBOX; KEELSON_HOME hidden). */
+export function commandSandbox(env: Record<string, string | undefined>, log: Logger): ProcessSandbox {
+  const parsed = parseEnv(env);
+  const home = resolve(expandHome(parsed.KEELSON_HOME ?? join(homedir(), '.keelson'), homedir()));
+  return createSandbox({ mode: parsed.KEELSON_SANDBOX, hidden: [home], warn: (message) => log.warn(message) });
 }
 
 /**
@@ -70,7 +88,14 @@ export async function openActivityDeps(opts: ActivityDepsOptions): Promise<Opene
     opts.log.warn('no approval channel: a policy `ask` about a prompt node\'s tool is denied on this worker (the stack\'s worker service, stack/src/services/worker.ts, wires one)');
   }
   const deps: ActivityDeps = {
-    runs: { store: new RunStore(dataSource, events), projects, promptExecutor: opts.promptExecutor ?? prompts?.executor, log: opts.log },
+    runs: {
+      store: new RunStore(dataSource, events),
+      projects,
+      promptExecutor: opts.promptExecutor ?? prompts?.executor,
+      log: opts.log,
+      sandbox: opts.sandbox ?? commandSandbox(opts.env ?? process.env, opts.log),
+      env: opts.env ?? process.env,
+    },
     ops: { store: new OpStore(dataSource, events), events, registry: { ...builtinOps, ...opts.ops }, log: opts.log },
   };
   return {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { parseWorkflowDefinition, streams, type EventEnvelope, type RunEventPayload } from '@keelson/schema';
+import type { ProcessSandbox } from '@keelson/platform';
 import { silentLogger } from '@keelson/service';
 import { parse } from 'yaml';
 import { createTestDatabase, type TestDatabase } from '../../test/support/db';
@@ -21,6 +22,10 @@ export interface RunHarnessOptions {
   ops?: OpRegistry;
   /** @default 3000 */
   heartbeatTimeoutMs?: number;
+  /** The worker's environment as its activities read it (the command sandbox, a command's environment). @default process.env */
+  env?: Record<string, string | undefined>;
+  /** The command nodes' sandbox. @default the one `env` configures */
+  sandbox?: ProcessSandbox;
 }
 
 export interface StartedRun {
@@ -66,7 +71,7 @@ export class RunHarness {
 
   static async start(opts: RunHarnessOptions = {}): Promise<RunHarness> {
     const db = await createTestDatabase();
-    const opened = await openActivityDeps({ databaseUrl: db.url, log: silentLogger(), promptExecutor: opts.promptExecutor, ops: opts.ops });
+    const opened = await openActivityDeps({ databaseUrl: db.url, log: silentLogger(), promptExecutor: opts.promptExecutor, ops: opts.ops, env: opts.env, sandbox: opts.sandbox });
     const taskQueue = `runs-test-${randomUUID()}`;
     const address = testTemporalAddress();
     const worker = await startWorker({ address, taskQueue, activities: createActivities(opened.deps) });
@@ -79,8 +84,8 @@ export class RunHarness {
     return this.opened.deps.runs!.store;
   }
 
-  /** Registers a run of `yaml` (a definition) and starts its first launch. */
-  async start(yaml: string, opts: { inputs?: Record<string, string>; maxHistoryEvents?: number } = {}): Promise<StartedRun> {
+  /** Registers a run of `yaml` (a definition) and starts its first launch, in `cwd` (default the harness's home). */
+  async start(yaml: string, opts: { inputs?: Record<string, string>; maxHistoryEvents?: number; cwd?: string } = {}): Promise<StartedRun> {
     const parsed = parseWorkflowDefinition(parse(yaml));
     if (!parsed.ok) throw new Error(parsed.error);
     const def = parsed.definition;
@@ -98,7 +103,7 @@ export class RunHarness {
       projectName: null,
       ribId: null,
       startedByRibId: null,
-      cwd: this.home,
+      cwd: opts.cwd ?? this.home,
       artifactsDir,
       temporalWorkflowId: workflowId,
     });

@@ -12,7 +12,11 @@ export interface SandboxSpec {
   readable?: readonly string[];
   /** Paths inside `writable` mounted read-only again (an existing `.git`, `.keelson`). */
   protect?: readonly string[];
-  /** Paths replaced by an empty directory (the mesh's own state, `KEELSON_HOME`). */
+  /**
+   * Paths replaced by an empty directory (the mesh's own state, `KEELSON_HOME`), also when a writable
+   * path contains or equals them (a run whose cwd is the keelson home works in an empty scratch
+   * directory); only deeper paths are re-exposed.
+   */
   hidden?: readonly string[];
   /** The host's network; false gives it a network namespace of its own with only loopback. */
   network: boolean;
@@ -20,10 +24,10 @@ export interface SandboxSpec {
 
 type Mount = { path: string; rank: number; args: (path: string) => string[] };
 
-/** Mount kinds, in the order they apply to one path. */
-const HIDE = 0;
-const READ = 1;
-const WRITE = 2;
+/** Mount kinds, in the order they apply to one path: a hidden path stays hidden even when it is also writable. */
+const READ = 0;
+const WRITE = 1;
+const HIDE = 2;
 const PROTECT = 3;
 
 const depth = (path: string) => path.split(sep).filter(Boolean).length;
@@ -32,7 +36,8 @@ const depth = (path: string) => path.split(sep).filter(Boolean).length;
  * The bubblewrap command line that runs `spec.argv` confined: the whole filesystem read-only
  * (`--ro-bind / /`), fresh `/dev` and `/proc`, a private empty `/tmp`, then the spec's paths — each
  * mounted after every shallower one, so the most specific path wins (`$ARTIFACTS_DIR` under a hidden
- * `KEELSON_HOME` is writable; an existing `.git` under the writable cwd is read-only). It gets its own
+ * `KEELSON_HOME` is writable; an existing `.git` under the writable cwd is read-only; for one path, a
+ * hidden mount covers a writable one). It gets its own
  * pid, IPC and UTS namespaces (when its first process ends, the kernel kills everything left inside,
  * even a daemon that left the process group), no network unless `spec.network`, no capabilities (root
  * inside cannot remount anything), and it dies with its parent. It stays in the caller's process group

@@ -25,6 +25,17 @@ describe('bwrapArgv', () => {
     ]);
   });
 
+  it('keeps a hidden path hidden when the writable cwd is that path or contains it; deeper paths come back', () => {
+    const home = '/home/dev/.keelson';
+    const args = bwrapArgv('bwrap', { argv: ['true'], cwd: home, writable: [home, `${home}/runs/r1/artifacts`], hidden: [home], network: false });
+    expect(args.slice(8, args.indexOf('--unshare-pid'))).toEqual([
+      '--tmpfs', '/tmp',
+      '--bind', home, home,
+      '--tmpfs', home,
+      '--bind', `${home}/runs/r1/artifacts`, `${home}/runs/r1/artifacts`,
+    ]);
+  });
+
   it('keeps the host network only when asked', () => {
     expect(bwrapArgv('bwrap', { ...spec, network: true })).not.toContain('--unshare-net');
     expect(bwrapArgv('bwrap', spec)).toContain('--unshare-net');

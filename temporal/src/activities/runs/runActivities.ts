@@ -2,6 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { createSandbox, sandboxEnv, SandboxUnavailableError, type ProcessSandbox } from '@keelson/platform';
 import { isTerminalRunStatus, MeshError, planOf, runLimits, type PlanNode, type RunNodeStatus, type WorkflowNode, type Actor } from '@keelson/schema';
 import type { Logger } from '@keelson/service';
 import type { ProjectsApi } from '../../projectsApi';
@@ -57,6 +58,10 @@ export interface RunActivityDeps {
   /** @default runLimits.outputBytes */
   outputBytes?: number;
   log?: Logger;
+  /** The bubblewrap sandbox bash and script nodes run in. @default createSandbox() (required, nothing hidden) */
+  sandbox?: ProcessSandbox;
+  /** What a command's environment starts from (only its `sandboxEnv` allowlist passes). @default process.env */
+  env?: Record<string, string | undefined>;
 }
 
 export interface NodeRef {
@@ -96,6 +101,8 @@ const scriptExtension = { bash: 'sh', sh: 'sh', node: 'js', python3: 'py' } as c
 
 /** The activities of the `dagRun` workflow. Each writes its state change and event in one transaction, once. */
 export function createRunActivities(deps: RunActivityDeps | undefined) {
+  let defaultSandbox: ProcessSandbox | undefined;
+  const sandboxOf = (d: RunActivityDeps): ProcessSandbox => d.sandbox ?? (defaultSandbox ??= createSandbox());
   const need = (): RunActivityDeps => {
     if (!deps) throw ApplicationFailure.nonRetryable('this worker was started without a runs store (ActivityDeps.runs)', 'SERVICE_UNAVAILABLE');
     return deps;
@@ -129,12 +136,18 @@ export function createRunActivities(deps: RunActivityDeps | undefined) {
 
     /**
      * Runs a bash or script node in the run's cwd with `$ARTIFACTS_DIR` and the inputs in its
-     * environment, heartbeating; a cancel kills its process group. A node that already completed is
-     * not run again. A failed attempt is recorded and retried while the node's `retries` allow.
+     * environment, heartbeating; a cancel kills its process group. It runs in the sandbox: only the
+     * cwd and `$ARTIFACTS_DIR` writable (their `.git` and `.keelson` read-only unless the node says
+     * `gitWrite`), a private /tmp, the keelson home hidden, no network unless the node says `network`;
+     * its environment is the worker's `sandboxEnv` allowlist plus the node's `env`, the inputs and the
+     * run's variables. Without a usable sandbox the node fails for good (CAPABILITY_UNSUPPORTED,
+     * naming the fix). A node that already completed is not run again. A failed attempt is recorded
+     * and retried while the node's `retries` allow.
      */
     async runCommandNode(input: NodeRef): Promise<NodeOutcome> {
       return asActivity(async () => {
         const { store } = need();
+        const sandbox = sandboxOf(need());
         const ctx = Context.current();
         const run = await loadRun(input.runId);
         const node = nodeOf(run, input.nodeId);
@@ -143,20 +156,32 @@ export function createRunActivities(deps: RunActivityDeps | undefined) {
         if (started.completed) return { status: 'SUCCEEDED', value: whenValue(started.completed.output), exitCode: started.completed.exitCode, alreadyCompleted: true };
 
         let argv: string[];
+        const readable: string[] = [];
         if (node.type === 'bash') argv = ['bash', '-c', node.bash];
         else {
           const file = join(dirname(run.artifactsDir), 'scripts', `${node.id}.${scriptExtension[node.runtime]}`);
           await mkdir(dirname(file), { recursive: true });
           await writeFile(file, node.script, { mode: 0o700 });
           argv = [node.runtime === 'node' ? process.execPath : node.runtime, file];
+          readable.push(file);
         }
         const timeoutMs = planOf(run.definition).find((n) => n.id === node.id)!.timeoutMs;
         await mkdir(run.artifactsDir, { recursive: true });
+        const what = `${node.type} node "${node.id}"`;
+        let command;
+        try {
+          command = await sandbox.command({ argv, cwd: run.cwd, writable: [run.cwd, run.artifactsDir], readable, network: node.network ?? false, gitWrite: node.gitWrite ?? false, what });
+        } catch (err) {
+          if (!(err instanceof SandboxUnavailableError)) throw err;
+          await store.attemptFailed(run.id, node.id, input.launch, ctx.info.attempt, { output: '', outputBytes: 0, truncated: false, exitCode: null, error: err.message });
+          throw ApplicationFailure.create({ message: err.message, type: err.code, nonRetryable: true });
+        }
         const result = await runCommand({
-          argv,
+          argv: command.argv,
           cwd: run.cwd,
           env: {
-            ...process.env,
+            ...sandboxEnv(deps?.env ?? process.env),
+            ...(command.sandboxed ? { TMPDIR: '/tmp' } : {}),
             ...node.env,
             ...inputEnv(run.inputs),
             ARTIFACTS_DIR: run.artifactsDir,
