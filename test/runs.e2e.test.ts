@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -6,7 +7,7 @@ import { searchAttributes } from '@keelson/schema';
 import { findTemporalCli } from '@keelson/temporal';
 import { gql, gqlData, subscribe } from './support/client';
 import { startTestMesh, type TestMesh } from './support/mesh';
-import { alive, getRun, projectWithWorkflow, respond, startWorkflow, waitForRun } from './support/runs';
+import { getRun, projectWithWorkflow, respond, startWorkflow, waitForRun } from './support/runs';
 import { quietTemporalRuntime } from './support/temporalServer';
 
 quietTemporalRuntime();
@@ -52,9 +53,26 @@ nodes:
   - id: nap
     type: bash
     bash: |
-      echo $$ > "$ARTIFACTS_DIR/nap.pid"
-      sleep 600
+      echo started > "$ARTIFACTS_DIR/nap.started"
+      exec -a "keelson-nap-$KEELSON_RUN_ID" sleep 600
 `;
+
+/**
+ * Whether a live process's command line starts with `marker` (zombies do not count). Commands run in
+ * the sandbox's own pid namespace, where `$$` is not a host pid: nodes name their process instead.
+ */
+function liveWithMarker(marker: string): boolean {
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith(marker)) continue;
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z') return true;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return false;
+}
 
 interface EventView {
   cursor: string;
@@ -226,22 +244,18 @@ describe('runs through the gateway', () => {
   it('cancelRun kills a sleeping bash node\'s process within the heartbeat timeout', async () => {
     const project = await projectWithWorkflow(url, 'sleepy', { 'sleeper.yaml': SLEEPER });
     const started = await startWorkflow(url, 'sleeper', { projectId: project.id });
-    const pidFile = join(started.artifactsDir, 'nap.pid');
-    let pid = 0;
-    for (let i = 0; i < 200 && !pid; i++) {
-      pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim()) || 0;
-      if (!pid) await new Promise((r) => setTimeout(r, 50));
-    }
-    expect(alive(pid)).toBe(true);
+    const marker = `keelson-nap-${started.id}`;
+    for (let i = 0; i < 200 && !liveWithMarker(marker); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(liveWithMarker(marker)).toBe(true);
 
     const cancelledAt = Date.now();
     const { cancelRun } = await gqlData<{ cancelRun: { ok: boolean; error: string | null } }>(url, 'mutation ($id: ID!) { cancelRun(runId: $id) { ok error } }', {
       id: started.id,
     });
     expect(cancelRun).toEqual({ ok: true, error: null });
-    while (alive(pid) && Date.now() - cancelledAt < 10_000) await new Promise((r) => setTimeout(r, 50));
+    while (liveWithMarker(marker) && Date.now() - cancelledAt < 10_000) await new Promise((r) => setTimeout(r, 50));
     const killedAfter = Date.now() - cancelledAt;
-    expect(alive(pid)).toBe(false);
+    expect(liveWithMarker(marker)).toBe(false);
     expect(killedAfter).toBeLessThan(3000);
 
     const cancelled = await waitForRun(url, started.id, (r) => r.status === 'CANCELLED');

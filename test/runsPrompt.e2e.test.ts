@@ -238,7 +238,7 @@ describe('a prompt node in a gated DAG, through the gateway', () => {
     ]);
   });
 
-  it('runs the bundled plan-implement on the built-in tools: the plan is written, the change committed in the worktree, an escape denied', async () => {
+  it('runs the bundled plan-implement on the built-in tools: the plan is written, the change made by the agent and committed by the gitWrite node in the worktree, an escape denied', async () => {
     server.clear();
     const outsideFile = join(mesh.dir, 'gitconfig');
     const planPath = (text: string) => /plan to (\S+\/plan\.md)/.exec(text)?.[1];
@@ -259,7 +259,8 @@ describe('a prompt node in a gated DAG, through the gateway', () => {
           { toolCall: { name: 'Read', arguments: { path: /plan in (\S+\/plan\.md)/.exec(userText)![1]! } } },
           { toolCall: { name: 'Write', arguments: { path: 'GREETING.md', content: 'hello\n' } } },
           { toolCall: { name: 'Edit', arguments: { path: 'GREETING.md', old_string: 'hello', new_string: 'hello, mesh' } } },
-          { toolCall: { name: 'Bash', arguments: { command: 'git add GREETING.md && git commit -q -m "Add a greeting" && git log --format=%s -1' } } },
+          // The sandbox keeps git metadata read-only for the agent: the workflow's gitWrite node commits.
+          { toolCall: { name: 'Bash', arguments: { command: 'git add GREETING.md 2>&1 | grep -o "Read-only file system" | head -1; echo "Add a greeting" > "$ARTIFACTS_DIR/commit-message.txt" && cat "$ARTIFACTS_DIR/commit-message.txt"' } } },
           { toolCall: { name: 'Bash', arguments: { command: `cat ${outsideFile}` } } },
         ],
       },
@@ -275,14 +276,15 @@ describe('a prompt node in a gated DAG, through the gateway', () => {
       expect([done.status, done.error]).toEqual(['SUCCEEDED', null]);
       expect(byId.plan!.output).toBe('The plan is written.');
       expect(byId.implement!.output).toBe(`DONE Bash: denied by builtin:path_confinement: path '${outsideFile}' resolves outside the turn's allowed directories`);
-      // The later bash node sees the commit the prompt node made with the built-in Bash, on the run's branch.
+      // The commit node committed what the prompt node changed, with the message it left, on the run's branch.
+      expect(byId.commit!.output).toMatch(/^[0-9a-f]+\n$/);
       expect(byId.summary!.output).toMatch(/^[0-9a-f]+ Add a greeting\n/);
       expect(byId.summary!.output).toMatch(/GREETING\.md \| 1 \+/);
 
       // The tool results the model got back, in order.
       const implement = server.requests().filter((r) => r.api === 'anthropic' && r.decidedBy === 'implement');
       const results = JSON.stringify(implement.at(-1)!.body);
-      for (const said of ['1. Add GREETING.md saying hello.', 'Created GREETING.md (6 bytes)', 'Edited GREETING.md: replaced 1 occurrence (first at line 1)', 'Add a greeting']) {
+      for (const said of ['1. Add GREETING.md saying hello.', 'Created GREETING.md (6 bytes)', 'Edited GREETING.md: replaced 1 occurrence (first at line 1)', 'Read-only file system\\nAdd a greeting']) {
         expect(results).toContain(said);
       }
       const { run } = await gqlData<{ run: { nodes: { id: string; prompt: string | null }[] } }>(url, 'query ($id: ID!) { run(id: $id) { nodes { id prompt } } }', { id: started.id });

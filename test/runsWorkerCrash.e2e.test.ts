@@ -1,8 +1,9 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gqlData } from './support/client';
 import { startTestMesh, type TestMesh } from './support/mesh';
-import { alive, projectWithWorkflow, startWorkflow, waitForRun } from './support/runs';
+import { projectWithWorkflow, startWorkflow, waitForRun } from './support/runs';
 import { quietTemporalRuntime } from './support/temporalServer';
 import { startWorkerProcess, type WorkerProcess } from './support/workerProcess';
 
@@ -24,14 +25,30 @@ nodes:
     depends_on: [first]
     bash: |
       echo "slow attempt $KEELSON_ATTEMPT" >> "$ARTIFACTS_DIR/starts.log"
-      echo $$ > "$ARTIFACTS_DIR/slow-$KEELSON_ATTEMPT.pid"
-      if [ "$KEELSON_ATTEMPT" = 1 ]; then sleep 30; else sleep 1; fi
+      if [ "$KEELSON_ATTEMPT" = 1 ]; then (exec -a "keelson-slow-$KEELSON_RUN_ID" sleep 30); else sleep 1; fi
       echo "slow" >> "$ARTIFACTS_DIR/effects.log"
   - id: last
     type: bash
     depends_on: [slow]
     bash: echo "last" >> "$ARTIFACTS_DIR/effects.log"
 `;
+
+/**
+ * Whether a live process's command line starts with `marker` (zombies do not count). Commands run in
+ * the sandbox's own pid namespace, where `$$` is not a host pid: nodes name their process instead.
+ */
+function liveWithMarker(marker: string): boolean {
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith(marker)) continue;
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z') return true;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return false;
+}
 
 const lines = async (file: string) => (await readFile(file, 'utf8').catch(() => '')).split('\n').filter(Boolean);
 
@@ -66,13 +83,14 @@ describe('a worker killed (SIGKILL) in the middle of a node', () => {
     const started = await startWorkflow(mesh.gatewayUrl, 'crash-once', { projectId: project.id });
     const dir = started.artifactsDir;
 
-    const orphan = await until('slow to start', async () => Number((await readFile(join(dir, 'slow-1.pid'), 'utf8').catch(() => '')).trim()) || undefined);
+    const orphan = `keelson-slow-${started.id}`;
+    await until('slow to start', async () => (liveWithMarker(orphan) ? true : undefined));
     expect(await lines(join(dir, 'effects.log'))).toEqual(['first']);
     const killedAt = Date.now();
     await workers[0]!.kill();
 
     // The killed attempt's process group dies with its worker (the watchdog), before it acts.
-    await until('the orphaned attempt to die', async () => (alive(orphan) ? undefined : true), 5000);
+    await until('the orphaned attempt to die', async () => (liveWithMarker(orphan) ? undefined : true), 5000);
     const orphanGoneAfter = Date.now() - killedAt;
 
     workers.push(await startWorkerProcess(workerEnv));

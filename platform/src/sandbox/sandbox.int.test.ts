@@ -88,6 +88,8 @@ describe('the process sandbox (real bubblewrap)', () => {
     expect(gitDirsOf(wt)).toEqual([join(project, '.git', 'worktrees', 'wt'), join(project, '.git')]);
     const commit = 'echo change > f.txt && git add f.txt && git -c user.name=t -c user.email=t@example.com commit -q -m sandboxed && echo committed';
     await expect(sh(commit, { cwd: wt, writable: [wt] })).resolves.toMatchObject({ out: expect.not.stringContaining('committed') });
+    // Without gitWrite the worktree's git directories are still readable, wherever they are (here under the private /tmp).
+    await expect(sh('git log --format=%s -1 && git status --short', { cwd: wt, writable: [wt] })).resolves.toMatchObject({ code: 0, out: 'init\n?? f.txt\n' });
     await expect(sh(commit, { cwd: wt, writable: [wt], gitWrite: true })).resolves.toMatchObject({ code: 0, out: 'committed\n' });
     expect(git(wt, 'log', '--format=%s', '-1')).toBe('sandboxed\n');
   });

@@ -109,7 +109,10 @@ export interface SandboxRequest {
   readable?: readonly string[];
   /** @default false: a network namespace with only loopback */
   network?: boolean;
-  /** The command may write the cwd's git metadata (`.git`, a worktree's git directories) — to commit. @default false */
+  /**
+   * The command may write the cwd's git metadata (`.git`, a worktree's git directories) — to commit.
+   * Without it a worktree's git directories are still readable (git works), never writable. @default false
+   */
   gitWrite?: boolean;
   /** Names the command in a refusal ("Bash", `bash node "build"`). */
   what: string;
@@ -209,14 +212,17 @@ export function createSandbox(options: SandboxOptions = {}): ProcessSandbox {
       if (mode === 'off') return { argv: [...request.argv], sandboxed: false };
       const probe = await probeBwrap(options.bwrap);
       if (!probe.ok) throw new SandboxUnavailableError(request.what, probe);
-      const gitDirs = request.gitWrite ? gitDirsOf(request.cwd) : [];
-      const writable = [...request.writable, ...gitDirs.filter((d) => !request.writable.some((w) => isInside(w, d)))];
+      // A worktree's git directories live elsewhere (possibly under /tmp or the hidden home): bound
+      // back read-only so git works, or writable for a gitWrite command.
+      const gitDirs = gitDirsOf(request.cwd).filter((d) => !request.writable.some((w) => isInside(w, d)));
+      const writable = request.gitWrite ? [...request.writable, ...gitDirs] : [...request.writable];
+      const readable = [...(request.readable ?? []), ...(request.gitWrite ? [] : gitDirs)].filter((p) => existsSync(p));
       const names = request.gitWrite ? PROTECTED_DIR_NAMES.filter((n) => n !== '.git') : PROTECTED_DIR_NAMES;
       const argv = bwrapArgv(probe.path!, {
         argv: request.argv,
         cwd: request.cwd,
         hidden: (options.hidden ?? []).filter((p) => existsSync(p)),
-        readable: (request.readable ?? []).filter((p) => existsSync(p)),
+        readable,
         writable,
         protect: protectedEntries(request.writable, names),
         network: request.network ?? false,

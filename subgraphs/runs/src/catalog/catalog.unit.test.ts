@@ -112,6 +112,7 @@ describe('the workflow catalog', () => {
     ]);
     const planImplement = catalog.entries[0]!.definition;
     expect(planImplement.worktree.enabled).toBe(true);
-    expect(planImplement.nodes.map((n) => n.type)).toEqual(['prompt', 'approval', 'prompt', 'bash']);
+    expect(planImplement.nodes.map((n) => n.type)).toEqual(['prompt', 'approval', 'prompt', 'bash', 'bash']);
+    expect(planImplement.nodes.find((n) => n.id === 'commit')).toMatchObject({ type: 'bash', gitWrite: true });
   });
 });
