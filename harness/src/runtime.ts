@@ -42,6 +42,9 @@ export interface HarnessRuntime {
  * `harnessTask`): its own pool and LISTEN connection on the shared database, migrations applied.
  */
 export async function startHarnessRuntime(opts: HarnessRuntimeOptions): Promise<HarnessRuntime> {
+  if (opts.settings.sandbox.mode === 'off') {
+    opts.log.warn('KEELSON_SANDBOX=off: harness CLIs run without bubblewrap — the whole filesystem writable by their tools, with this user\'s access');
+  }
   const { dataSource } = createDataSource({
     url: opts.databaseUrl,
     entities: [],

@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { createSandbox, sandboxEnv, type ProcessSandbox } from '@keelson/platform';
 import { expandHome, type MeshEnv } from '@keelson/schema';
 
 /** What the drivers need from the environment (resolved once by {@link harnessSettings}). */
@@ -20,12 +21,17 @@ export interface HarnessSettings {
   leaseMs: number;
   /** SIGTERM → SIGKILL grace when a turn is interrupted. @default 2000 */
   killGraceMs: number;
+  /** What every CLI's environment starts from: the platform's `sandboxEnv` allowlist of the process's (no mesh configuration, no credentials). */
+  inheritedEnv: Record<string, string>;
+  /** The bubblewrap sandbox every turn's CLI runs in (KEELSON_SANDBOX; the keelson home hidden but for the CLI's own folder). */
+  sandbox: ProcessSandbox;
 }
 
 /** The drivers' settings from parsed env. */
 export function harnessSettings(e: MeshEnv, rawEnv: Record<string, string | undefined> = process.env, userHome = homedir()): HarnessSettings {
+  const keelsonHome = expandHome(e.KEELSON_HOME ?? join(userHome, '.keelson'), userHome);
   return {
-    keelsonHome: expandHome(e.KEELSON_HOME ?? join(userHome, '.keelson'), userHome),
+    keelsonHome,
     modelBaseUrl: e.KEELSON_MODEL_BASE_URL ? e.KEELSON_MODEL_BASE_URL.replace(/\/+$/, '') : null,
     apiKey: e.KEELSON_MODEL_API_KEY,
     model: e.KEELSON_HARNESS_MODEL ?? null,
@@ -33,5 +39,7 @@ export function harnessSettings(e: MeshEnv, rawEnv: Record<string, string | unde
     path: rawEnv.PATH ?? '/usr/local/bin:/usr/bin:/bin',
     leaseMs: 15_000,
     killGraceMs: 2000,
+    inheritedEnv: sandboxEnv(rawEnv),
+    sandbox: createSandbox({ mode: e.KEELSON_SANDBOX, hidden: [keelsonHome] }),
   };
 }

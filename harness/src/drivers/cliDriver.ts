@@ -173,9 +173,26 @@ export abstract class CliDriver {
   /** Fixes a new session's id before its first turn (pi: the session file). */
   async pin(_nativeId: string, _cwd: string): Promise<void> {}
 
-  /** The environment every CLI gets: nothing of the mesh's own (no DATABASE_URL, no secrets) leaks in. */
+  /**
+   * The turn's command line confined by the mesh's sandbox (`settings.sandbox`): writable only the
+   * cwd (its `.git` and `.keelson` read-only) and this CLI's own folder (its HOME, config and native
+   * store), a private /tmp, the rest of the keelson home hidden, the network on (the CLI calls its
+   * model endpoint). Unchanged when KEELSON_SANDBOX is off.
+   * @throws SandboxUnavailableError (CAPABILITY_UNSUPPORTED) when the sandbox is required and bubblewrap is unusable
+   */
+  async confine(cmd: TurnCommand, cwd: string): Promise<TurnCommand> {
+    const { argv, sandboxed } = await this.settings.sandbox.command({ argv: cmd.argv, cwd, writable: [cwd, this.root], network: true, what: `a ${this.harnessId} turn` });
+    return { argv, env: sandboxed ? { ...cmd.env, TMPDIR: '/tmp' } : cmd.env };
+  }
+
+  /**
+   * The environment every CLI gets: the platform's `sandboxEnv` allowlist of the process's (nothing of
+   * the mesh's own — no DATABASE_URL, no Temporal, no secrets or model keys), then its own HOME, PATH
+   * and locale; each driver adds exactly what its CLI needs (its model endpoint and key).
+   */
   protected baseEnv(spec: TurnSpec): Record<string, string> {
     const env: Record<string, string> = {
+      ...this.settings.inheritedEnv,
       PATH: `${nodeBinDir()}:${this.settings.path}`,
       HOME: this.homeDir,
       LANG: 'C.UTF-8',

@@ -18,9 +18,11 @@ const INJECTED = /^(<environment_context>|<user_instructions>|<skills_instructio
 /**
  * codex (`@openai/codex`). Headless: `codex exec --json --skip-git-repo-check` (resume:
  * `codex exec … resume <thread-id>`), with `$CODEX_HOME/config.toml` pointing a `keelson` provider
- * (Responses API) at the model endpoint, `approval_policy = "never"` and `sandbox_mode =
- * "workspace-write"` (the narrowest sandbox that edits the working tree). It cannot pin a new id:
- * the thread id is read from `thread.started`. Transcripts are
+ * (Responses API) at the model endpoint and `approval_policy = "never"`. Its own sandbox: the mesh's
+ * bubblewrap sandbox confines the whole CLI, so each turn passes `-c sandbox_mode="danger-full-access"`
+ * (no second sandbox nested inside; see the harness README, "codex and bubblewrap"); with
+ * KEELSON_SANDBOX=off the config's `sandbox_mode = "workspace-write"` applies. It cannot pin a new
+ * id: the thread id is read from `thread.started`. Transcripts are
  * `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<ts>-<thread-id>.jsonl`.
  */
 export class CodexDriver extends CliDriver {
@@ -33,7 +35,7 @@ export class CodexDriver extends CliDriver {
     attachments: false,
     reasons: {
       startSession: 'codex cannot pin a new session id (it mints its thread id); start one with runTask or adopt a native session with resumeSession',
-      approvals: 'codex exec runs with approval_policy "never" inside its workspace-write sandbox: it reports no approval request',
+      approvals: 'codex exec runs with approval_policy "never" inside the mesh\'s sandbox: it reports no approval request',
       attachments: 'codex exec attaches images only',
     },
   };
@@ -68,6 +70,8 @@ export class CodexDriver extends CliDriver {
     env.KEELSON_MODEL_API_KEY = this.settings.apiKey;
     if (!this.settings.modelBaseUrl) env.OPENAI_API_KEY = this.settings.apiKey;
     const argv = [binary, 'exec', '--json', '--skip-git-repo-check'];
+    // The mesh's sandbox replaces codex's own: nested, codex's would need a bwrap with --argv0 (0.9+).
+    if (this.settings.sandbox.mode !== 'off') argv.push('-c', 'sandbox_mode="danger-full-access"');
     if (spec.nativeId) argv.push('resume', spec.nativeId);
     argv.push('--', spec.text);
     return { argv, env };

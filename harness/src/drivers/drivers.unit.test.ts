@@ -16,7 +16,8 @@ describe('driver command lines, homes and config', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'keelson-drivers-'));
     const env = { KEELSON_HOME: dir, KEELSON_MODEL_BASE_URL: 'http://127.0.0.1:9999/', KEELSON_MODEL_API_KEY: 'k-1', DATABASE_URL: 'postgres://secret@db/x' };
-    drivers = createDriverRegistry(harnessSettings(parseEnv(env), { ...env, PATH: '/usr/bin:/bin' }));
+    const processEnv = { ...env, PATH: '/usr/bin:/bin', TZ: 'Europe/Paris', GIT_AUTHOR_NAME: 'Dev', TEMPORAL_ADDRESS: '127.0.0.1:7233', KEELSON_CREDENTIALS_KEY: 'f'.repeat(64), OPENAI_API_KEY: 'sk-secret', GH_TOKEN: 'secret-gh' };
+    drivers = createDriverRegistry(harnessSettings(parseEnv(env), processEnv));
     for (const d of Object.values(drivers)) if (d.implemented) await d.prepare();
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
@@ -27,7 +28,9 @@ describe('driver command lines, homes and config', () => {
       expect(env.HOME).toBe(join(dir, 'harness', id, 'home'));
       expect(env.KEELSON_TASK_ID).toBe('t-1');
       expect(JSON.stringify(env)).not.toContain('secret');
-      expect(env.DATABASE_URL).toBeUndefined();
+      for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'KEELSON_CREDENTIALS_KEY', 'GH_TOKEN']) expect([id, name, env[name]]).toEqual([id, name, undefined]);
+      // The allowlist of the process's environment passes (the sandboxEnv every shell command gets).
+      expect(env).toMatchObject({ TZ: 'Europe/Paris', GIT_AUTHOR_NAME: 'Dev' });
     }
   });
 
@@ -39,13 +42,16 @@ describe('driver command lines, homes and config', () => {
     expect(resumed.env).toMatchObject({ ANTHROPIC_BASE_URL: 'http://127.0.0.1:9999', ANTHROPIC_API_KEY: 'k-1', CLAUDE_CONFIG_DIR: join(dir, 'harness', 'claude-code', 'config') });
   });
 
-  it('codex: exec --json (resume <thread>), a Responses provider at the endpoint, never asks, workspace-write sandbox', async () => {
+  it('codex: exec --json (resume <thread>), a Responses provider at the endpoint, never asks; the mesh sandbox replaces its own', async () => {
     const cmd = await drivers.codex.command('/bin/codex', spec());
-    expect(cmd.argv).toEqual(['/bin/codex', 'exec', '--json', '--skip-git-repo-check', 'resume', UUID, '--', '-starts with a dash']);
+    expect(cmd.argv).toEqual(['/bin/codex', 'exec', '--json', '--skip-git-repo-check', '-c', 'sandbox_mode="danger-full-access"', 'resume', UUID, '--', '-starts with a dash']);
     expect((await drivers.codex.command('/bin/codex', spec({ nativeId: null }))).argv).not.toContain('resume');
     const toml = await readFile(join(dir, 'harness', 'codex', 'codex', 'config.toml'), 'utf8');
     for (const line of ['approval_policy = "never"', 'sandbox_mode = "workspace-write"', 'base_url = "http://127.0.0.1:9999/v1"', 'wire_api = "responses"', 'env_key = "KEELSON_MODEL_API_KEY"', 'model = "gpt-5.5"']) expect(toml).toContain(line);
     expect(cmd.env).toMatchObject({ CODEX_HOME: join(dir, 'harness', 'codex', 'codex'), KEELSON_MODEL_API_KEY: 'k-1' });
+    // With KEELSON_SANDBOX=off nothing confines the CLI: codex keeps its own workspace-write sandbox (config.toml).
+    const unconfined = createDriverRegistry(harnessSettings(parseEnv({ KEELSON_HOME: dir, KEELSON_SANDBOX: 'off' }), { PATH: '/usr/bin:/bin' }));
+    expect((await unconfined.codex.command('/bin/codex', spec())).argv).not.toContain('sandbox_mode="danger-full-access"');
   });
 
   it('qwen-code: auto-edit (the narrowest mode that offers its write tools), the prompt as --prompt=', async () => {

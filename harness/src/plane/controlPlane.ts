@@ -372,15 +372,18 @@ export class HarnessControlPlane {
       const bin = await driver.requireBinary();
       await driver.prepare();
       const fresh = driver.features.pinning === 'session-id' && !(await driver.hasNative(record.nativeId));
-      const cmd = await driver.command(bin.path, {
-        nativeId: record.nativeId,
-        fresh,
+      const cmd = await driver.confine(
+        await driver.command(bin.path, {
+          nativeId: record.nativeId,
+          fresh,
+          cwd,
+          text: opts.text,
+          attachments: opts.attachments,
+          allowTools: opts.allowTools,
+          env: { KEELSON_SESSION_ID: record.id, ...(opts.taskId ? { KEELSON_TASK_ID: opts.taskId } : {}) },
+        }),
         cwd,
-        text: opts.text,
-        attachments: opts.attachments,
-        allowTools: opts.allowTools,
-        env: { KEELSON_SESSION_ID: record.id, ...(opts.taskId ? { KEELSON_TASK_ID: opts.taskId } : {}) },
-      });
+      );
       proc = startGroupProcess({ argv: cmd.argv, cwd, env: cmd.env });
     } catch (err) {
       const message = (err as Error).message;
@@ -402,15 +405,18 @@ export class HarnessControlPlane {
     }
     const bin = await driver.requireBinary();
     await driver.prepare();
-    const cmd = await driver.command(bin.path, {
-      nativeId: null,
-      fresh: true,
-      cwd: task.cwd,
-      text: opts.text,
-      attachments: [],
-      allowTools: [],
-      env: { KEELSON_TASK_ID: task.id },
-    });
+    const cmd = await driver.confine(
+      await driver.command(bin.path, {
+        nativeId: null,
+        fresh: true,
+        cwd: task.cwd,
+        text: opts.text,
+        attachments: [],
+        allowTools: [],
+        env: { KEELSON_TASK_ID: task.id },
+      }),
+      task.cwd,
+    );
     const proc = startGroupProcess({ argv: cmd.argv, cwd: task.cwd, env: cmd.env });
     return this.follow(driver, proc, randomUUID(), null, opts, task);
   }
