@@ -1,6 +1,7 @@
 # One image for every mesh service; docker-compose.yml picks the entry point per container.
 FROM node:20-bookworm-slim
-RUN apt-get update && apt-get install -y --no-install-recommends git ca-certificates openssh-client \
+# bubblewrap: the process sandbox of Bash tool calls, bash/script nodes and harness CLIs (KEELSON_SANDBOX).
+RUN apt-get update && apt-get install -y --no-install-recommends git ca-certificates openssh-client bubblewrap \
   && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./

@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { createDriverRegistry, harnessSettings } from '@keelson/harness';
+import { probeBwrap, SANDBOX_FIX } from '@keelson/platform';
 import { expandHome, isLoopback, parseEnv } from '@keelson/schema';
 import { findTemporalCli, TEMPORAL_CLI_VERSION } from '@keelson/temporal';
 import { Client } from 'pg';
@@ -148,6 +149,15 @@ export async function doctor(env: NodeJS.ProcessEnv = process.env): Promise<Chec
       return missing.length
         ? { status: 'warn', detail: `missing: ${missing.join(', ')} (run npm ci); ${found.join(', ')}; ${endpoint}` }
         : { status: 'ok', detail: `${found.join(', ')}; ${endpoint}` };
+    }),
+    check('sandbox', async () => {
+      if (e.KEELSON_SANDBOX === 'off') {
+        return { status: 'warn', detail: 'KEELSON_SANDBOX=off: Bash tool calls, bash/script nodes and harness CLIs run without bubblewrap (unconfined)' };
+      }
+      const bwrap = await probeBwrap();
+      return bwrap.ok
+        ? { status: 'ok', detail: `${bwrap.version} at ${bwrap.path}: Bash tool calls, bash/script nodes and harness CLIs run confined` }
+        : { status: 'warn', detail: `${bwrap.error}: Bash tool calls, bash/script nodes and harness CLIs will refuse to run; ${SANDBOX_FIX}` };
     }),
     check('folders', async () => {
       const notes: string[] = [];
