@@ -21,7 +21,7 @@ const hostEnv = {
   HOME: process.env.HOME,
   DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/keelson',
   KEELSON_CREDENTIALS_KEY: 'f'.repeat(64),
-  KEELSON_ASSERTION_SECRET: 'assertion-secret',
+  KEELSON_ASSERTION_SECRET: 'assertion-secret-of-at-least-32-characters',
   TEMPORAL_ADDRESS: '127.0.0.1:7233',
   ANTHROPIC_API_KEY: 'sk-ant-secret',
   OPENAI_API_KEY: 'sk-oai-secret',
