@@ -91,6 +91,14 @@ describe('docker-compose.yml', () => {
     }
   });
 
+  it('lets exactly the containers that run commands use bubblewrap (user namespaces, a fresh /proc)', () => {
+    const sandboxed = Object.entries(services).filter(([, svc]) => (svc as { security_opt?: string[] }).security_opt).map(([name]) => name).sort();
+    expect(sandboxed).toEqual(['ribs', 'sessions', 'worker']);
+    for (const name of sandboxed) {
+      expect((services[name] as { security_opt?: string[] }).security_opt).toEqual(['seccomp=unconfined', 'apparmor=unconfined', 'systempaths=unconfined']);
+    }
+  });
+
   it('builds from a Dockerfile that installs every workspace', () => {
     const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
     const workspaces = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { workspaces: string[] }).workspaces;
