@@ -160,6 +160,8 @@ describe('the runs subgraph', () => {
   it('stamps a rib-started run with KeelsonRib and its workflow name for operators', async () => {
     const run = await runs.services.runs.start({ name: 'demo-refresh', startedByRibId: 'demo' });
     expect(run).toMatchObject({ workflowName: 'demo-refresh', startedByRibId: 'demo', ribId: 'demo', scope: 'RIB', status: 'RUNNING' });
+    // Without a project it works in a scratch folder of its own, never in the Keelson home itself.
+    expect(run.cwd).toBe(join(dir, 'home', 'runs', run.id, 'work'));
     const handle = (runs.services.runs as unknown as { deps: { temporal: import('@temporalio/client').Client } }).deps.temporal.workflow.getHandle(run.temporalWorkflowId);
     try {
       const description = await handle.describe();

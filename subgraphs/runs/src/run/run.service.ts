@@ -180,7 +180,9 @@ export class RunService {
       projectName: project?.name ?? null,
       ribId: entry.ribId ?? null,
       startedByRibId: args.startedByRibId ?? null,
-      cwd: project?.rootPath ?? home,
+      // Without a project a run works in a scratch folder of its own, never in the Keelson home
+      // itself (its config, home workflows and keys must not be an agent's to write).
+      cwd: project?.rootPath ?? join(home, 'runs', runId, 'work'),
       artifactsDir: join(home, 'runs', runId, 'artifacts'),
       temporalWorkflowId: workflowId,
     });
@@ -190,8 +192,8 @@ export class RunService {
 
   /**
    * Starts an in-memory definition (a rib's `runWorkflow`, a policy approval): validated here, inputs
-   * checked against its declaration, registered with `scope` and its rib, run at `cwd` (default the
-   * Keelson home). No worktree: a definition with `worktree.enabled` is refused (BAD_USER_INPUT).
+   * checked against its declaration, registered with `scope` and its rib, run at `cwd` (default a
+   * scratch folder of the run's own under the Keelson home). No worktree: a definition with `worktree.enabled` is refused (BAD_USER_INPUT).
    */
   async startDefinition(raw: {
     definition: unknown;
@@ -220,7 +222,7 @@ export class RunService {
       projectName: null,
       ribId: raw.ribId,
       startedByRibId: raw.startedByRibId,
-      cwd: raw.cwd ?? home,
+      cwd: raw.cwd ?? join(home, 'runs', runId, 'work'),
       artifactsDir: join(home, 'runs', runId, 'artifacts'),
       temporalWorkflowId: runWorkflowId(def.name, runId),
     });

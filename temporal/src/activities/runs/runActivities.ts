@@ -123,6 +123,8 @@ export function createRunActivities(deps: RunActivityDeps | undefined) {
         const { store, projects } = need();
         const { run, nodes } = await store.beginLaunch(input.runId, input.launch, Context.current().info.workflowExecution?.runId ?? 'unknown');
         await mkdir(run.artifactsDir, { recursive: true });
+        // A run without a project works in its own scratch folder, made here.
+        if (!run.projectId && !run.definition.worktree.enabled) await mkdir(run.cwd, { recursive: true });
         if (run.definition.worktree.enabled && !run.checkout?.path) {
           if (!run.projectId) throw new MeshError('BAD_USER_INPUT', `workflow ${run.workflowName} runs in a worktree and needs a project`);
           if (!projects) throw new MeshError('CAPABILITY_UNSUPPORTED', 'this worker cannot lease worktrees: it has no projects API');
