@@ -3,6 +3,7 @@ export {
   createSandbox,
   findBwrap,
   gitDirsOf,
+  MESH_INSTALL_ROOT,
   probeBwrap,
   protectedEntries,
   SANDBOX_FIX,

@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSandbox, gitDirsOf, probeBwrap, SandboxUnavailableError, type SandboxRequest } from './index';
+import { createSandbox, gitDirsOf, MESH_INSTALL_ROOT, probeBwrap, SandboxUnavailableError, type SandboxRequest } from './index';
 
 // Real bubblewrap (/usr/bin/bwrap; `.ci/run` installs it). A throwaway tree:
 //   <base>/project     the cwd (writable), with a .git and a .keelson
@@ -71,6 +71,15 @@ describe('the process sandbox (real bubblewrap)', () => {
     expect(r.out).not.toContain('the key');
     expect(r.out).toContain('a.txt');
     expect(existsSync(join(tmpdir(), 'scratch'))).toBe(false);
+  });
+
+  it("keeps the mesh's own install readable, even where the private /tmp covers it (a checkout under /tmp)", async () => {
+    const cli = join(MESH_INSTALL_ROOT, 'node_modules', '.bin');
+    expect(existsSync(cli)).toBe(true);
+    const seen = await sh(`test -r '${join(MESH_INSTALL_ROOT, 'package.json')}' && test -d '${cli}' && echo visible`);
+    expect(seen).toEqual({ code: 0, out: 'visible\n' });
+    // …read-only: a command cannot change the mesh it runs under.
+    expect((await sh(`touch '${join(MESH_INSTALL_ROOT, 'package.json')}'`)).code).not.toBe(0);
   });
 
   it('mounts an existing .git and .keelson of a writable directory read-only', async () => {

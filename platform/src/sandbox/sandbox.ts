@@ -199,6 +199,13 @@ export function gitDirsOf(cwd: string): string[] {
   return dirs.filter((d) => existsSync(d)).map((d) => realpathSync(d));
 }
 
+/**
+ * The folder the mesh runs from (the one holding its `node_modules`: the harness CLIs, the node
+ * scripts of nodes). Kept readable inside the sandbox even when it lies under the private /tmp (a CI
+ * checkout in /tmp) or a hidden path.
+ */
+export const MESH_INSTALL_ROOT = realpathSync(resolve(__dirname, '..', '..', '..'));
+
 /** A sandbox for one consumer (the rib host's Bash, the worker's command nodes, the harness CLIs). */
 export function createSandbox(options: SandboxOptions = {}): ProcessSandbox {
   const mode = options.mode ?? 'required';
@@ -216,7 +223,7 @@ export function createSandbox(options: SandboxOptions = {}): ProcessSandbox {
       // back read-only so git works, or writable for a gitWrite command.
       const gitDirs = gitDirsOf(request.cwd).filter((d) => !request.writable.some((w) => isInside(w, d)));
       const writable = request.gitWrite ? [...request.writable, ...gitDirs] : [...request.writable];
-      const readable = [...(request.readable ?? []), ...(request.gitWrite ? [] : gitDirs)].filter((p) => existsSync(p));
+      const readable = [MESH_INSTALL_ROOT, ...(request.readable ?? []), ...(request.gitWrite ? [] : gitDirs)].filter((p) => existsSync(p));
       const names = request.gitWrite ? PROTECTED_DIR_NAMES.filter((n) => n !== '.git') : PROTECTED_DIR_NAMES;
       const argv = bwrapArgv(probe.path!, {
         argv: request.argv,
