@@ -35,3 +35,37 @@ export {
   type SandboxRequest,
   type SandboxSpec,
 } from './sandbox';
+
+// The hardened git runner (every git process the mesh starts) and the clone-URL rules.
+export {
+  runGit,
+  gitInvocation,
+  isGitCommand,
+  GitError,
+  GIT_PROTOCOLS,
+  DEFAULT_SSH_COMMAND,
+  KEPT_GIT_ENV,
+  hardenedGitEnv,
+  hardenedGitArgs,
+  pinnedConfig,
+  splitGlobalOptions,
+  mayRunDrivers,
+  driverPins,
+  parseCloneUrl,
+  checkCloneHost,
+  curlResolvePin,
+  redactUrl,
+  isPrivateAddress,
+  looseIPv4,
+} from './git';
+export type {
+  GitResult,
+  GitInvocation,
+  GitInvocationOptions,
+  RunGitOptions,
+  GitHardeningOptions,
+  GitCredentials,
+  CloneUrl,
+  PrivateHostsAllowance,
+  HostLookup,
+} from './git';
