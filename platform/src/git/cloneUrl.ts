@@ -85,7 +85,6 @@ function checkPath(field: string, url: string, path: string): void {
  * (`ssh://-oProxyCommand=…`), a password in an ssh URL, and a query or fragment. Pure.
  */
 export function parseCloneUrl(raw: string, field = 'input.url'): CloneUrl {
-  // eslint-disable-next-line no-control-regex
   if (/[\s\u0000-\u001f\u007f]/.test(raw)) throw bad(field, raw, 'must not contain whitespace or control characters');
   if (raw.startsWith('-')) throw bad(field, raw, 'must not start with "-"');
 
