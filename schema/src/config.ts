@@ -191,6 +191,20 @@ export const envSchema = z.object({
   KEELSON_DISABLE_MUTATION_LOCK: flag,
   /** Git timeout for clones. @default 60000 */
   KEELSON_CLONE_TIMEOUT_MS: positiveMs(60_000),
+  /**
+   * Non-public hosts `cloneProject` may reach. Unset (the default): none — a clone URL whose host is,
+   * or resolves to, a loopback, private or link-local address is refused. `1` / `true` / `*`: any;
+   * otherwise a comma-separated list of host names or IP literals (e.g. `git.internal,10.0.0.7`).
+   */
+  KEELSON_GIT_ALLOW_PRIVATE_HOSTS: z
+    .string()
+    .optional()
+    .transform((v): true | string[] => {
+      const value = (v ?? '').trim().toLowerCase();
+      if (['1', 'true', 'yes', '*'].includes(value)) return true;
+      if (['', '0', 'false', 'no'].includes(value)) return [];
+      return value.split(',').map((h) => h.trim()).filter(Boolean);
+    }),
   /** Maximum selection depth an operation may have (gateway and subgraphs). @default 12 */
   KEELSON_MAX_QUERY_DEPTH: z.coerce.number().int().positive().default(12),
   /** Aliases one operation may use. @default 30 */

@@ -30,6 +30,14 @@ describe('environment config', () => {
     expect(env.KEELSON_DISABLE_MUTATION_LOCK).toBe(true);
   });
 
+  it('reads KEELSON_GIT_ALLOW_PRIVATE_HOSTS as none, any, or a list of hosts', () => {
+    expect(parseEnv({}).KEELSON_GIT_ALLOW_PRIVATE_HOSTS).toEqual([]);
+    expect(parseEnv({ KEELSON_GIT_ALLOW_PRIVATE_HOSTS: '0' }).KEELSON_GIT_ALLOW_PRIVATE_HOSTS).toEqual([]);
+    expect(parseEnv({ KEELSON_GIT_ALLOW_PRIVATE_HOSTS: '1' }).KEELSON_GIT_ALLOW_PRIVATE_HOSTS).toBe(true);
+    expect(parseEnv({ KEELSON_GIT_ALLOW_PRIVATE_HOSTS: '*' }).KEELSON_GIT_ALLOW_PRIVATE_HOSTS).toBe(true);
+    expect(parseEnv({ KEELSON_GIT_ALLOW_PRIVATE_HOSTS: ' Git.Internal, 10.0.0.7 ,' }).KEELSON_GIT_ALLOW_PRIVATE_HOSTS).toEqual(['git.internal', '10.0.0.7']);
+  });
+
   it('lists every variable in .env.example, and nothing else', () => {
     const example = readFileSync(join(__dirname, '..', '..', '.env.example'), 'utf8');
     const documented = example

@@ -64,6 +64,10 @@ export const projectEventTypes = [
   'WORKSPACE_RELEASED',
   'MUTATION_LOCK_ACQUIRED',
   'MUTATION_LOCK_RELEASED',
+  /** `setProjectTrust(trusted: true)` changed it: the project's own `.keelson/workflows` may run. */
+  'PROJECT_TRUSTED',
+  /** `setProjectTrust(trusted: false)` changed it: the project's own workflows are listed, not run. */
+  'PROJECT_UNTRUSTED',
 ] as const;
 export type ProjectEventType = (typeof projectEventTypes)[number];
 

@@ -39,6 +39,7 @@ export function projectsSettings(
     userHome,
     gitEnv,
     cloneTimeoutMs: e.KEELSON_CLONE_TIMEOUT_MS,
+    allowPrivateHosts: e.KEELSON_GIT_ALLOW_PRIVATE_HOSTS,
     disableMutationLock: e.KEELSON_DISABLE_MUTATION_LOCK,
   };
 }

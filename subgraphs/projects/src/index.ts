@@ -4,6 +4,7 @@ import type { ProjectsContext, ProjectsServices } from './context';
 import { MutationLock } from './lock/lock.entity';
 import { LockService } from './lock/lock.service';
 import { ProjectsTables1764460800100 } from './migrations/1764460800100-ProjectsTables';
+import { ProjectTrust1764460800200 } from './migrations/1764460800200-ProjectTrust';
 import { Project } from './project/project.entity';
 import { ProjectService } from './project/project.service';
 import { buildProjectsSchema } from './schema';
@@ -20,7 +21,7 @@ export { Project } from './project/project.entity';
 export { deriveProjectName } from './project/project.service';
 
 export const projectsEntities = [Project, WorkspaceLease, MutationLock];
-export const projectsMigrations = [ProjectsTables1764460800100];
+export const projectsMigrations = [ProjectsTables1764460800100, ProjectTrust1764460800200];
 
 export interface StartProjectsOptions {
   databaseUrl: string;

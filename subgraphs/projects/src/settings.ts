@@ -1,4 +1,5 @@
 import type { EventLog } from '@keelson/kit';
+import type { PrivateHostsAllowance } from '@keelson/platform';
 import type { Logger } from '@keelson/service';
 import type { DataSource } from 'typeorm';
 
@@ -10,10 +11,15 @@ export interface ProjectsSettings {
   keelsonHome: string;
   /** The home `~` expands to. */
   userHome: string;
-  /** Environment git runs with (identity, GIT_CONFIG_GLOBAL, CA bundle, …). */
+  /** Environment git runs with (identity, GIT_CONFIG_GLOBAL, CA bundle, …); the git runner scrubs it. */
   gitEnv: NodeJS.ProcessEnv;
   /** @default 60000 */
   cloneTimeoutMs: number;
+  /**
+   * Non-public hosts a clone may reach (KEELSON_GIT_ALLOW_PRIVATE_HOSTS): `true` for any, else the
+   * allowed host names / IP literals. @default [] (public hosts only)
+   */
+  allowPrivateHosts: PrivateHostsAllowance;
   /** KEELSON_DISABLE_MUTATION_LOCK: the emergency operator bypass. */
   disableMutationLock: boolean;
 }

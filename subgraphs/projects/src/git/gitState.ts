@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runGit } from './runGit';
+import { runGit } from '@keelson/platform';
 
 export interface GitState {
   isGitRepo: boolean;

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { serveDumbHttps, serveSilence, selfSignedCert, type DumbHttpsRemote } from '../../test/support/dumbHttpsRemote';
 import { snapshotTree } from '../../test/support/fsSnapshot';
@@ -21,6 +22,7 @@ interface ProjectView {
   rootPath: string;
   isGitRepo: boolean;
   headCommit: string | null;
+  trusted: boolean;
 }
 
 const CLONE = `mutation ($input: CloneProjectInput!) { cloneProject(input: $input) { ${PROJECT_FIELDS} } }`;
@@ -43,6 +45,8 @@ let barePath: string;
 beforeAll(async () => {
   let cert = '';
   h = await startProjectsHarness({
+    // The fixture remote lives on loopback: this file opts in to it explicitly (the default refuses it).
+    settings: { allowPrivateHosts: ['127.0.0.1'] },
     prepare: (tmp) => {
       cert = selfSignedCert(tmp).cert;
       markers = { hooksPath: join(tmp, 'ran-hooksPath-hook'), template: join(tmp, 'ran-template-hook') };
@@ -121,6 +125,79 @@ describe('cloneProject: URLs', () => {
   });
 });
 
+describe('cloneProject: hosts and option-like URLs', () => {
+  it('refuses a loopback remote without the opt-in, by literal IP and by resolving the name, before git reaches it', async () => {
+    const strict = await h.startVariant({ allowPrivateHosts: [] });
+    try {
+      const asked = remote.requests.length;
+      const literal = await h.expectRejectedUnchanged(() => clone({ url: `${remote.origin}/org/My.Repo.git`, name: 'loopback' }, strict.gql), 'BAD_USER_INPUT');
+      expect(literal.message).toBe(
+        'input.url: host 127.0.0.1 is a loopback, private or link-local address; clones reach public hosts only unless KEELSON_GIT_ALLOW_PRIVATE_HOSTS allows it',
+      );
+      const port = new URL(remote.origin).port;
+      for (const url of [`https://localhost:${port}/org/My.Repo.git`, `https://2130706433:${port}/org/My.Repo.git`, `https://[::ffff:127.0.0.1]:${port}/org/My.Repo.git`]) {
+        const error = await h.expectRejectedUnchanged(() => clone({ url, name: 'loopback' }, strict.gql), 'BAD_USER_INPUT');
+        expect(error.message).toContain('is a loopback, private or link-local address');
+      }
+      // Allowing 127.0.0.1 does not allow every name that resolves to it.
+      const byName = await h.expectRejectedUnchanged(() => clone({ url: `https://localhost:${port}/org/My.Repo.git`, name: 'loopback' }), 'BAD_USER_INPUT');
+      expect(byName.message).toMatch(/^input\.url: host localhost \(it resolves to (127\.0\.0\.1|::1)\)/);
+      expect(remote.requests.length).toBe(asked);
+    } finally {
+      await strict.stop();
+    }
+  });
+
+  it('refuses ssh://-oProxyCommand=… and other option-like URLs with BAD_USER_INPUT before git runs', async () => {
+    const ran = join(h.tmp, 'proxy-command-ran');
+    for (const url of [`ssh://-oProxyCommand=touch%20${ran}/x.git`, `ssh://-oProxyCommand=sh/x.git`, '-uhost:repo.git', `git@host:-x.git`]) {
+      const error = await h.expectRejectedUnchanged(() => clone({ url, name: 'option-like' }), 'BAD_USER_INPUT');
+      expect(error.message).toMatch(/^input\.url: .*must not start with "-"/);
+    }
+    expect(existsSync(ran)).toBe(false);
+  });
+});
+
+describe('cloneProject: credentials in the URL', () => {
+  let guarded: DumbHttpsRemote;
+  beforeAll(async () => {
+    guarded = await serveDumbHttps(join(h.tmp, 'served'), { cert: join(h.tmp, 'cert.pem'), key: join(h.tmp, 'key.pem') }, {
+      basicAuth: { username: 'deploy', password: 's3cret-token' },
+    });
+  });
+  afterAll(() => guarded?.close());
+
+  it('uses them for the clone and stores them nowhere: not in the remote, the repository, the project or its events', async () => {
+    const seq = await h.lastSeq();
+    const url = `${guarded.origin.replace('https://', 'https://deploy:s3cret-token@')}/org/My.Repo.git`;
+    const project = expectData(await clone({ url, name: 'with-auth' })).cloneProject;
+    expect(project).toMatchObject({ headCommit: fixtureHead, trusted: false });
+    // The server demanded them and got them.
+    expect(guarded.authorizations).toContain(`Basic ${Buffer.from('deploy:s3cret-token').toString('base64')}`);
+    expect(git(project.rootPath, fixtureEnv, 'config', '--get', 'remote.origin.url')).toBe(`${guarded.origin}/org/My.Repo.git`);
+    const walk = async (dir: string): Promise<string[]> =>
+      (await Promise.all((await readdir(dir, { withFileTypes: true })).map((d) => (d.isDirectory() ? walk(join(dir, d.name)) : [join(dir, d.name)])))).flat();
+    const leaking = (await walk(join(project.rootPath, '.git'))).filter((f) => readFileSync(f).includes('s3cret-token'));
+    expect(leaking).toEqual([]);
+    expect(JSON.stringify(await h.eventsSince(seq))).not.toContain('s3cret');
+    expect(JSON.stringify(await h.gql('{ projects { name rootPath } }'))).not.toContain('s3cret');
+  });
+
+  it('fails fast with UPSTREAM_FAILED, without prompting, when the server wants credentials the URL does not carry', async () => {
+    const started = Date.now();
+    const error = await h.expectRejectedUnchanged(() => clone({ url: `${guarded.origin}/org/My.Repo.git`, name: 'no-auth' }), 'UPSTREAM_FAILED');
+    expect(error.message).toMatch(/could not read Username|Authentication failed|terminal prompts disabled/i);
+    expect(Date.now() - started).toBeLessThan(15_000);
+  });
+
+  it('keeps wrong credentials out of the UPSTREAM_FAILED message', async () => {
+    const url = `${guarded.origin.replace('https://', 'https://deploy:wrong-secret@')}/org/My.Repo.git`;
+    const error = await h.expectRejectedUnchanged(() => clone({ url, name: 'wrong-auth' }), 'UPSTREAM_FAILED');
+    expect(error.message).not.toContain('wrong-secret');
+    expect(error.message).toContain(`clone of ${guarded.origin.replace('https://', 'https://***@')}/org/My.Repo.git failed`);
+  });
+});
+
 describe('cloneProject: destination', () => {
   it('refuses an existing destination, even an empty folder, with CONFLICT and leaves it untouched', async () => {
     const dest = join(h.settings.workspaceRoot, 'taken');
@@ -179,7 +256,7 @@ describe('cloneProject: over https', () => {
 
   it('clones over https and registers the project under a name derived from the URL, appending PROJECT_CLONED', async () => {
     const dest = join(h.settings.workspaceRoot, 'my-repo');
-    expect(project).toMatchObject({ name: 'my-repo', rootPath: dest, isGitRepo: true, headCommit: fixtureHead });
+    expect(project).toMatchObject({ name: 'my-repo', rootPath: dest, isGitRepo: true, headCommit: fixtureHead, trusted: false });
     expect(readFileSync(join(dest, 'README.md'), 'utf8')).toBe('# My.Repo\n');
     expect(readFileSync(join(dest, 'src', 'app.txt'), 'utf8')).toBe('app\n');
     expect(appended).toEqual([{ type: 'PROJECT_CLONED', payload: { projectId: project.id } }]);

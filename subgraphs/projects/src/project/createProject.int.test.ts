@@ -191,6 +191,43 @@ describe('createProject: targets', () => {
   });
 });
 
+describe('createProject: roots and the Keelson home', () => {
+  it.each([
+    ['the Keelson home', () => h.settings.keelsonHome, 'is the Keelson home (KEELSON_HOME)'],
+    ['the Keelson home with a trailing slash', () => `${h.settings.keelsonHome}/`, 'is the Keelson home (KEELSON_HOME)'],
+    ['the Keelson home spelled with ".."', () => `${h.settings.keelsonHome}/sub/..`, 'is the Keelson home (KEELSON_HOME)'],
+    ['a folder inside it that does not exist yet', () => join(h.settings.keelsonHome, 'harness', 'codex'), 'is inside the Keelson home'],
+    ['a folder above it', () => h.tmp, 'contains the Keelson home'],
+    ['the filesystem root', () => '/', 'is the filesystem root'],
+    ['a symlink to the home', () => {
+      const alias = join(scratch('home-alias'), 'link');
+      symlinkSync(h.settings.keelsonHome, alias);
+      return alias;
+    }, 'is the Keelson home (KEELSON_HOME)'],
+    ['a path through a symlink into the home', () => {
+      const alias = join(scratch('home-alias-deep'), 'link');
+      symlinkSync(h.settings.keelsonHome, alias);
+      return join(alias, 'worktrees', 'p');
+    }, 'is inside the Keelson home'],
+  ])('refuses %s with BAD_USER_INPUT and writes nothing', async (_label, rootPath, reason) => {
+    const root = rootPath();
+    const error = await h.expectRejectedUnchanged(() => create({ name: 'home-root', rootPath: root }), 'BAD_USER_INPUT');
+    expect(error.message).toMatch(/^input\.rootPath: /);
+    expect(error.message).toContain(reason);
+  });
+
+  it('refuses a default root inside the Keelson home (KEELSON_WORKSPACE beneath it) and writes nothing', async () => {
+    const variant = await h.startVariant({ workspaceRoot: join(h.settings.keelsonHome, 'projects') });
+    try {
+      const error = await h.expectRejectedUnchanged(() => create({ name: 'inside' }, variant.gql), 'BAD_USER_INPUT');
+      expect(error.message).toMatch(/^KEELSON_WORKSPACE: .* is inside the Keelson home/);
+      expect(existsSync(join(h.settings.keelsonHome, 'projects'))).toBe(false);
+    } finally {
+      await variant.stop();
+    }
+  });
+});
+
 describe('createProject: conflicts', () => {
   let registered: ProjectView;
   beforeAll(async () => {

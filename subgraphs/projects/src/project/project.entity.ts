@@ -22,6 +22,15 @@ export class Project {
   @Column('text', { name: 'canonical_root', unique: true })
   canonicalRoot!: string;
 
+  @Field({
+    description:
+      "Whether the project's own workflows (`<root>/.keelson/workflows`) may run. Listed either way; starting one of an untrusted " +
+      'project is FORBIDDEN. Created from a missing or empty folder: trusted; cloned: not; an existing folder: trusted unless it ' +
+      'already has .keelson/workflows. Changed by setProjectTrust.',
+  })
+  @Column('boolean', { default: false })
+  trusted!: boolean;
+
   @Field(() => Date)
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;

@@ -39,6 +39,18 @@ export class ProjectResolver {
     return ctx.services.projects.clone({ ...input });
   }
 
+  @Mutation(() => Project, {
+    description:
+      "Trust or distrust a project: its own workflows (`<root>/.keelson/workflows`) run only while it is trusted. Appends PROJECT_TRUSTED or PROJECT_UNTRUSTED when the value changes.",
+  })
+  setProjectTrust(
+    @Ctx() ctx: ProjectsContext,
+    @Arg('projectId', () => ID) projectId: string,
+    @Arg('trusted', () => Boolean) trusted: boolean,
+  ): Promise<Project> {
+    return ctx.services.projects.setTrust({ projectId, trusted });
+  }
+
   @FieldResolver(() => Boolean, { description: 'Whether the root is a git repository (read at request time).' })
   async isGitRepo(@Root() project: Project, @Ctx() ctx: ProjectsContext): Promise<boolean> {
     return (await loadersOf(ctx).gitState.load(project.rootPath)).isGitRepo;

@@ -2,10 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { isAbsolute, join, resolve } from 'node:path';
 import { MeshError, expandHome, isUuid } from '@keelson/schema';
 import { parseInput } from '@keelson/kit';
+import { checkCloneHost, curlResolvePin, GitError, parseCloneUrl, redactUrl, runGit } from '@keelson/platform';
 import { In, QueryFailedError, type EntityManager } from 'typeorm';
+import { z } from 'zod';
 import { canonicalPath, exists, inspectTarget, mkdirTracked, removeCreated } from '../fs/paths';
+import { allowedProjectRoot } from '../fs/projectRoot';
 import { missingGitIdentity } from '../git/gitState';
-import { GitError, runGit } from '../git/runGit';
 import type { ProjectsDeps } from '../settings';
 import { appendProjectEvent } from './project.events';
 import { Project } from './project.entity';
@@ -18,15 +20,10 @@ function isUniqueViolation(err: unknown): boolean {
   return err instanceof QueryFailedError && (err.driverError as { code?: string }).code === UNIQUE_VIOLATION;
 }
 
-/** https://host/path, ssh://[user@]host[:port]/path, or scp-like user@host:path. */
-const HTTPS_URL = /^https:\/\/[^\s/@]+(@[^\s/]+)?\/\S+$/i;
-const SSH_URL = /^ssh:\/\/([^\s/@]+@)?[^\s/:@]+(:\d+)?\/\S+$/i;
-const SCP_URL = /^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:(?!\/\/)[^\s]+$/;
-
-/** Removes credentials from a URL before it reaches a message or a log. */
-function redactUrl(url: string): string {
-  return url.replace(/([a-z][a-z0-9+.-]*:\/\/)[^@/\s]+@/gi, '$1***@');
-}
+const trustSchema = z.strictObject({
+  projectId: z.string(),
+  trusted: z.boolean({ error: 'expected true or false' }),
+});
 
 /** Derives a project name from a repository URL's last path segment (`.git` stripped). */
 export function deriveProjectName(url: string): string {
@@ -115,7 +112,7 @@ export class ProjectService {
     const root = input.rootPath == null
       ? join(this.deps.settings.workspaceRoot, input.name)
       : this.resolveRootPath(input.rootPath);
-    const canonicalRoot = await canonicalPath(root);
+    const canonicalRoot = await allowedProjectRoot(root, this.deps.settings.keelsonHome, input.rootPath == null ? 'KEELSON_WORKSPACE' : 'input.rootPath');
     await this.assertNoConflict(input.name, canonicalRoot);
 
     const state = await inspectTarget(root);
@@ -135,13 +132,13 @@ export class ProjectService {
       cleanup = () => removeCreated(created ?? join(root, '.git'));
       let missing: string[] = [];
       try {
-        // "It touches no project files": no template hooks copied, no user hooks run.
-        await runGit(['-c', 'core.hooksPath=/dev/null', 'init', '--quiet', '--template='], { cwd: root, env: this.deps.settings.gitEnv });
+        // "It touches no project files": no template hooks copied, no user hooks run (the runner pins both).
+        await runGit(['init', '--quiet', '--template='], { cwd: root, env: this.deps.settings.gitEnv });
         // Read inside the new repository, as the commit reads it: includeIf "gitdir:" applies, and an
         // enclosing repository's local identity does not (git would auto-detect one instead).
         missing = await missingGitIdentity(root, this.deps.settings.gitEnv);
         if (!missing.length) {
-          await runGit(['-c', 'core.hooksPath=/dev/null', 'commit', '--allow-empty', '--quiet', '-m', 'Initialize project'], { cwd: root, env: this.deps.settings.gitEnv });
+          await runGit(['commit', '--allow-empty', '--quiet', '-m', 'Initialize project'], { cwd: root, env: this.deps.settings.gitEnv });
         }
       } catch (err) {
         const cleanupError = await cleanup();
@@ -162,7 +159,10 @@ export class ProjectService {
       }
     }
 
-    const project = Object.assign(new Project(), { id: randomUUID(), name: input.name, rootPath: root, canonicalRoot });
+    // Trusted by default only when the mesh made the folder (or it was empty), or when it brings no
+    // workflows of its own: an existing .keelson/workflows is never trusted silently.
+    const trusted = state === 'missing' || state === 'empty-dir' || !(await exists(join(root, '.keelson', 'workflows')));
+    const project = Object.assign(new Project(), { id: randomUUID(), name: input.name, rootPath: root, canonicalRoot, trusted });
     try {
       return await this.register(project, 'PROJECT_CREATED');
     } catch (err) {
@@ -172,25 +172,29 @@ export class ProjectService {
     }
   }
 
-  /** cloneProject: https/ssh only, fresh destination beneath the workspace root, non-interactive, bounded. */
+  /**
+   * cloneProject: an https/ssh URL whose parts git cannot read as options and whose host is public
+   * (unless allowed), cloned non-interactively and bounded into a fresh destination beneath the
+   * workspace root, registered untrusted. URL credentials are used for the clone only: the clone's
+   * remote, messages, logs and events never carry them.
+   */
   async clone(body: unknown): Promise<Project> {
     const input = parseInput(cloneProjectBodySchema, body);
-    const url = input.url;
-    if (!HTTPS_URL.test(url) && !SSH_URL.test(url) && !SCP_URL.test(url)) {
-      throw new MeshError('BAD_USER_INPUT', `input.url: must be an https:// or ssh repository URL, got ${JSON.stringify(redactUrl(url))}`);
-    }
-    const name = input.name ?? deriveProjectName(url);
+    const url = parseCloneUrl(input.url);
+    const shown = redactUrl(input.url);
+    const name = input.name ?? deriveProjectName(url.remote);
     const named = projectNameSchema.safeParse(name);
     if (!named.success) {
       throw new MeshError('BAD_USER_INPUT', `input.name: cannot derive a valid project name from the URL (got ${JSON.stringify(name)}); pass name`);
     }
     const workspaceRoot = this.deps.settings.workspaceRoot;
     const dest = join(workspaceRoot, name);
-    const canonicalRoot = await canonicalPath(dest);
+    const canonicalRoot = await allowedProjectRoot(dest, this.deps.settings.keelsonHome, 'KEELSON_WORKSPACE');
     await this.assertNoConflict(name, canonicalRoot);
     if (await exists(dest)) {
       throw new MeshError('CONFLICT', `clone destination ${dest} already exists; cloning never writes into an existing path`);
     }
+    const addresses = await checkCloneHost(url, { allowPrivateHosts: this.deps.settings.allowPrivateHosts });
 
     let createdRoot: string | undefined;
     try {
@@ -203,23 +207,44 @@ export class ProjectService {
       const b = await removeCreated(createdRoot);
       return [a, b].filter(Boolean).join('; ') || undefined;
     };
+    // An https clone connects to the addresses the host was checked at, not to a second answer.
+    const pin = curlResolvePin(url, addresses);
     try {
       await runGit(
-        ['-c', 'core.hooksPath=/dev/null', 'clone', '--quiet', '--no-recurse-submodules', '--template=', '--', url, dest],
-        { cwd: workspaceRoot, env: this.deps.settings.gitEnv, timeoutMs: this.deps.settings.cloneTimeoutMs },
+        [...(pin ? ['-c', `http.curloptResolve=${pin}`] : []), 'clone', '--quiet', '--no-recurse-submodules', '--template=', '--', url.remote, dest],
+        { cwd: workspaceRoot, env: this.deps.settings.gitEnv, timeoutMs: this.deps.settings.cloneTimeoutMs, credentials: url.credentials },
       );
     } catch (err) {
       const cleanupError = await cleanup();
       const why = err instanceof GitError ? err.message : String(err);
-      throw new MeshError('UPSTREAM_FAILED', `clone of ${redactUrl(url)} failed: ${redactUrl(why)}${cleanupError ? `; ${cleanupError}` : ''}`);
+      throw new MeshError('UPSTREAM_FAILED', `clone of ${shown} failed: ${redactUrl(why)}${cleanupError ? `; ${cleanupError}` : ''}`);
     }
 
-    const project = Object.assign(new Project(), { id: randomUUID(), name, rootPath: dest, canonicalRoot: await canonicalPath(dest) });
+    const project = Object.assign(new Project(), { id: randomUUID(), name, rootPath: dest, canonicalRoot: await canonicalPath(dest), trusted: false });
     try {
       return await this.register(project, 'PROJECT_CLONED');
     } catch (err) {
       await cleanup();
       throw err;
     }
+  }
+
+  /**
+   * setProjectTrust: whether the project's own `.keelson/workflows` may run. A change is written with
+   * its PROJECT_TRUSTED / PROJECT_UNTRUSTED event in one transaction; setting the current value
+   * changes nothing and appends no event.
+   */
+  async setTrust(args: { projectId: string; trusted: boolean }): Promise<Project> {
+    const input = parseInput(trustSchema, args);
+    await this.require(input.projectId);
+    return this.deps.dataSource.transaction(async (m: EntityManager) => {
+      const repo = m.getRepository(Project);
+      const project = await repo.findOneOrFail({ where: { id: input.projectId }, lock: { mode: 'pessimistic_write' } });
+      if (project.trusted === input.trusted) return project;
+      project.trusted = input.trusted;
+      const saved = await repo.save(project);
+      await appendProjectEvent(this.deps.events, m, input.trusted ? 'PROJECT_TRUSTED' : 'PROJECT_UNTRUSTED', { projectId: project.id });
+      return saved;
+    });
   }
 }

@@ -5,14 +5,14 @@ import { createServer as createTcpServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join, normalize, sep } from 'node:path';
 
-/** A self-signed certificate for 127.0.0.1 made by the openssl CLI; `cert` doubles as the CA file git trusts. */
+/** A self-signed certificate for 127.0.0.1 and localhost made by the openssl CLI; `cert` doubles as the CA file git trusts. */
 export function selfSignedCert(dir: string): { cert: string; key: string } {
   const cert = join(dir, 'cert.pem');
   const key = join(dir, 'key.pem');
   execFileSync(
     'openssl',
     ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', key, '-out', cert],
+      '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-keyout', key, '-out', cert],
     { stdio: 'ignore' },
   );
   return { cert, key };
@@ -23,7 +23,14 @@ export interface DumbHttpsRemote {
   origin: string;
   /** Paths git asked for, in order. */
   requests: string[];
+  /** The Authorization header of each request (undefined when none was sent), in order. */
+  authorizations: (string | undefined)[];
   close(): Promise<void>;
+}
+
+export interface DumbHttpsOptions {
+  /** Demand HTTP Basic authentication with these credentials (401 with a challenge otherwise). */
+  basicAuth?: { username: string; password: string };
 }
 
 /**
@@ -31,14 +38,21 @@ export interface DumbHttpsRemote {
  * repositories prepared with `git update-server-info`. Smart-protocol probes get the static
  * info/refs, which makes git fall back to dumb.
  */
-export async function serveDumbHttps(root: string, tls: { cert: string; key: string }): Promise<DumbHttpsRemote> {
+export async function serveDumbHttps(root: string, tls: { cert: string; key: string }, opts: DumbHttpsOptions = {}): Promise<DumbHttpsRemote> {
   const requests: string[] = [];
+  const authorizations: (string | undefined)[] = [];
+  const expected = opts.basicAuth ? `Basic ${Buffer.from(`${opts.basicAuth.username}:${opts.basicAuth.password}`).toString('base64')}` : undefined;
   const server: Server = createServer(
     { cert: await readFile(tls.cert), key: await readFile(tls.key) },
     (req, res) => {
       void (async () => {
         const path = normalize(decodeURIComponent(new URL(req.url ?? '/', 'https://x').pathname));
         requests.push(path);
+        authorizations.push(req.headers.authorization);
+        if (expected && req.headers.authorization !== expected) {
+          res.writeHead(401, { 'www-authenticate': 'Basic realm="fixture"' }).end();
+          return;
+        }
         const file = join(root, path);
         const st = file.startsWith(root + sep) ? await stat(file).catch(() => undefined) : undefined;
         if (req.method !== 'GET' || !st?.isFile()) {
@@ -55,6 +69,7 @@ export async function serveDumbHttps(root: string, tls: { cert: string; key: str
   return {
     origin: `https://127.0.0.1:${port}`,
     requests,
+    authorizations,
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());

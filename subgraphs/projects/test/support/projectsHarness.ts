@@ -38,7 +38,7 @@ export function graphqlClient(url: () => string): Gql {
 }
 
 /** The fields a project assertion reads. */
-export const PROJECT_FIELDS = 'id name rootPath createdAt isGitRepo headCommit';
+export const PROJECT_FIELDS = 'id name rootPath createdAt isGitRepo headCommit trusted';
 
 export interface EventSummary {
   type: string;
@@ -105,6 +105,7 @@ export async function startProjectsHarness(opts: HarnessOptions = {}): Promise<P
     userHome,
     gitEnv: { ...testGitEnv(tmp, prepared.gitConfig), ...prepared.gitEnv },
     cloneTimeoutMs: 20_000,
+    allowPrivateHosts: [],
     disableMutationLock: false,
     ...opts.settings,
   };
