@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { createDriverRegistry, harnessSettings } from '@keelson/harness';
-import { probeBwrap, SANDBOX_FIX } from '@keelson/platform';
+import { probeBwrap, runGit, SANDBOX_FIX } from '@keelson/platform';
 import { expandHome, isLoopback, parseEnv } from '@keelson/schema';
 import { findTemporalCli, TEMPORAL_CLI_VERSION } from '@keelson/temporal';
 import { Client } from 'pg';
@@ -50,8 +50,9 @@ export async function doctor(env: NodeJS.ProcessEnv = process.env): Promise<Chec
         : { status: 'fail', detail: `v${process.versions.node}; Node 20 or later is required` };
     }),
     check('git', async () => {
-      const { stdout } = await run('git', ['--version']);
-      const get = (k: string) => run('git', ['config', '--global', '--get', k]).then((r) => r.stdout.trim(), () => '');
+      const git = (args: string[]) => runGit(args, { cwd: homedir(), env, timeoutMs: 10_000 });
+      const { stdout } = await git(['--version']);
+      const get = (k: string) => git(['config', '--global', '--get', k]).then((r) => r.stdout.trim(), () => '');
       const missing = (await Promise.all(['user.name', 'user.email'].map(async (k) => ((await get(k)) ? '' : k)))).filter(Boolean);
       return missing.length
         ? { status: 'warn', detail: `${stdout.trim()}; createProject needs ${missing.join(' and ')} (git config --global ${missing[0]} …)` }

@@ -23,8 +23,9 @@
  *   first and pins every driver it declares to nothing (`repoDriverOverrides`): a filter then passes
  *   content through unchanged, a diff driver fails the diff. Commands that never run a driver
  *   (`rev-parse`, `config`, `init`, `clone`, `grep` without `--textconv`, …) skip that read.
- * - submodules: `submodule.recurse=false` and `diff.ignoreSubmodules=all`, so `status` and checkouts do
- *   not descend into a submodule, whose own config this runner never reads.
+ * - submodules: `submodule.recurse=false`, `diff.ignoreSubmodules=all` and `status --ignore-submodules=all`
+ *   (added unless the caller chose), so `status` and checkouts do not descend into a submodule, whose
+ *   own config this runner never reads.
  *
  * What stays reachable: `core.gitProxy` (only for `git://`, which the allowlist refuses),
  * `core.alternateRefsCommand`, `remote.<name>.uploadpack|receivepack|vcs` and `http.*` (fetch and push
@@ -52,6 +53,11 @@ export interface GitHardeningOptions {
    * nothing in the mesh passes it. @default []
    */
   allowProtocols?: readonly string[];
+  /**
+   * Keep the environment's locale instead of `LC_ALL=C` (messages callers parse are English under C).
+   * For searches whose matching depends on it (`git grep -i` of non-ASCII text). @default false
+   */
+  keepLocale?: boolean;
 }
 
 /** Credentials for an https remote, handed to git by a helper that reads them from the environment. */
@@ -107,7 +113,7 @@ export function hardenedGitEnv(base: NodeJS.ProcessEnv, opts: GitHardeningOption
     GIT_PAGER: 'cat',
     // Read-only commands (status) leave the index alone instead of refreshing it.
     GIT_OPTIONAL_LOCKS: '0',
-    LC_ALL: 'C',
+    ...(opts.keepLocale ? {} : { LC_ALL: 'C' }),
     [PIN_ENV.empty]: '',
     [PIN_ENV.false]: 'false',
   });
@@ -190,7 +196,10 @@ export function hardenedGitArgs(
 ): string[] {
   const { global, command } = splitGlobalOptions(args);
   const pins = pinnedConfig(opts).flatMap(([key, value]) => ['-c', `${key}=${value}`]);
-  return [...global, '--no-pager', ...pins, ...(opts.driverPins ?? []), ...command];
+  // A submodule's `ignore` setting (.gitmodules, .git/config) beats diff.ignoreSubmodules; only the flag beats it.
+  const [sub, ...rest] = command;
+  const tail = sub === 'status' && !rest.some((a) => a.startsWith('--ignore-submodules')) ? [sub, '--ignore-submodules=all', ...rest] : command;
+  return [...global, '--no-pager', ...pins, ...(opts.driverPins ?? []), ...tail];
 }
 
 /**

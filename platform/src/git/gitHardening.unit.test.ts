@@ -1,11 +1,12 @@
 import { driverPins, hardenedGitArgs, hardenedGitEnv, mayRunDrivers, repositoryLocalKeys, splitGlobalOptions } from './gitHardening';
 
 describe('the git hardening', () => {
-  it("puts the pins after the caller's global options and before the command", () => {
+  it("puts the pins after the caller's global options and before the command, and keeps status out of submodules", () => {
     const args = hardenedGitArgs(['-C', '/repo', '-c', 'core.fsmonitor=evil', 'status', '--porcelain'], { driverPins: ['--config-env=filter.x.clean=E'] });
     const status = args.indexOf('status');
     expect(args.slice(0, 4)).toEqual(['-C', '/repo', '-c', 'core.fsmonitor=evil']);
-    expect(args.slice(status)).toEqual(['status', '--porcelain']);
+    expect(args.slice(status)).toEqual(['status', '--ignore-submodules=all', '--porcelain']);
+    expect(hardenedGitArgs(['status', '--ignore-submodules=dirty']).slice(-2)).toEqual(['status', '--ignore-submodules=dirty']);
     const pinned = args.slice(4, status);
     expect(pinned[0]).toBe('--no-pager');
     expect(pinned).toEqual(expect.arrayContaining(['core.fsmonitor=false', 'core.hooksPath=/dev/null', 'protocol.allow=never', 'protocol.https.allow=always', 'protocol.ssh.allow=always']));

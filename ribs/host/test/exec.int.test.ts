@@ -1,3 +1,7 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createExec } from '../src/exec/createExec';
 
 // Real child processes: the exec every rib gets from ctx.getExec().
@@ -50,5 +54,44 @@ describe('getExec', () => {
     setTimeout(() => lifetime.abort(), 50);
     await expect(run).resolves.toMatchObject({ ok: false, error: 'aborted' });
     await expect(hostExec.runText('echo', ['late'])).resolves.toMatchObject({ ok: false, error: 'aborted' });
+  });
+});
+
+describe('getExec: git runs hardened, whichever rib runs it', () => {
+  let tmp: string;
+  let env: Record<string, string>;
+  let repo: string;
+  const plainGit = (...args: string[]) => execFileSync('git', args, { cwd: repo, env, encoding: 'utf8' }).trim();
+
+  beforeAll(() => {
+    tmp = realpathSync(mkdtempSync(join(tmpdir(), 'keelson-exec-git-')));
+    writeFileSync(join(tmp, 'gitconfig'), '[user]\n\tname = T\n\temail = t@keelson.invalid\n[init]\n\tdefaultBranch = main\n');
+    env = { GIT_CONFIG_GLOBAL: join(tmp, 'gitconfig'), GIT_CONFIG_NOSYSTEM: '1' };
+    repo = join(tmp, 'repo');
+    mkdirSync(repo);
+    plainGit('init', '--quiet');
+    writeFileSync(join(repo, 'a.txt'), 'a\n');
+    plainGit('add', '.');
+    plainGit('commit', '--quiet', '-m', 'one');
+  });
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+  it("does not run a repository's core.fsmonitor on `git -C <root> status`, as the projects board calls it", async () => {
+    const marker = join(tmp, 'fsmonitor-ran');
+    plainGit('config', 'core.fsmonitor', `touch '${marker}'; false`);
+    const result = await exec.runText('git', ['-C', repo, 'status', '--porcelain=v2', '--branch', '-z'], { env });
+    expect(result).toMatchObject({ ok: true, data: expect.stringContaining('# branch.head main') });
+    expect(existsSync(marker)).toBe(false);
+    // The same command through a plain spawn runs it: the hardening is what stopped it.
+    await exec.runText('sh', ['-c', `git -C '${repo}' status >/dev/null`], { env });
+    expect(existsSync(marker)).toBe(true);
+  });
+
+  it('answers a repository whose config git cannot read with a failed result, not a throw', async () => {
+    const broken = join(tmp, 'broken');
+    mkdirSync(broken);
+    execFileSync('git', ['init', '--quiet'], { cwd: broken, env });
+    writeFileSync(join(broken, '.git', 'config'), '[broken\n');
+    await expect(exec.runText('git', ['status'], { cwd: broken, env })).resolves.toMatchObject({ ok: false, code: 128 });
   });
 });

@@ -49,7 +49,8 @@ function emptyRow(project: Project, state: ProjectRow['state'], error?: string):
  * One project's row from real git output: `git status --porcelain=v2 --branch` (branch, upstream,
  * ahead/behind, changed paths), `git worktree list` (which leases are checked out) and the last
  * commit; leases and the lock holder come from the project record. Never throws: a missing folder,
- * a plain folder or a failing git reads as the row's `state`.
+ * a plain folder or a failing git reads as the row's `state`. The host's exec runs these git commands
+ * hardened, so the project's own config (fsmonitor, hooks, filter drivers) runs nothing.
  */
 export async function inspectProject(exec: RibExec, project: Project, signal?: AbortSignal): Promise<ProjectRow> {
   const folder = await folderState(project.rootPath);

@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { gitInvocation } from '@keelson/platform';
 import { z } from 'zod';
 import { builtinTool } from './builtinTool';
 import { confinedPath, displayPath, isAllowed } from './confine';
@@ -82,22 +83,28 @@ export function grepTool(opts: { env: Record<string, string | undefined> }) {
       const cwd = info.isDirectory() ? target : dirname(target);
       const pathspecs = info.isDirectory() ? (input.glob ? globPathspecs(input.glob) : []) : [`:(literal)${basename(target)}`];
       const mode = input.output_mode ?? 'content';
-      const search = (flag: '-P' | '-E') =>
-        runCapped({
-          argv: [
-            'git', 'grep', '--no-index', '--exclude-standard', '--no-color', '-I', '-z',
+      // Hardened like every mesh git call: the searched folder's repository config runs nothing.
+      const search = async (flag: '-P' | '-E') => {
+        const git = await gitInvocation(
+          [
+            'grep', '--no-index', '--exclude-standard', '--no-color', '-I', '-z',
             ...(mode === 'files_with_matches' ? ['-l'] : mode === 'count' ? ['-c'] : ['-n']),
             ...(input.ignore_case ? ['-i'] : []),
             flag, '-e', input.pattern, '--', ...pathspecs,
           ],
+          { cwd, env, keepLocale: true },
+        );
+        return runCapped({
+          argv: ['git', ...git.args],
           cwd,
-          env,
+          env: git.env,
           timeoutMs: GREP_TIMEOUT_MS,
           signal: ctx.abortSignal,
           maxBytes: GREP_MAX_BYTES,
           keep: 'head',
           mergeStderr: false,
         });
+      };
       let r = await search(regexFlag);
       if (regexFlag === '-P' && r.exitCode === 128 && /perl|pcre/i.test(r.stderr) && /compiled|support/i.test(r.stderr)) {
         regexFlag = '-E';

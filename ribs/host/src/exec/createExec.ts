@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { GitError, gitInvocation, isGitCommand } from '@keelson/platform';
 import type { RibExec, RibExecOptions, RibExecResult } from '@keelson/shared';
 
 /** Options of the host's process runner. */
@@ -22,14 +23,30 @@ interface RawRun {
 
 /**
  * `RibExec` over `child_process.spawn`: no shell, its own process group (a timeout or abort kills
- * the whole group), bounded output, and a result instead of a throw.
+ * the whole group), bounded output, and a result instead of a throw. A `git` command runs hardened
+ * (`gitInvocation` of @keelson/platform: a repository's config runs no hook, fsmonitor, driver or
+ * helper, https/ssh only, no prompt), whichever rib runs it.
  */
 export function createExec(options: ExecOptions = {}): RibExec {
   const defaultTimeoutMs = options.defaultTimeoutMs ?? 30_000;
   const maxOutputBytes = options.maxOutputBytes ?? 16 * 1024 * 1024;
   const killGraceMs = options.killGraceMs ?? 2_000;
 
-  function run(cmd: string, args: readonly string[], opts: RibExecOptions = {}): Promise<RawRun> {
+  async function run(cmd: string, args: readonly string[], opts: RibExecOptions = {}): Promise<RawRun> {
+    const env: NodeJS.ProcessEnv = { ...process.env, ...opts.env };
+    if (!isGitCommand(cmd)) return spawnRun(cmd, args, env, opts);
+    if ([opts.signal, options.signal].some((s) => s?.aborted)) return { stdout: '', stderr: '', exitCode: null, failure: 'aborted' };
+    try {
+      const git = await gitInvocation(args, { cwd: opts.cwd ?? process.cwd(), env, signal: opts.signal });
+      return await spawnRun('git', git.args, git.env, opts);
+    } catch (err) {
+      // The repository's config could not be read (or the read timed out): git does not run.
+      const failed = err instanceof GitError ? err : undefined;
+      return { stdout: '', stderr: failed?.stderr ?? '', exitCode: failed?.exitCode ?? null, failure: (err as Error).message };
+    }
+  }
+
+  function spawnRun(cmd: string, args: readonly string[], env: NodeJS.ProcessEnv, opts: RibExecOptions): Promise<RawRun> {
     const timeoutMs = opts.timeoutMs ?? defaultTimeoutMs;
     return new Promise((resolve) => {
       const signals = [opts.signal, options.signal].filter((s): s is AbortSignal => s !== undefined);
@@ -37,7 +54,7 @@ export function createExec(options: ExecOptions = {}): RibExec {
 
       const child = spawn(cmd, [...args], {
         cwd: opts.cwd,
-        env: { ...process.env, ...opts.env },
+        env,
         stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
         detached: true,
       });
