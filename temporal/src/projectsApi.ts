@@ -4,6 +4,8 @@ export interface ProjectRef {
   id: string;
   name: string;
   rootPath: string;
+  /** Whether the project's own `.keelson/workflows` may run (setProjectTrust). */
+  trusted: boolean;
 }
 
 export interface WorkspaceRef {
@@ -28,7 +30,7 @@ export function projectsGraphqlApi(url: string, opts: { timeoutMs?: number; iden
   const call = serviceCaller('the projects subgraph', url, { timeoutMs: opts.timeoutMs ?? 30_000, identity: opts.identity });
   return {
     async project(id) {
-      const data = await call<{ project: ProjectRef | null }>('query ($id: ID) { project(id: $id) { id name rootPath } }', { id });
+      const data = await call<{ project: ProjectRef | null }>('query ($id: ID) { project(id: $id) { id name rootPath trusted } }', { id });
       return data.project;
     },
     async acquireWorkspace(projectId, purpose) {

@@ -108,15 +108,17 @@ describe('the runs subgraph', () => {
 
     const id = randomUUID();
     const root = join(dir, 'project');
-    projects.set(id, { id, name: 'proj', rootPath: root });
+    projects.set(id, { id, name: 'proj', rootPath: root, trusted: false });
     await mkdir(projectWorkflowsDir(root), { recursive: true });
     await writeFile(join(projectWorkflowsDir(root), 'demo.yaml'), 'name: demo-refresh\ndescription: project file\nnodes:\n  - { id: a, type: bash, bash: "true" }\n');
-    const scoped = await gqlData<{ workflow: { scope: string; description: string; path: string } }>(
+    const scoped = await gqlData<{ kept: { scope: string; description: string }; own: { scope: string; declaredName: string; description: string; path: string } }>(
       runs.url,
-      'query ($p: ID) { workflow(name: "demo-refresh", projectId: $p) { scope description path } }',
+      'query ($p: ID) { kept: workflow(name: "demo-refresh", projectId: $p) { scope description } own: workflow(name: "project:demo-refresh", projectId: $p) { scope declaredName description path } }',
       { p: id },
     );
-    expect(scoped.workflow).toEqual({ scope: 'PROJECT', description: 'project file', path: join(projectWorkflowsDir(root), 'demo.yaml') });
+    // The rib's workflow keeps its name in the project's scope; the project's own is listed beside it, qualified.
+    expect(scoped.kept).toEqual({ scope: 'RIB', description: 'demo code' });
+    expect(scoped.own).toEqual({ scope: 'PROJECT', declaredName: 'demo-refresh', description: 'project file', path: join(projectWorkflowsDir(root), 'demo.yaml') });
     const unknown = await gql(runs.url, 'query ($p: ID) { workflows(projectId: $p) { name } }', { p: randomUUID() });
     expect(unknown.errors?.[0]).toMatchObject({ extensions: { code: 'NOT_FOUND' } });
   });
@@ -155,6 +157,55 @@ describe('the runs subgraph', () => {
       { reps: [{ __typename: 'Project', id: projectIds[0] }], after: (_entities[0] as { runs: { pageInfo: { endCursor: string } } }).runs.pageInfo.endCursor },
     );
     expect(next._entities[0]!.runs).toEqual({ edges: [{ node: { id: made[projectIds[0]!]![0] } }], pageInfo: { hasNextPage: false } });
+  });
+
+  describe("a project's own workflows and its trust", () => {
+    const START = 'mutation ($n: String!, $p: ID) { startWorkflow(name: $n, projectId: $p) { id workflowName scope status temporalWorkflowId } }';
+    let project: ProjectRef;
+    const runCount = async () => Number(((await runs.services.dataSource.query('SELECT count(*)::int AS n FROM runs')) as { n: number }[])[0]!.n);
+
+    beforeAll(async () => {
+      const id = randomUUID();
+      project = { id, name: 'untrusted', rootPath: join(dir, 'untrusted'), trusted: false };
+      projects.set(id, project);
+      await mkdir(projectWorkflowsDir(project.rootPath), { recursive: true });
+      await writeFile(join(projectWorkflowsDir(project.rootPath), 'own.yaml'), 'name: own-flow\nnodes:\n  - { id: a, type: bash, bash: "true" }\n');
+      await writeFile(join(projectWorkflowsDir(project.rootPath), 'check.yaml'), 'name: project-check\nnodes:\n  - { id: a, type: bash, bash: "true" }\n');
+    });
+
+    it('lists them, but refuses to start one while the project is untrusted: FORBIDDEN naming setProjectTrust, and no run', async () => {
+      const { workflows } = await gqlData<{ workflows: { name: string; scope: string }[] }>(runs.url, 'query ($p: ID) { workflows(projectId: $p) { name scope } }', { p: project.id });
+      expect(workflows).toEqual(expect.arrayContaining([{ name: 'own-flow', scope: 'PROJECT' }, { name: 'project:project-check', scope: 'PROJECT' }, { name: 'project-check', scope: 'BUNDLED' }]));
+      const before = await runCount();
+      for (const name of ['own-flow', 'project:project-check']) {
+        const res = await gql(runs.url, START, { n: name, p: project.id });
+        expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'FORBIDDEN', status: 403 });
+        expect(res.errors?.[0]?.message).toBe(
+          `workflow "${name}" comes from project untrusted's own .keelson/workflows, and project untrusted is not trusted; an admin can trust it with setProjectTrust(projectId: "${project.id}", trusted: true)`,
+        );
+      }
+      // The rib seams start runs through the same service: the check holds there too.
+      await expect(runs.services.runs.start({ name: 'own-flow', projectId: project.id, startedByRibId: 'demo' })).rejects.toMatchObject({ code: 'FORBIDDEN' });
+      expect(await runCount()).toBe(before);
+    });
+
+    it('starts one once the project is trusted, under its catalog name, and refuses to resume it once trust is withdrawn', async () => {
+      projects.set(project.id, { ...project, trusted: true });
+      const { startWorkflow } = await gqlData<{ startWorkflow: { id: string; workflowName: string; scope: string; temporalWorkflowId: string } }>(runs.url, START, {
+        n: 'project:project-check',
+        p: project.id,
+      });
+      expect(startWorkflow).toMatchObject({ workflowName: 'project:project-check', scope: 'PROJECT' });
+      expect(startWorkflow.temporalWorkflowId).toMatch(/^run-project:project-check-/);
+      const handle = (runs.services.runs as unknown as { deps: { temporal: import('@temporalio/client').Client } }).deps.temporal.workflow.getHandle(startWorkflow.temporalWorkflowId);
+      await handle.terminate('test over');
+      await runs.services.dataSource.query(`UPDATE runs SET status = 'FAILED' WHERE id = $1`, [startWorkflow.id]);
+
+      projects.set(project.id, { ...project, trusted: false });
+      const resumed = await gql(runs.url, 'mutation ($r: ID!) { resumeRun(runId: $r) { id } }', { r: startWorkflow.id });
+      expect(resumed.errors?.[0]?.extensions).toMatchObject({ code: 'FORBIDDEN' });
+      expect(resumed.errors?.[0]?.message).toContain('setProjectTrust');
+    });
   });
 
   it('stamps a rib-started run with KeelsonRib and its workflow name for operators', async () => {

@@ -11,7 +11,12 @@ export interface Catalog {
   errors: CatalogLoadError[];
   /** Entries that lost to a higher-precedence one of the same name. */
   shadowed: { entry: CatalogEntry; by: CatalogEntry }[];
+  /** Project workflows listed under `project:<name>` because a rib, bundled or home workflow keeps `<name>`. */
+  qualified: { entry: CatalogEntry; keeps: CatalogEntry }[];
 }
+
+/** The prefix a project workflow's name gets when another scope's workflow has its name. */
+export const PROJECT_QUALIFIER = 'project:';
 
 export interface CatalogOptions {
   bundledDir: string;
@@ -54,7 +59,7 @@ export function mergeRibCandidates(candidates: readonly RibWorkflowCandidate[]):
       else byName.set(entry.name, entry);
     }
   }
-  return { entries: [...byName.values()], errors, shadowed };
+  return { entries: [...byName.values()], errors, shadowed, qualified: [] };
 }
 
 /** Lays `layer` over `base`: a same-named entry of the layer wins. */
@@ -66,13 +71,34 @@ function overlay(base: Catalog, layer: { entries: CatalogEntry[]; errors: Catalo
     if (lost) shadowed.push({ entry: lost, by: entry });
     byName.set(entry.name, entry);
   }
-  return { entries: [...byName.values()], errors: [...base.errors, ...layer.errors], shadowed };
+  return { entries: [...byName.values()], errors: [...base.errors, ...layer.errors], shadowed, qualified: base.qualified };
 }
 
 /**
- * The workflow catalog: rib contributions, then the bundled, global and project folders, each file
- * scope overriding what came before (a project workflow shadows the global one; any file shadows a
- * rib entry). Read per call, so edits to the folders apply to the next start.
+ * Adds a project's own workflows, which never shadow anything: one whose name a rib, bundled or home
+ * workflow already has is listed as `project:<name>` (a name no file can declare, since `:` is not a
+ * name character), and that other workflow keeps the plain name.
+ */
+function addProjectLayer(base: Catalog, layer: { entries: CatalogEntry[]; errors: CatalogLoadError[] }): Catalog {
+  const byName = new Map(base.entries.map((e) => [e.name, e]));
+  const qualified = [...base.qualified];
+  for (const entry of layer.entries) {
+    const keeps = byName.get(entry.name);
+    if (keeps) {
+      const renamed: CatalogEntry = { ...entry, name: `${PROJECT_QUALIFIER}${entry.name}` };
+      qualified.push({ entry: renamed, keeps });
+      byName.set(renamed.name, renamed);
+    } else byName.set(entry.name, entry);
+  }
+  return { entries: [...byName.values()], errors: [...base.errors, ...layer.errors], shadowed: base.shadowed, qualified };
+}
+
+/**
+ * The workflow catalog: rib contributions, then the bundled and global folders, each overriding what
+ * came before (the global folder shadows a bundled workflow; any file shadows a rib entry), then the
+ * project's own folder, which shadows nothing: a colliding project workflow is listed as
+ * `project:<name>` (see `addProjectLayer`). Whether a project workflow may run is the project's trust,
+ * checked where a run starts. Read per call, so edits to the folders apply to the next start.
  */
 export class WorkflowCatalog {
   constructor(private readonly opts: CatalogOptions) {}
@@ -82,7 +108,7 @@ export class WorkflowCatalog {
     let catalog = mergeRibCandidates(this.opts.ribs ? await this.opts.ribs.list() : []);
     catalog = overlay(catalog, await loadWorkflowDir(this.opts.bundledDir, 'BUNDLED'));
     catalog = overlay(catalog, await loadWorkflowDir(this.opts.globalDir, 'GLOBAL'));
-    if (projectRoot) catalog = overlay(catalog, await loadWorkflowDir(projectWorkflowsDir(projectRoot), 'PROJECT'));
+    if (projectRoot) catalog = addProjectLayer(catalog, await loadWorkflowDir(projectWorkflowsDir(projectRoot), 'PROJECT'));
     catalog.entries.sort((a, b) => a.name.localeCompare(b.name));
     return catalog;
   }

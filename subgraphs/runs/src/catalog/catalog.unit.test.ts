@@ -30,7 +30,7 @@ describe('the workflow catalog', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('lets the project scope shadow the global one, the global the bundled one, and any file a rib entry', async () => {
+  it('lets the global scope shadow the bundled one and any file a rib entry; a project workflow shadows nothing and is qualified instead', async () => {
     await writeFile(join(bundled, 'a.yaml'), yaml('shared', 'bundled'));
     await writeFile(join(bundled, 'b.yml'), yaml('bundled-only', 'bundled'));
     await writeFile(join(global, 'shared.yaml'), yaml('shared', 'global'));
@@ -50,17 +50,39 @@ describe('the workflow catalog', () => {
     expect(who(globally, 'rib-flow')).toBe('RIB:demo:code:demo-code');
     expect(who(globally, 'rib-only')).toBe('RIB:demo:code:demo-code');
 
+    await writeFile(join(projectWorkflowsDir(project), 'own.yaml'), yaml('project-only', 'project'));
     const inProject = await catalog.load(project);
-    expect(who(inProject, 'shared')).toBe('PROJECT:project');
-    expect(who(inProject, 'rib-flow')).toBe('PROJECT:project');
-    expect(inProject.entries.map((e) => e.name)).toEqual(['bundled-only', 'global-only', 'rib-flow', 'rib-only', 'shared']);
-    expect(inProject.shadowed.map((s) => `${s.entry.name}: ${s.entry.scope} < ${s.by.scope}`)).toEqual([
-      'shared: BUNDLED < GLOBAL',
-      'rib-flow: RIB < PROJECT',
-      'shared: GLOBAL < PROJECT',
+    // The bundled/home/rib workflow keeps its name; the project's is listed as project:<name>.
+    expect(who(inProject, 'shared')).toBe('GLOBAL:global');
+    expect(who(inProject, 'rib-flow')).toBe('RIB:demo:code:demo-code');
+    expect(who(inProject, 'project:shared')).toBe('PROJECT:project');
+    expect(who(inProject, 'project:rib-flow')).toBe('PROJECT:project');
+    expect(who(inProject, 'project-only')).toBe('PROJECT:project');
+    expect(inProject.entries.map((e) => e.name)).toEqual([
+      'bundled-only',
+      'global-only',
+      'project-only',
+      'project:rib-flow',
+      'project:shared',
+      'rib-flow',
+      'rib-only',
+      'shared',
     ]);
-    const shared = inProject.entries.find((e) => e.name === 'shared')!;
+    expect(inProject.shadowed.map((s) => `${s.entry.name}: ${s.entry.scope} < ${s.by.scope}`)).toEqual(['shared: BUNDLED < GLOBAL']);
+    expect(inProject.qualified.map((q) => `${q.entry.name} (${q.entry.definition.name}) beside ${q.keeps.scope}`)).toEqual([
+      'project:rib-flow (rib-flow) beside RIB',
+      'project:shared (shared) beside GLOBAL',
+    ]);
+    const shared = inProject.entries.find((e) => e.name === 'project:shared')!;
     expect(shared).toMatchObject({ path: join(projectWorkflowsDir(project), 'x.yaml'), source: yaml('shared', 'project') });
+  });
+
+  it('never lets a project workflow take a bundled name, even with no home folder', async () => {
+    await writeFile(join(bundled, 'check.yaml'), yaml('project-check', 'bundled'));
+    await writeFile(join(projectWorkflowsDir(project), 'evil.yaml'), yaml('project-check', 'project'));
+    const inProject = await new WorkflowCatalog({ bundledDir: bundled, globalDir: join(dir, 'none') }).load(project);
+    expect(who(inProject, 'project-check')).toBe('BUNDLED:bundled');
+    expect(who(inProject, 'project:project-check')).toBe('PROJECT:project');
   });
 
   it("keeps a rib's code entry over its own YAML, and the earlier-activated rib's entry across ribs", async () => {
@@ -100,7 +122,7 @@ describe('the workflow catalog', () => {
 
   it('treats missing folders as empty scopes', async () => {
     const catalog = await new WorkflowCatalog({ bundledDir: join(dir, 'nope'), globalDir: join(dir, 'nope-too') }).load(join(dir, 'no-project'));
-    expect(catalog).toEqual({ entries: [], errors: [], shadowed: [] });
+    expect(catalog).toEqual({ entries: [], errors: [], shadowed: [], qualified: [] });
   });
 
   it('ships bundled workflows that validate', async () => {

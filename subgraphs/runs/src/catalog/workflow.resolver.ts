@@ -7,7 +7,8 @@ import { toLoadError, toWorkflowDefinition, WorkflowDefinitionType, WorkflowLoad
 export class WorkflowResolver {
   @RequiresScope('read')
   @Query(() => [WorkflowDefinitionType], {
-    description: 'The workflow catalog, by name. With projectId, as that project sees it (its .keelson/workflows shadow the rest).',
+    description:
+      "The workflow catalog, by name. With projectId, as that project sees it: its own .keelson/workflows are added (listed whether or not the project is trusted), a colliding one as project:<name>.",
   })
   async workflows(@Ctx() ctx: RunsContext, @Arg('projectId', () => ID, { nullable: true }) projectId?: string | null): Promise<WorkflowDefinitionType[]> {
     return (await loadersOf(ctx).catalog.load(projectId ?? '')).entries.map(toWorkflowDefinition);

@@ -22,8 +22,14 @@ export class WorkflowInputType {
 @ObjectType('WorkflowDefinition', { description: 'A workflow of the catalog: a validated DAG definition and its provenance.' })
 @Directive('@key(fields: "name")')
 export class WorkflowDefinitionType {
-  @Field()
+  @Field({
+    description:
+      'What startWorkflow takes. A project workflow whose name a rib, bundled or home workflow already has is listed as `project:<declaredName>`; it never shadows that one.',
+  })
   name!: string;
+
+  @Field({ description: 'The name its definition declares (differs from name only for a qualified project workflow).' })
+  declaredName!: string;
 
   @Field(() => String, { nullable: true })
   description!: string | null;
@@ -71,6 +77,7 @@ export class WorkflowLoadErrorType {
 export function toWorkflowDefinition(e: CatalogEntry): WorkflowDefinitionType {
   return Object.assign(new WorkflowDefinitionType(), {
     name: e.name,
+    declaredName: e.definition.name,
     description: e.definition.description ?? null,
     ribId: e.ribId ?? null,
     source: e.source,

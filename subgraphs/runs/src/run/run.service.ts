@@ -141,9 +141,11 @@ export class RunService {
   }
 
   /**
-   * Starts a catalog workflow: resolved in the project's scope (a project workflow shadows the global
-   * one), inputs checked against its declaration, the run registered, then its first launch started on
-   * Temporal. Resolves once the run is registered and its workflow started.
+   * Starts a catalog workflow: resolved in the project's scope (a project workflow shadows nothing; a
+   * colliding one is `project:<name>`), refused FORBIDDEN when it is the project's own and the project
+   * is not trusted — here, where every start (GraphQL, rib seams) passes — inputs checked against its
+   * declaration, the run registered, then its first launch started on Temporal. Resolves once the run
+   * is registered and its workflow started.
    */
   async start(raw: StartWorkflowArgs): Promise<Run> {
     const args = parseInput(startSchema, raw);
@@ -158,20 +160,23 @@ export class RunService {
       const known = catalog.entries.map((e) => e.name).join(', ') || 'none';
       throw new MeshError('NOT_FOUND', `workflow ${JSON.stringify(args.name)} does not exist${project ? ` in project ${project.name}'s scope` : ''} (known: ${known})`);
     }
+    if (entry.scope === 'PROJECT') assertTrusted(project, entry.name);
     const def = entry.definition;
+    // A qualified project workflow runs (and is listed in runs and in Temporal) under its catalog name.
+    const workflowName = entry.name;
     if ((def.requiresProject || def.worktree.enabled) && !project) {
       throw new MeshError('BAD_USER_INPUT', `projectId: workflow ${def.name} ${def.worktree.enabled ? 'runs in a worktree of a project' : 'requires a project'}; pass projectId`);
     }
     const inputs = resolveInputs(def, args.inputs ?? {});
     const runId = randomUUID();
-    const workflowId = runWorkflowId(def.name, runId);
+    const workflowId = runWorkflowId(workflowName, runId);
     const home = this.deps.settings.keelsonHome;
-    const title = [def.name, project ? `in ${project.name}` : null, def.description ? `— ${def.description.split('\n')[0]!.slice(0, 80)}` : null]
+    const title = [workflowName, project ? `in ${project.name}` : null, def.description ? `— ${def.description.split('\n')[0]!.slice(0, 80)}` : null]
       .filter(Boolean)
       .join(' ');
     await this.deps.store.createRun({
       id: runId,
-      workflowName: def.name,
+      workflowName,
       title,
       definition: def,
       scope: entry.scope,
@@ -323,6 +328,11 @@ export class RunService {
     if (run.status !== 'FAILED' && run.status !== 'CANCELLED') {
       throw new MeshError('CONFLICT', `run ${run.id} is ${run.status}; only a FAILED or CANCELLED run can be resumed`);
     }
+    // A project's own workflow runs again only while the project is (still) trusted.
+    if (run.scope === 'PROJECT') {
+      const project = run.projectId ? await this.deps.projects.project(run.projectId) : null;
+      assertTrusted(project, run.workflowName);
+    }
     // The previous execution records its outcome just before it closes: let it close.
     await this.closedOrTimeout(run.temporalWorkflowId, 15_000);
     const prepared = await this.deps.store.prepareResume(run.id);
@@ -345,6 +355,19 @@ export class RunService {
     }
     throw new MeshError('CONFLICT', `run workflow ${workflowId} is still closing; retry shortly`);
   }
+}
+
+/** FORBIDDEN unless `project` is trusted: a project's own workflow is its repository's code. */
+function assertTrusted(project: ProjectRef | null, workflowName: string): void {
+  if (project?.trusted) return;
+  throw new MeshError(
+    'FORBIDDEN',
+    project
+      ? `workflow ${JSON.stringify(workflowName)} comes from project ${project.name}'s own .keelson/workflows, and project ${project.name} is not trusted; ` +
+          `an admin can trust it with setProjectTrust(projectId: "${project.id}", trusted: true)`
+      : `workflow ${JSON.stringify(workflowName)} comes from a project's own .keelson/workflows, and that project no longer exists`,
+    project ? { projectId: project.id } : undefined,
+  );
 }
 
 function decisionOf(text: string): 'approved' | 'feedback' {
