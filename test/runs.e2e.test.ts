@@ -390,6 +390,8 @@ nodes:
       'mutation ($r: String) { createProject(input: { name: "not-git", rootPath: $r }) { id } }',
       { r: plain },
     );
+    // A folder that brings its own .keelson/workflows is registered untrusted: the operator trusts it.
+    await gqlData(url, 'mutation ($p: ID!) { setProjectTrust(projectId: $p, trusted: true) { id } }', { p: nonGit.id });
     const started = await startWorkflow(url, 'iso', { projectId: nonGit.id });
     const failed = await waitForRun(url, started.id, (r) => r.status === 'FAILED');
     expect(failed.error).toMatch(/^the run could not begin: project "not-git" has no commit yet \(not a git repository\)/);
