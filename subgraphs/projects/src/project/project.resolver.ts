@@ -39,6 +39,7 @@ export class ProjectResolver {
     return ctx.services.projects.clone({ ...input });
   }
 
+  @RequiresScope('admin')
   @Mutation(() => Project, {
     description:
       "Trust or distrust a project: its own workflows (`<root>/.keelson/workflows`) run only while it is trusted. Appends PROJECT_TRUSTED or PROJECT_UNTRUSTED when the value changes.",
