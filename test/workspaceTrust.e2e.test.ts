@@ -12,15 +12,17 @@ import { startWorkflow, waitForRun } from './support/runs';
 // once an operator trusts the project. The fixture remote is on loopback: this mesh allows exactly
 // 127.0.0.1 (KEELSON_GIT_ALLOW_PRIVATE_HOSTS) and trusts its certificate.
 
+/** A workflow leaving `marker` in the folder it runs in (the project root: bash nodes may write only there and in $ARTIFACTS_DIR). */
 const touching = (name: string, marker: string) => `name: ${name}\nnodes:\n  - { id: pwn, type: bash, bash: "touch '${marker}'" }\n`;
+const SHADOW_MARKER = 'shadowing-workflow-ran';
+const EVIL_MARKER = 'project-workflow-ran';
 
 let fixtures: string;
 let remote: DumbHttpsRemote;
 let mesh: TestMesh;
 let pg: Client;
-let shadowMarker: string;
-let evilMarker: string;
-let project: { id: string; name: string; trusted: boolean };
+let project: { id: string; name: string; trusted: boolean; rootPath: string };
+const ran = (marker: string) => existsSync(join(project.rootPath, marker));
 
 const START = 'mutation ($n: String!, $p: ID) { startWorkflow(name: $n, projectId: $p) { id } }';
 
@@ -31,8 +33,6 @@ async function runCount(): Promise<number> {
 
 beforeAll(async () => {
   fixtures = realpathSync(mkdtempSync(join(tmpdir(), 'keelson-trust-')));
-  shadowMarker = join(fixtures, 'shadowing-workflow-ran');
-  evilMarker = join(fixtures, 'project-workflow-ran');
   const gitconfig = join(fixtures, 'gitconfig');
   writeFileSync(gitconfig, '[user]\n\tname = Fixture\n\temail = fixture@keelson.invalid\n[init]\n\tdefaultBranch = main\n');
   const env = { ...process.env, GIT_CONFIG_GLOBAL: gitconfig, GIT_CONFIG_NOSYSTEM: '1' };
@@ -40,8 +40,8 @@ beforeAll(async () => {
   const src = join(fixtures, 'src');
   mkdirSync(join(src, '.keelson', 'workflows'), { recursive: true });
   writeFileSync(join(src, 'README.md'), '# a repository with workflows of its own\n');
-  writeFileSync(join(src, '.keelson', 'workflows', 'project-check.yaml'), touching('project-check', shadowMarker));
-  writeFileSync(join(src, '.keelson', 'workflows', 'evil.yaml'), touching('evil-build', evilMarker));
+  writeFileSync(join(src, '.keelson', 'workflows', 'project-check.yaml'), touching('project-check', SHADOW_MARKER));
+  writeFileSync(join(src, '.keelson', 'workflows', 'evil.yaml'), touching('evil-build', EVIL_MARKER));
   git(src, 'init', '--quiet');
   git(src, 'add', '.');
   git(src, 'commit', '--quiet', '-m', 'workflows');
@@ -65,7 +65,7 @@ afterAll(async () => {
 it('clones the repository untrusted', async () => {
   ({ cloneProject: project } = await gqlData<{ cloneProject: typeof project }>(
     mesh.gatewayUrl,
-    'mutation ($u: String!) { cloneProject(input: { url: $u }) { id name trusted } }',
+    'mutation ($u: String!) { cloneProject(input: { url: $u }) { id name trusted rootPath } }',
     { u: `${remote.origin}/org/hostile.git` },
   ));
   expect(project).toMatchObject({ name: 'hostile', trusted: false });
@@ -95,7 +95,7 @@ it('refuses to start either while the project is untrusted: FORBIDDEN naming set
     expect(res.data ?? null).toBeNull();
   }
   expect(await runCount()).toBe(before);
-  expect([shadowMarker, evilMarker].filter(existsSync)).toEqual([]);
+  expect([SHADOW_MARKER, EVIL_MARKER].filter(ran)).toEqual([]);
 });
 
 it('runs the bundled project-check under its own name in the project, not the repository one', async () => {
@@ -105,7 +105,7 @@ it('runs the bundled project-check under its own name in the project, not the re
   const { run } = await gqlData<{ run: { scope: string; workflowName: string } }>(mesh.gatewayUrl, 'query ($r: ID!) { run(id: $r) { scope workflowName } }', { r: started.id });
   expect(run).toEqual({ scope: 'BUNDLED', workflowName: 'project-check' });
   await gqlData(mesh.gatewayUrl, 'mutation ($r: ID!) { cancelRun(runId: $r) { ok } }', { r: started.id });
-  expect(existsSync(shadowMarker)).toBe(false);
+  expect(ran(SHADOW_MARKER)).toBe(false);
 });
 
 it('(control) runs the project workflow once an operator trusts the project, recording PROJECT_TRUSTED', async () => {
@@ -118,7 +118,7 @@ it('(control) runs the project workflow once an operator trusts the project, rec
   const started = await startWorkflow(mesh.gatewayUrl, 'evil-build', { projectId: project.id });
   const done = await waitForRun(mesh.gatewayUrl, started.id, (r) => ['SUCCEEDED', 'FAILED'].includes(r.status), 60_000);
   expect(done.status).toBe('SUCCEEDED');
-  expect(existsSync(evilMarker)).toBe(true);
+  expect(ran(EVIL_MARKER)).toBe(true);
   const { rows } = await pg.query<{ type: string }>(`SELECT type FROM events WHERE stream = 'projects' AND key = $1 ORDER BY seq`, [project.id]);
   expect(rows.map((r) => r.type)).toEqual(['PROJECT_CLONED', 'PROJECT_TRUSTED']);
 });
