@@ -11,6 +11,7 @@ import { readScopeMap, undeclaredRootFields, type ScopeMap } from './auth/scopeR
 import { supergraphForPlanning } from './auth/securityFeatures';
 import { createGatewayErrorFormatter } from './errors';
 import { explorerRoute } from './explorer';
+import { subgraphFetcher } from './subgraphFetcher';
 import { resolveSubgraphEndpoints, SubgraphDataSource } from './subgraphEndpoints';
 import { useSubscriptionRouter, type SubscriptionRouterOptions } from './subscriptionRouter';
 
@@ -82,8 +83,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const scopeMap = enforcedScopes(planningSdl, log);
   const apiSchema = supergraph.apiSchema().toGraphQLJSSchema();
   const endpoints = resolveSubgraphEndpoints(supergraph, options.subgraphUrls);
+  const fetcher = subgraphFetcher();
   const dataSources: Record<string, SubgraphDataSource> = {};
-  for (const endpoint of endpoints.values()) dataSources[endpoint.name] = new SubgraphDataSource(endpoint, security.assertions, log);
+  for (const endpoint of endpoints.values()) dataSources[endpoint.name] = new SubgraphDataSource(endpoint, security.assertions, log, fetcher.fetcher);
 
   const gateway = new ApolloGateway({
     supergraphSdl: planningSdl,
@@ -146,5 +148,5 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     },
   });
 
-  return { url: served.url, wsUrl: served.wsUrl, port: served.port, stop: () => served.stop() };
+  return { url: served.url, wsUrl: served.wsUrl, port: served.port, stop: () => served.stop().finally(() => fetcher.close()) };
 }

@@ -1,5 +1,6 @@
 import { RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
 import type { GatewayGraphQLResponse } from '@apollo/server-gateway-interface';
+import type { Fetcher } from '@apollo/utils.fetcher';
 import type { Supergraph } from '@apollo/federation-internals';
 import { ASSERTION_HEADER, type Caller } from '@keelson/schema';
 import type { AssertionKey, Logger } from '@keelson/service';
@@ -65,8 +66,9 @@ export class SubgraphDataSource extends RemoteGraphQLDataSource<{ caller?: Calle
     private readonly endpoint: SubgraphEndpoint,
     private readonly assertions: AssertionKey,
     private readonly log: Logger,
+    fetcher?: Fetcher,
   ) {
-    super({ url: endpoint.url });
+    super({ url: endpoint.url, ...(fetcher ? { fetcher } : {}) });
   }
 
   /**

@@ -220,6 +220,11 @@ export async function serveGraphQL<TContext extends BaseContext>(opts: ServeOpti
     });
   });
 
+  // Idle keep-alive connections outlive the clients' own idle timeouts (the gateway's pool closes
+  // first, at the hint this sends), so no request goes out on a connection the server is closing.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+
   let disposeWs: (() => Promise<void> | void) | undefined;
   let wss: WebSocketServer | undefined;
   if (opts.websocket) {

@@ -136,7 +136,7 @@ export class GraphqlProjectsPort implements ProjectsPort {
     const client = this.client;
     this.client = undefined;
     for (const socket of this.sockets) socket.terminate();
-    await client?.dispose();
+    if (client) await Promise.resolve(client.dispose()).catch(() => undefined);
     await this.refreshing?.catch(() => undefined);
   }
 
@@ -279,7 +279,8 @@ export class GraphqlProjectsPort implements ProjectsPort {
     const dropped = (why: unknown) => {
       if (this.client !== client || this.stopped) return;
       this.client = undefined;
-      void client.dispose();
+      // dispose() awaits a handshake in progress and rejects with it when it fails: nothing to report here.
+      void Promise.resolve(client.dispose()).catch(() => undefined);
       this.opts.log.debug({ err: why, cursor: this.cursor }, 'projects stream dropped; resuming from the last cursor');
       clearTimeout(this.reconnectTimer);
       this.reconnectTimer = setTimeout(() => this.subscribe(), this.delay);
