@@ -21,6 +21,8 @@ export const streams = {
   manifest: 'manifest',
   /** API tokens created and revoked, keyed by token id (never a secret). */
   identity: 'identity',
+  /** Swarm events, keyed by swarm id (`swarmEventTypes`): ids only, bodies are read from the bus on request. */
+  swarms: 'swarms',
 } as const;
 export type StreamName = (typeof streams)[keyof typeof streams];
 

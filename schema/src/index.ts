@@ -103,3 +103,4 @@ export { refreshMessages, HOLDER_STOPPED, POLICY_APPROVAL_WORKFLOW, POLICY_APPRO
 export type { RefreshAttach, RefreshLive, RefreshDetach, RegionRefreshStatus, RefreshOutcome } from './ribRuns';
 export { scopes, scopeSchema, callerKinds, callerSchema, actorOf, effectiveScopes, satisfiesScopes, ASSERTION_HEADER, ASSERTION_PARAM, closeCodes } from './auth';
 export type { Scope, CallerKind, Caller, Actor } from './auth';
+export * from './swarm';

@@ -16,6 +16,8 @@ export const workflowTypes = {
   regionRefresh: 'regionRefresh',
   /** Summarises long memory conversations, window by window, through the provider registry (started by a Temporal Schedule). */
   memoryCompaction: 'memoryCompaction',
+  /** A swarm (seed 001): agents on a ClickClack bus, one durable op; bus events arrive as id-only signals. */
+  swarm: 'swarm',
 } as const;
 
 /** `KeelsonKind` values: what a Temporal workflow of the mesh is. */
@@ -28,6 +30,8 @@ export const workflowKinds = {
   refresh: 'refresh',
   /** A memory compaction pass (`memoryCompaction`) and its Schedule. */
   compaction: 'compaction',
+  /** A swarm (`swarm`): one durable op whose op row names this workflow. */
+  swarm: 'swarm',
 } as const;
 
 /**
