@@ -70,6 +70,20 @@ describe('scripted rules', () => {
     expect(await chatText(server, 'elsewhere')).toBe('ECHO elsewhere');
   });
 
+  it('shows a function rule the earlier user turns of a resumed conversation', async () => {
+    const rules: Rule[] = [{ name: 'recall', reply: (ctx) => ({ text: `now ${ctx.userText}; before ${ctx.earlierUserTexts.join(' | ') || 'nothing'}` }) }];
+    server = await startModelServer({ rules });
+    const messages = [
+      { role: 'user', content: 'first' },
+      { role: 'assistant', content: 'ok' },
+      { role: 'user', content: 'second' },
+      { role: 'assistant', content: 'ok' },
+      { role: 'user', content: 'third' },
+    ];
+    expect(await chatText(server, '', { messages })).toBe('now third; before first | second');
+    expect(await chatText(server, 'alone')).toBe('now alone; before nothing');
+  });
+
   it('replaces its rules through setRules and PUT /_keelson/rules', async () => {
     server = await startModelServer({ rules: [{ match: { contains: 'x' }, reply: { text: 'one' } }] });
     server.setRules([{ match: { contains: 'x' }, reply: { text: 'two' } }]);

@@ -38,6 +38,8 @@ export interface Conversation {
   system: string;
   /** The last real user text (injected context skipped, wrapping double quotes removed); '' when none. */
   userText: string;
+  /** The real user texts before it, oldest first: the earlier turns of a resumed conversation. */
+  earlierUserTexts: string[];
   /** Tool results that follow that user text, oldest first. */
   toolResults: ToolResult[];
   /** How many rounds of tool results follow the user text: the step a scripted reply is at. */

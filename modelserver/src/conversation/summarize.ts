@@ -31,6 +31,13 @@ export function summarize(input: SummarizeInput): Conversation {
     }
   }
 
+  const earlierUserTexts: string[] = [];
+  for (const entry of input.entries.slice(0, Math.max(0, userAt))) {
+    if (entry.kind !== 'user') continue;
+    const real = entry.texts.filter((t) => !isInjected(t)).map(cleanUserText);
+    if (real.length > 0) earlierUserTexts.push(real.join('\n'));
+  }
+
   const toolResults: Conversation['toolResults'] = [];
   let toolRounds = 0;
   let inRun = false;
@@ -50,6 +57,7 @@ export function summarize(input: SummarizeInput): Conversation {
     model: input.model,
     system: input.system.join('\n\n'),
     userText,
+    earlierUserTexts,
     toolResults,
     toolRounds,
     tools: input.tools,
