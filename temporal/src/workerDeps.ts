@@ -8,7 +8,7 @@ import type { DataSource } from 'typeorm';
 import { AgentTurnTables1764460800320 } from '@keelson/providers';
 import type { ActivityDeps, OpRegistry, PromptNodeExecutor } from './activities';
 import { builtinOps } from './activities/ops/countdown';
-import { openPromptExecutor, type PromptExecutorOptions } from './activities/prompt/openPromptExecutor';
+import { openPromptExecutor, type OpenedPromptExecutor, type PromptExecutorOptions } from './activities/prompt/openPromptExecutor';
 import { projectsGraphqlApi } from './projectsApi';
 import { OpStore } from './store/opStore';
 import { RunStore } from './store/runStore';
@@ -53,6 +53,10 @@ export interface OpenedActivityDeps {
   deps: ActivityDeps;
   /** The pool the stores write through (tests read state with it). */
   dataSource: DataSource;
+  /** The event log the stores append to. */
+  events: EventLog;
+  /** Prompt nodes' agent-turn engine and the worker's rib host, when `agentTurns` was given. */
+  agentTurns?: OpenedPromptExecutor;
   /** Ends the LISTEN connection and the pool. */
   close(): Promise<void>;
 }
@@ -101,6 +105,8 @@ export async function openActivityDeps(opts: ActivityDepsOptions): Promise<Opene
   return {
     deps,
     dataSource,
+    events,
+    ...(prompts ? { agentTurns: prompts } : {}),
     async close() {
       await prompts?.close();
       await notifier.stop();

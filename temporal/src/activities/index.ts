@@ -3,6 +3,7 @@ import { createHarnessActivities, type HarnessActivityDeps } from './harness/har
 import { createMemoryActivities, type MemoryActivityDeps } from './memory/memoryActivities';
 import { createOpActivities, type OpActivityDeps } from './ops/opActivities';
 import { createRunActivities, type RunActivityDeps } from './runs/runActivities';
+import { createSwarmActivities, type SwarmActivityDeps } from './swarm/swarmActivities';
 
 /**
  * What the activities reach the world through, injected by the worker's owner (`openActivityDeps`
@@ -18,6 +19,8 @@ export interface ActivityDeps {
   harness?: HarnessActivityDeps;
   /** The memory subgraph and the provider registry (`memoryCompaction`'s summaries). */
   memory?: MemoryActivityDeps;
+  /** The swarm domain, the bus and agent turns (`swarm`). */
+  swarm?: SwarmActivityDeps;
 }
 
 export interface EchoInput {
@@ -42,6 +45,7 @@ export function createActivities(deps: ActivityDeps = {}) {
     ...createOpActivities(deps.ops),
     ...createHarnessActivities(deps.harness),
     ...createMemoryActivities(deps.memory),
+    ...createSwarmActivities(deps.swarm),
   };
 }
 
@@ -56,3 +60,5 @@ export { builtinOps, countdownOp } from './ops/countdown';
 export type { HarnessActivityDeps, HarnessTaskPlane, HarnessTurnOutcome, HarnessActivities } from './harness/harnessActivities';
 export type { MemoryActivityDeps, MemoryActivities, SummaryModelChoice, SummarizeRangeResult } from './memory/memoryActivities';
 export type { MemoryApi, SummaryRange, RangeContent, RangeMessage, SavedSummary } from './memory/memoryApi';
+export type { SwarmActivityDeps, SwarmActivities, SwarmTurnInput, SwarmTurnResult, SwarmBootResult, HydratedMessage } from './swarm/swarmActivities';
+export { createSwarmActivities, tokenNonce } from './swarm/swarmActivities';

@@ -21,3 +21,5 @@ export async function echoWorkflow(input: EchoInput): Promise<EchoOutput> {
 export { harnessTask } from './harnessTask';
 export * from './ribWorkflows';
 export * from './memoryCompaction';
+export { swarm } from './swarm';
+export type { SwarmWorkflowInput, SwarmWorkflowResult, CarriedSwarmState, AgentState } from './swarm';

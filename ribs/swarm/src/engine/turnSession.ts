@@ -1,0 +1,154 @@
+import { randomUUID } from 'node:crypto';
+import type { EvidenceItem } from '@keelson/schema';
+import { ClickClackError, type ClickClackClient } from '../bus/clickclack';
+import type { BusMessage } from '../bus/wire';
+
+/** Something an agent asked of the engine during a turn; the workflow validates and applies it. */
+export type SwarmCommand =
+  | { kind: 'spawn'; name: string; role: string; writer: boolean }
+  | { kind: 'done'; summary?: string }
+  | { kind: 'report'; conclusion: string };
+
+/** One agent of the roster as a turn shows it. */
+export interface RosterLine {
+  id: string;
+  handle: string;
+  role: string;
+  lead: boolean;
+  writer: boolean;
+  status: string;
+  finished: boolean;
+}
+
+/** The bus failed under a turn (unreachable or the credential rejected): the turn stops and is retried. */
+export class BusFailure extends Error {
+  constructor(
+    message: string,
+    readonly revoked: boolean,
+  ) {
+    super(message);
+    this.name = 'BusFailure';
+  }
+}
+
+export interface TurnSessionOptions {
+  swarmId: string;
+  agentId: string;
+  handle: string;
+  turnNo: number;
+  lead: boolean;
+  writer: boolean;
+  /** The swarm runs in write mode (the lead may choose writers and merge). */
+  writeMode: boolean;
+  /** The agent's own identity on the bus. */
+  agent: ClickClackClient;
+  workspaceId: string;
+  channelId: string;
+  task: string;
+  evidence: readonly EvidenceItem[];
+  roster: readonly RosterLine[];
+  /** Signals the workflow that the swarm just wrote this message (local ingestion), before the tool returns. */
+  announce(messageId: string): Promise<void>;
+  /** The bus failed: the engine aborts the turn. */
+  onBusFailure(failure: BusFailure): void;
+  /** Lands a reviewed SHA (write mode without origin, lead only); absent otherwise. */
+  merge?(input: { agent: string; sha: string }): Promise<string>;
+}
+
+/**
+ * What one running agent turn can do, bound to that agent: the agent tools find it through the turn
+ * context (which the engine sets and the model cannot forge), so every post carries this agent's
+ * own token and ClickClack stamps this agent as the author. Posts use the deterministic nonce
+ * `<swarmId>:<agentId>:t<turn>:<k>`: a retried turn re-posting the same body gets the original
+ * message back, and nothing is duplicated in the channel.
+ */
+export class TurnSession {
+  readonly posted: string[] = [];
+  readonly commands: SwarmCommand[] = [];
+  private posts = 0;
+
+  constructor(readonly opts: TurnSessionOptions) {}
+
+  private nonce(): string {
+    this.posts += 1;
+    return `${this.opts.swarmId}:${this.opts.agentId}:t${this.opts.turnNo}:${this.posts}`;
+  }
+
+  /** Runs a bus call; an unreachable bus or a rejected credential stops the turn. */
+  private async bus<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (err) {
+      if (err instanceof ClickClackError && (err.unreachable || err.credentialRevoked)) {
+        const failure = new BusFailure(err.message, err.credentialRevoked);
+        this.opts.onBusFailure(failure);
+        throw failure;
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * Posts `body` top-level, or in the thread of `inReplyTo` (always to its root: ClickClack rejects
+   * a reply to a reply). The workflow hears of it before this resolves.
+   */
+  async post(body: string, inReplyTo?: string): Promise<{ message: BusMessage; replayed: boolean; recovered: boolean }> {
+    const o = this.opts;
+    let rootId: string | undefined;
+    if (inReplyTo) {
+      const target = await this.bus(() => o.agent.getMessage(inReplyTo)).catch((err: unknown) => {
+        if (err instanceof ClickClackError && err.status === 404) throw new Error(`no message ${inReplyTo} in this swarm's channel`);
+        throw err;
+      });
+      if (target.channelId !== o.channelId) throw new Error(`message ${inReplyTo} is not in this swarm's channel`);
+      rootId = target.threadRootId;
+    }
+    const nonce = this.nonce();
+    let result: { message: BusMessage; replayed: boolean; recovered: boolean };
+    try {
+      const r = await this.bus(() => (rootId ? o.agent.replyInThread(rootId, { body, nonce }) : o.agent.postMessage(o.channelId, { body, nonce })));
+      result = { ...r, recovered: false };
+    } catch (err) {
+      if (!(err instanceof ClickClackError && err.nonceConflict)) throw err;
+      // This turn posted under this nonce before a restart, with other words: that post stands.
+      const earlier = await this.bus(() => o.agent.messageByNonce(o.workspaceId, nonce));
+      if (!earlier) throw err;
+      result = { message: earlier, replayed: true, recovered: true };
+    }
+    this.posted.push(result.message.id);
+    await o.announce(result.message.id);
+    return result;
+  }
+
+  async readChannel(limit: number): Promise<BusMessage[]> {
+    return (await this.bus(() => this.opts.agent.listMessages(this.opts.channelId, { limit }))).messages;
+  }
+
+  async readThread(rootOrReply: string, limit: number): Promise<{ root: BusMessage; replies: BusMessage[] }> {
+    const target = await this.bus(() => this.opts.agent.getMessage(rootOrReply));
+    if (target.channelId !== this.opts.channelId) throw new Error(`message ${rootOrReply} is not in this swarm's channel`);
+    return this.bus(() => this.opts.agent.getThread(target.threadRootId, { latest: true, limit }));
+  }
+
+  command(c: SwarmCommand): void {
+    this.commands.push(c);
+  }
+}
+
+const live = new Map<string, TurnSession>();
+
+/** The turn-context field that names a live turn (its value is an unguessable key). */
+export const TURN_CONTEXT_KEY = 'swarmTurn';
+
+/** Makes a session reachable from tools for the length of its turn; returns the turn context to pass. */
+export function bindTurn(session: TurnSession): { turnContext: Record<string, string>; unbind(): void } {
+  const key = randomUUID();
+  live.set(key, session);
+  return { turnContext: { [TURN_CONTEXT_KEY]: key }, unbind: () => live.delete(key) };
+}
+
+/** The live session a tool call belongs to, from the turn context the engine set; undefined outside a swarm turn. */
+export function turnOf(turnContext: Readonly<Record<string, unknown>> | undefined): TurnSession | undefined {
+  const key = turnContext?.[TURN_CONTEXT_KEY];
+  return typeof key === 'string' ? live.get(key) : undefined;
+}

@@ -1,0 +1,49 @@
+import { createDataSource, initializeAndMigrate, type EventLog } from '@keelson/kit';
+import { BusAccess, resolveBusSetup, SwarmStore, SwarmTables1764460800600 } from '@keelson/rib-swarm';
+import type { Logger } from '@keelson/service';
+import type { SwarmActivityDeps } from './activities';
+import type { OpenedPromptExecutor } from './activities/prompt/openPromptExecutor';
+import type { OpStore } from './store/opStore';
+
+/** The swarm domain's migrations, in order (the swarms subgraph and workers both run them). */
+export const swarmMigrations = [SwarmTables1764460800600];
+export const SWARM_MIGRATIONS_TABLE = 'swarms_migrations';
+
+export interface SwarmActivityDepsOptions {
+  databaseUrl: string;
+  /** The worker's event log (swarm events are appended in the swarm store's own transactions). */
+  events: EventLog;
+  ops: OpStore;
+  /** CLICKCLACK_* (which bus), and what a managed server's child inherits. */
+  env: Record<string, string | undefined>;
+  /** The Keelson home: a managed server lives under `<home>/rib-swarm/clickclack`. */
+  home: string;
+  /** Agent turns (the worker's provider registry and rib host); absent, swarm turns fail CAPABILITY_UNSUPPORTED. */
+  agentTurns?: Pick<OpenedPromptExecutor, 'turns' | 'ribHost'>;
+  log: Logger;
+  /** A turn's lease. @default 15000 */
+  turnLeaseMs?: number;
+}
+
+export interface OpenedSwarmActivityDeps {
+  deps: SwarmActivityDeps;
+  close(): Promise<void>;
+}
+
+/** The swarm activities' dependencies on a small pool of their own (the swarm tables migrated first). */
+export async function openSwarmActivityDeps(opts: SwarmActivityDepsOptions): Promise<OpenedSwarmActivityDeps> {
+  const { dataSource } = createDataSource({ url: opts.databaseUrl, entities: [], migrations: swarmMigrations, migrationsTableName: SWARM_MIGRATIONS_TABLE, log: opts.log, poolSize: 3 });
+  await initializeAndMigrate(dataSource);
+  const turns = opts.agentTurns;
+  return {
+    deps: {
+      store: new SwarmStore(dataSource, opts.events),
+      ops: opts.ops,
+      bus: new BusAccess(resolveBusSetup(opts.env, opts.home), opts.env),
+      ...(turns ? { turns: { run: (req) => turns.turns.run(req), ready: () => turns.ribHost.get() } } : {}),
+      log: opts.log,
+      ...(opts.turnLeaseMs !== undefined ? { turnLeaseMs: opts.turnLeaseMs } : {}),
+    },
+    close: () => dataSource.destroy(),
+  };
+}
