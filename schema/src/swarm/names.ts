@@ -24,6 +24,8 @@ export const swarmMessages = {
   localMessage: 'swarmLocalMessage',
   /** Update: the operator's note, posted into the channel as the operator; rejected once the swarm ended. */
   steer: 'swarmSteer',
+  /** Signal: stop the swarm (`stopSwarm`, `chat_swarm_stop`), with the operator's reason; `cancelOp` cancels it the same way. */
+  stop: 'swarmStop',
   /** Query: the live summary. */
   status: 'swarmStatus',
 } as const;
