@@ -25,6 +25,9 @@ describe('recorded workflow histories', () => {
         'dagRun-continued.json',
         'dagRun-cancelled.json',
         'durableOp.json',
+        'swarm.json',
+        'swarm-stopped.json',
+        'swarm-continuedAsNew.json',
       ]),
     );
   });

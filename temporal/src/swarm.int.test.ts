@@ -1,6 +1,29 @@
-import { threeAgentRules } from '../../test/support/swarmScript';
+import type { ReplyContext, ReplySpec, Rule } from '@keelson/model-server';
+import { messagesIn, rosterHandles, selfHandle, threeAgentRules } from '../../test/support/swarmScript';
 import { quietTemporalRuntime } from '../../test/support/temporalServer';
 import { SwarmHarness, tokensIn } from '../test/swarmHarness';
+import { steerSignal } from './workflows/messages';
+import { swarmBusEventSignal, swarmLocalMessageSignal, swarmSteerUpdate, swarmStopSignal } from './workflows/swarmMessages';
+
+const isLead = (ctx: ReplyContext) => ctx.system.includes('You lead the swarm');
+const call = (name: string, args: Record<string, unknown>): ReplySpec => ({ toolCall: { name, arguments: args } });
+/** A lead that only reports once some text shows up in its turns, and otherwise waits. */
+const leadReportsOn = (trigger: string, conclusion: string): Rule => ({
+  name: 'lead-reports-on',
+  reply: (ctx) => {
+    if (!isLead(ctx)) return undefined;
+    return [ctx.userText, ...ctx.earlierUserTexts].some((t) => t.includes(trigger)) ? [call('chat_report', { conclusion }), { text: 'reported' }] : { text: 'waiting' };
+  },
+});
+const until = async <T>(what: string, read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 30_000): Promise<T> => {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await read();
+    if (ok(v)) return v;
+    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+};
 
 quietTemporalRuntime();
 jest.setTimeout(120_000);
@@ -67,5 +90,162 @@ describe('the swarm workflow (real worker, Temporal, Postgres, a managed ClickCl
     const turns = (await h.opened.dataSource.query('SELECT id, attempts, completed_at IS NOT NULL AS done FROM swarm_turns WHERE swarm_id = $1 ORDER BY started_at', [swarmId])) as { id: string; attempts: number; done: boolean }[];
     expect(turns.map((t) => t.id)).toEqual(expect.arrayContaining([`${swarmId}:lead:1`, `${swarmId}:alice:1`, `${swarmId}:bob:1`]));
     expect(turns.every((t) => t.done && t.attempts === 1)).toBe(true);
+  });
+
+  it('takes the operator\'s steer (Update and the op\'s steer Signal) as an operator post that wakes the lead, with OP_STEERED frames; refuses it once ended', async () => {
+    h.model.setRules([leadReportsOn('conclude with: steered', 'steered')]);
+    const { swarmId, opId, handle } = await h.launch({ task: 'Wait for the operator.' });
+    await until('the lead\'s first turn', () => h.events(swarmId), (ev) => ev.some((e) => e.type === 'TURN_ENDED'));
+    const accepted = await handle.executeUpdate(swarmSteerUpdate, { args: ['a note first'] });
+    expect(accepted).toEqual({ accepted: true, messageId: expect.stringMatching(/^msg_/) });
+    await handle.signal(steerSignal, 'conclude with: steered');
+    const done = await h.waitFor(swarmId, (s) => s.status !== 'RUNNING');
+    expect(done).toMatchObject({ status: 'DONE', conclusion: 'steered' });
+    const steered = (await h.opened.dataSource.query(`SELECT payload FROM events WHERE stream = 'ops' AND key = $1 AND type = 'OP_STEERED' ORDER BY seq`, [opId])) as { payload: { note: string } }[];
+    expect(steered.map((r) => r.payload.note)).toEqual(['a note first', 'conclude with: steered']);
+    const ingested = (await h.events(swarmId)).filter((e) => e.type === 'MESSAGE_INGESTED' && e.payload.messageId === accepted.messageId);
+    expect(ingested.map((e) => e.payload.woke)).toEqual([['lead']]);
+    await expect(handle.executeUpdate(swarmSteerUpdate, { args: ['too late'] })).rejects.toThrow();
+  });
+
+  it('hears a human\'s post in the channel through the tail, drops duplicate signals by message id, and ignores other channels', async () => {
+    h.model.setRules([leadReportsOn('HUMAN SAYS conclude', 'heard the human')]);
+    const { swarmId, handle } = await h.launch({ task: 'Wait for a human.' });
+    const first = await until('the lead\'s first turn', () => h.events(swarmId), (ev) => ev.some((e) => e.type === 'TURN_ENDED'));
+    const kickoff = first.find((e) => e.type === 'MESSAGE_INGESTED')!.payload.messageId!;
+    for (let i = 0; i < 3; i++) await handle.signal(swarmBusEventSignal, { eventId: `dup-${i}`, cursor: '', type: 'message.created', messageId: kickoff });
+    await handle.signal(swarmLocalMessageSignal, { messageId: kickoff });
+    const owner = await h.owner();
+    const s = (await h.store.get(swarmId))!;
+    const general = (await owner.listChannels(s.workspaceId!)).find((c) => c.name === 'general')!;
+    const elsewhere = await owner.postMessage(general.id, { body: 'HUMAN SAYS conclude (in another channel)' });
+    await handle.signal(swarmLocalMessageSignal, { messageId: elsewhere.message.id });
+    const human = await owner.postMessage(s.channelId!, { body: 'HUMAN SAYS conclude' });
+    const done = await h.waitFor(swarmId, (x) => x.status !== 'RUNNING');
+    expect(done).toMatchObject({ status: 'DONE', conclusion: 'heard the human' });
+    const ingested = (await h.events(swarmId)).filter((e) => e.type === 'MESSAGE_INGESTED').map((e) => e.payload);
+    expect(ingested.filter((p) => p.messageId === kickoff)).toHaveLength(1);
+    expect(ingested.some((p) => p.messageId === elsewhere.message.id)).toBe(false);
+    expect(ingested.filter((p) => p.messageId === human.message.id).map((p) => p.woke)).toEqual([['lead']]);
+  });
+
+  it('nudges a quiet lead twice, then ends STALLED saying why; the op FAILED', async () => {
+    h.model.setRules(threeAgentRules({ leadNeverConcludes: true }));
+    const { swarmId, opId } = await h.launch(TASK);
+    const done = await h.waitFor(swarmId, (s) => s.status !== 'RUNNING');
+    expect(done).toMatchObject({ status: 'STALLED', error: 'quiet after 2 nudge(s): the lead did not conclude' });
+    const events = await h.events(swarmId);
+    expect(events.filter((e) => e.type === 'SWARM_NUDGED').map((e) => e.payload.nudge)).toEqual([1, 2]);
+    expect(await h.op(opId)).toMatchObject({ status: 'FAILED', error: expect.stringContaining('STALLED') });
+    expect(tokensIn(await (await h.owner()).listBotsRaw(done.workspaceId!)).filter((t) => !t.revokedAt)).toEqual([]);
+  });
+
+  it('stops on swarmStop mid-turn: STOPPED with the reason, the op CANCELLED, the running turn interrupted, every token revoked', async () => {
+    h.model.setRules(threeAgentRules({ workerDelayMs: 60_000 }));
+    const { swarmId, opId, handle } = await h.launch(TASK);
+    await until('a worker\'s turn', () => h.events(swarmId), (ev) => ev.some((e) => e.type === 'TURN_STARTED' && e.payload.agentId === 'alice'));
+    await new Promise((r) => setTimeout(r, 500));
+    await handle.signal(swarmStopSignal, { reason: 'enough for today' });
+    const done = await h.waitFor(swarmId, (s) => s.status !== 'RUNNING', 30_000);
+    expect(done).toMatchObject({ status: 'STOPPED', error: 'enough for today' });
+    expect(await h.op(opId)).toMatchObject({ status: 'CANCELLED', error: 'enough for today' });
+    expect(tokensIn(await (await h.owner()).listBotsRaw(done.workspaceId!)).filter((t) => !t.revokedAt)).toEqual([]);
+  });
+
+  it('ends STOPPED when its op is cancelled (cancelOp cancels the workflow)', async () => {
+    h.model.setRules(threeAgentRules({ leadNeverConcludes: true, workerDelayMs: 60_000 }));
+    const { swarmId, opId, handle } = await h.launch(TASK);
+    await until('a worker\'s turn', () => h.events(swarmId), (ev) => ev.some((e) => e.type === 'TURN_STARTED' && e.payload.agentId !== 'lead'));
+    await handle.cancel();
+    await expect(handle.result()).rejects.toThrow();
+    const done = await h.waitFor(swarmId, (s) => s.status !== 'RUNNING', 30_000);
+    expect(done).toMatchObject({ status: 'STOPPED', error: 'cancelled by request (cancelOp)' });
+    expect(await h.op(opId)).toMatchObject({ status: 'CANCELLED' });
+    expect(tokensIn(await (await h.owner()).listBotsRaw(done.workspaceId!)).filter((t) => !t.revokedAt)).toEqual([]);
+  });
+
+  it('retires a worker after three failed turns in a row; the lead concludes without it', async () => {
+    h.model.setRules([
+      { name: 'failing alice', reply: (ctx) => (selfHandle(ctx)?.endsWith('-alice') ? { error: { status: 500, message: 'alice is broken' } } : undefined) },
+      {
+        name: 'lead',
+        reply: (ctx) => {
+          if (!isLead(ctx)) return undefined;
+          if (ctx.userText.includes('The task:')) return [call('chat_post', { body: `@${rosterHandles(ctx)[1]} check A` }), { text: 'asked' }];
+          return [call('chat_report', { conclusion: 'alice never answered' }), { text: 'reported' }];
+        },
+      },
+    ]);
+    const { swarmId } = await h.launch({ task: 'Ask alice.', agents: [{ name: 'alice', role: 'checks A' }] });
+    const done = await h.waitFor(swarmId, (s) => s.status !== 'RUNNING');
+    expect(done).toMatchObject({ status: 'DONE', conclusion: 'alice never answered' });
+    expect(done.agents.find((a) => a.id === 'alice')).toMatchObject({ status: 'FAILED', turns: 3, inboxDepth: 1 });
+    const events = await h.events(swarmId);
+    expect(events.filter((e) => e.type === 'TURN_ENDED' && e.payload.agentId === 'alice').map((e) => e.payload.status)).toEqual(['error', 'error', 'error']);
+    expect(events.find((e) => e.type === 'AGENT_RETIRED')?.payload).toMatchObject({ agentId: 'alice', reason: expect.stringContaining('3 failed turns in a row') });
+  });
+
+  it('ends ERROR when the lead fails three turns in a row', async () => {
+    h.model.setRules([{ name: 'failing lead', reply: (ctx) => (isLead(ctx) ? { error: { status: 500, message: 'the lead is broken' } } : undefined) }]);
+    const { swarmId, opId } = await h.launch({ task: 'Fail.' });
+    const done = await h.waitFor(swarmId, (s) => s.status !== 'RUNNING');
+    expect(done).toMatchObject({ status: 'ERROR', error: expect.stringMatching(/^the lead failed 3 turns in a row/) });
+    expect(await h.op(opId)).toMatchObject({ status: 'FAILED' });
+  });
+
+  it('ends EXHAUSTED when the swarm\'s turns run out (maxTurns)', async () => {
+    h.model.setRules(threeAgentRules());
+    const { swarmId } = await h.launch({ ...TASK, limits: { maxTurns: 2 } });
+    const done = await h.waitFor(swarmId, (s) => s.status !== 'RUNNING');
+    expect(done).toMatchObject({ status: 'EXHAUSTED', turnsUsed: 2, error: 'all 2 turns of the swarm were used (maxTurns)' });
+  });
+
+  it('caps an agent at maxTurnsPerAgent', async () => {
+    h.model.setRules(threeAgentRules({ leadNeverConcludes: true }));
+    const { swarmId } = await h.launch({ ...TASK, limits: { maxTurnsPerAgent: 1 } });
+    const done = await h.waitFor(swarmId, (s) => s.status !== 'RUNNING');
+    expect(done).toMatchObject({ status: 'EXHAUSTED', error: 'the lead used all 1 of its turns (maxTurnsPerAgent)' });
+    expect(done.agents.find((a) => a.lead)).toMatchObject({ status: 'CAPPED', turns: 1 });
+  });
+
+  it('spawns an agent the lead asks for (chat_spawn), within maxAgents, and refuses one beyond it', async () => {
+    h.model.setRules([
+      {
+        name: 'spawning lead',
+        reply: (ctx) => {
+          if (!isLead(ctx)) return undefined;
+          const heard = [ctx.userText, ...ctx.earlierUserTexts].join('\n');
+          if (ctx.userText.includes('The task:')) return [call('chat_spawn', { name: 'carol', role: 'checks C' }), call('chat_spawn', { name: 'dave', role: 'extra' }), { text: 'spawned' }];
+          if (heard.includes('C is fine')) return [call('chat_report', { conclusion: 'C is fine' }), { text: 'done' }];
+          const carol = rosterHandles(ctx).find((x) => x.endsWith('-carol')) ?? /@(\S+-carol)/.exec(ctx.userText)?.[1];
+          return carol ? [call('chat_post', { body: `@${carol} check C` }), { text: 'asked' }] : { text: 'no carol' };
+        },
+      },
+      {
+        name: 'carol',
+        reply: (ctx) => {
+          const me = selfHandle(ctx);
+          if (!me?.endsWith('-carol')) return undefined;
+          const ask = messagesIn(ctx.userText).find((m) => m.body.includes(`@${me}`));
+          return ask ? [call('chat_reply', { messageId: ask.id, body: 'C is fine' }), { text: 'ok' }] : { text: 'idle' };
+        },
+      },
+    ]);
+    const { swarmId } = await h.launch({ task: 'Spawn and ask.', limits: { maxAgents: 2 } });
+    const done = await h.waitFor(swarmId, (s) => s.status !== 'RUNNING');
+    expect(done).toMatchObject({ status: 'DONE', conclusion: 'C is fine' });
+    expect(done.agents.map((a) => a.id)).toEqual(['lead', 'carol']);
+    expect((await h.events(swarmId)).filter((e) => e.type === 'AGENT_JOINED').map((e) => e.payload.agentId)).toEqual(['lead', 'carol']);
+  });
+
+  it('continues as new when its history grows, and finishes the same', async () => {
+    h.model.setRules(threeAgentRules());
+    const { swarmId, handle, firstRunId } = await h.launch(TASK, { continueAsNewAfterEvents: 60 });
+    const done = await h.waitFor(swarmId, (s) => s.status !== 'RUNNING');
+    expect(done).toMatchObject({ status: 'DONE', conclusion: 'Both parts are fine: A is fine, B is fine.' });
+    expect((await handle.describe()).runId).not.toBe(firstRunId);
+    expect((await h.client.workflow.getHandle(handle.workflowId, firstRunId).describe()).status.name).toBe('CONTINUED_AS_NEW');
+    const ids = (await h.events(swarmId)).filter((e) => e.type === 'MESSAGE_INGESTED').map((e) => e.payload.messageId);
+    expect(new Set(ids).size).toBe(ids.length);
   });
 });

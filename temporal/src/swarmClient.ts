@@ -34,6 +34,8 @@ export interface LaunchedSwarm {
   swarmId: string;
   opId: string;
   workflowId: string;
+  /** The run id of the workflow's first execution (a continue-as-new starts another). */
+  firstRunId: string;
 }
 
 /**
@@ -68,8 +70,9 @@ export async function launchSwarm(deps: LaunchSwarmDeps, args: LaunchSwarmArgs):
     heartbeatTimeoutMs: deps.heartbeatTimeoutMs,
     ...(args.continueAsNewAfterEvents !== undefined ? { continueAsNewAfterEvents: args.continueAsNewAfterEvents } : {}),
   };
+  let firstRunId: string;
   try {
-    await deps.temporal.workflow.start<typeof swarm>(workflowTypes.swarm, {
+    ({ firstExecutionRunId: firstRunId } = await deps.temporal.workflow.start<typeof swarm>(workflowTypes.swarm, {
       taskQueue: deps.taskQueue,
       workflowId,
       args: [wf],
@@ -80,12 +83,12 @@ export async function launchSwarm(deps: LaunchSwarmDeps, args: LaunchSwarmArgs):
         ...(args.project ? [{ key: searchAttributeKeys.project, value: args.project.name }] : []),
       ],
       memo: { title, task: input.task.slice(0, 500), swarmId, opId },
-    });
+    }));
   } catch (err) {
     const message = (err as Error).message;
     await deps.ops.failToStart(opId, message);
     await deps.swarms.failToStart(swarmId, message);
     throw new MeshError('SERVICE_UNAVAILABLE', `swarm ${swarmId} could not start: ${message}`);
   }
-  return { swarmId, opId, workflowId };
+  return { swarmId, opId, workflowId, firstRunId };
 }

@@ -94,13 +94,13 @@ export class SwarmHarness {
   }
 
   /** Registers and starts a swarm as `startSwarm` does. */
-  async launch(raw: StartSwarmInput, opts: { continueAsNewAfterEvents?: number } = {}): Promise<{ swarmId: string; opId: string; handle: WorkflowHandle<typeof swarm> }> {
+  async launch(raw: StartSwarmInput, opts: { continueAsNewAfterEvents?: number } = {}): Promise<{ swarmId: string; opId: string; firstRunId: string; handle: WorkflowHandle<typeof swarm> }> {
     await this.bus.ensure();
     const launched = await launchSwarm(
       { ops: this.opened.deps.ops!.store, swarms: this.store, temporal: this.client, taskQueue: this.taskQueue, heartbeatTimeoutMs: this.heartbeatTimeoutMs },
       { input: startSwarmInputSchema.parse(raw), bus: { mode: 'MANAGED', url: this.bus.url }, ...opts },
     );
-    return { swarmId: launched.swarmId, opId: launched.opId, handle: this.client.workflow.getHandle<typeof swarm>(launched.workflowId) };
+    return { swarmId: launched.swarmId, opId: launched.opId, firstRunId: launched.firstRunId, handle: this.client.workflow.getHandle<typeof swarm>(launched.workflowId) };
   }
 
   /** Polls the swarm row until `done` holds. */

@@ -3,6 +3,7 @@ import {
   ApplicationFailure,
   CancellationScope,
   condition,
+  ContinueAsNew,
   continueAsNew,
   isCancellation,
   proxyActivities,
@@ -536,11 +537,22 @@ export async function swarm(input: SwarmWorkflowInput): Promise<SwarmWorkflowRes
         status = st.conclusion !== undefined ? 'DONE' : 'EXHAUSTED';
         endReason = st.conclusion !== undefined ? undefined : `the wall clock ran out (maxMinutes ${limits.maxMinutes})`;
       }
-      if (status === 'RUNNING') pump();
+      // A continue-as-new is due: no new turn starts, and the hand-over waits until none runs.
+      const info = workflowInfo();
+      const handOver = info.continueAsNewSuggested || (input.continueAsNewAfterEvents !== undefined && info.historyLength > input.continueAsNewAfterEvents);
+      if (status === 'RUNNING' && !handOver) pump();
       if (status !== 'RUNNING') break;
       await flush();
 
-      if (busy === 0 && !hasWork() && steering === 0) {
+      if (handOver && busy === 0 && steering === 0 && st.queue.length === 0) {
+        tailScope.cancel();
+        await tail.catch(() => undefined);
+        st.seen = [...seen].slice(-swarmTuning.seenLimit);
+        st.ownPosts = [...own].slice(-swarmTuning.seenLimit);
+        return await continueAsNew<typeof swarm>({ ...input, carried: st });
+      }
+
+      if (!handOver && busy === 0 && !hasWork() && steering === 0) {
         // Quiet: wait out a late message (a human's, say) before concluding, nudging or stalling.
         if (await condition(stirred, swarmTuning.quiescenceMs)) continue;
         if (st.conclusion !== undefined) {
@@ -561,18 +573,10 @@ export async function swarm(input: SwarmWorkflowInput): Promise<SwarmWorkflowRes
         break;
       }
 
-      const info = workflowInfo();
-      if (busy === 0 && steering === 0 && st.queue.length === 0 && (info.continueAsNewSuggested || (input.continueAsNewAfterEvents !== undefined && info.historyLength > input.continueAsNewAfterEvents))) {
-        await flush();
-        tailScope.cancel();
-        await tail.catch(() => undefined);
-        st.seen = [...seen].slice(-swarmTuning.seenLimit);
-        st.ownPosts = [...own].slice(-swarmTuning.seenLimit);
-        return await continueAsNew<typeof swarm>({ ...input, carried: st });
-      }
       await condition(stirred, Math.max(1, st.deadlineMs - now()));
     }
   } catch (err) {
+    if (err instanceof ContinueAsNew) throw err;
     if (isCancellation(err)) {
       cancelled = err;
       status = 'STOPPED';
