@@ -152,10 +152,12 @@ describe('the swarm workflow (real worker, Temporal, Postgres, a managed ClickCl
     expect(tokensIn(await (await h.owner()).listBotsRaw(done.workspaceId!)).filter((t) => !t.revokedAt)).toEqual([]);
   });
 
-  it('ends STOPPED when its op is cancelled (cancelOp cancels the workflow)', async () => {
+  it('ends STOPPED when its op is cancelled (cancelOp cancels the workflow), a steer racing the cancel included', async () => {
     h.model.setRules(threeAgentRules({ leadNeverConcludes: true, workerDelayMs: 60_000 }));
     const { swarmId, opId, handle } = await h.launch(TASK);
     await until('a worker\'s turn', () => h.events(swarmId), (ev) => ev.some((e) => e.type === 'TURN_STARTED' && e.payload.agentId !== 'lead'));
+    // A steer racing the cancel: its handler must not end the workflow without the end path.
+    await handle.signal(steerSignal, 'racing the cancel');
     await handle.cancel();
     await expect(handle.result()).rejects.toThrow();
     const done = await h.waitFor(swarmId, (s) => s.status !== 'RUNNING', 30_000);

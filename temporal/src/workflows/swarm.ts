@@ -211,10 +211,16 @@ export async function swarm(input: SwarmWorkflowInput): Promise<SwarmWorkflowRes
       const index = st.steers++;
       await condition(() => st.booted || status !== 'RUNNING');
       if (!st.channel || status !== 'RUNNING') return { accepted: false, reason: `the swarm is ${status}` };
-      const { messageId } = await acts.swarmPost({ swarmId, workspaceId: st.channel.workspaceId, channelId: st.channel.channelId, body: note, nonce: `${swarmId}:op:steer:${index}` });
-      await book.recordSteer({ opId, index, note });
-      enqueue(messageId);
-      return { accepted: true, messageId };
+      try {
+        const { messageId } = await acts.swarmPost({ swarmId, workspaceId: st.channel.workspaceId, channelId: st.channel.channelId, body: note, nonce: `${swarmId}:op:steer:${index}` });
+        await book.recordSteer({ opId, index, note });
+        enqueue(messageId);
+        return { accepted: true, messageId };
+      } catch (err) {
+        // A handler must never throw: a cancellation escaping a signal handler would end the workflow
+        // without its end path (and its revocations).
+        return { accepted: false, reason: isCancellation(err) ? 'the swarm is stopping' : failureMessage(err) };
+      }
     } finally {
       steering -= 1;
     }
