@@ -68,6 +68,7 @@ export const envSchema = z.object({
   KEELSON_IDENTITY_PORT: port(4007),
   /** Where the gateway finds the identity subgraph (set in docker-compose). @default http://127.0.0.1:<KEELSON_IDENTITY_PORT>/graphql */
   KEELSON_IDENTITY_URL: z.string().url().optional(),
+  KEELSON_SWARMS_PORT: port(4006),
   /** Where the gateway and the ribs subgraph (its project seams) find the projects subgraph (set in docker-compose). @default http://127.0.0.1:<KEELSON_PROJECTS_PORT>/graphql */
   KEELSON_PROJECTS_URL: z.string().url().optional(),
   /** Where the gateway finds the ribs subgraph (set in docker-compose). @default http://127.0.0.1:<KEELSON_RIBS_PORT>/graphql */
@@ -89,6 +90,16 @@ export const envSchema = z.object({
   KEELSON_RUN_HEARTBEAT_TIMEOUT_MS: z.coerce.number().int().min(1000).default(20_000),
   /** Where the gateway finds the memory subgraph (set in docker-compose). @default http://127.0.0.1:<KEELSON_MEMORY_PORT>/graphql */
   KEELSON_MEMORY_URL: z.string().url().optional(),
+  /** Where the gateway finds the swarms subgraph, and the swarm rib's operator tools call it (set in docker-compose). @default http://127.0.0.1:<KEELSON_SWARMS_PORT>/graphql */
+  KEELSON_SWARMS_URL: z.string().url().optional(),
+  /** The `clickclack` binary a managed bus runs. @default `clickclack` on PATH */
+  CLICKCLACK_BIN: z.string().min(1).optional(),
+  /** A ClickClack somebody else runs (external mode): the mesh never starts, stops or resets it. */
+  CLICKCLACK_URL: z.string().url().optional(),
+  /** The owner's session token for an external ClickClack (`sst_…`); set alone, the URL is the loopback port. */
+  CLICKCLACK_TOKEN: z.string().min(1).optional(),
+  /** The loopback port of a managed ClickClack. @default 18080 */
+  CLICKCLACK_PORT: z.coerce.number().int().min(1).max(65535).default(18080),
   /** Where the gateway finds the sessions subgraph, and memory capture fetches transcripts (set in docker-compose). @default http://127.0.0.1:<KEELSON_SESSIONS_PORT>/graphql */
   KEELSON_SESSIONS_URL: z.string().url().optional(),
   /**
