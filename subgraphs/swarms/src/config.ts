@@ -1,0 +1,45 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { resolveBusSetup } from '@keelson/rib-swarm';
+import { expandHome, parseEnv, type MeshEnv } from '@keelson/schema';
+import type { SwarmsSettings } from './settings';
+
+export interface SwarmsConfig {
+  databaseUrl: string;
+  host: string;
+  port: number;
+  insecureBind: boolean;
+  logLevel: MeshEnv['KEELSON_LOG_LEVEL'];
+  settings: SwarmsSettings;
+}
+
+/** Resolves the swarms domain's settings from the environment (`raw` carries the CLICKCLACK_* variables). */
+export function swarmsSettings(
+  e: MeshEnv,
+  raw: Record<string, string | undefined>,
+  opts: { userHome?: string; temporal?: SwarmsSettings['temporal']; projectsUrl?: string } = {},
+): SwarmsSettings {
+  const userHome = opts.userHome ?? homedir();
+  const home = expandHome(e.KEELSON_HOME ?? join(userHome, '.keelson'), userHome);
+  return {
+    home,
+    bus: resolveBusSetup(raw, home),
+    env: raw,
+    temporal: opts.temporal ?? { address: e.TEMPORAL_ADDRESS ?? `127.0.0.1:${e.KEELSON_TEMPORAL_PORT}`, namespace: e.TEMPORAL_NAMESPACE, taskQueue: e.TEMPORAL_TASK_QUEUE, ...(e.TEMPORAL_UI_URL ? { uiUrl: e.TEMPORAL_UI_URL } : {}) },
+    projectsUrl: opts.projectsUrl ?? e.KEELSON_PROJECTS_URL ?? `http://127.0.0.1:${e.KEELSON_PROJECTS_PORT}/graphql`,
+    heartbeatTimeoutMs: Math.min(e.KEELSON_RUN_HEARTBEAT_TIMEOUT_MS, 10_000),
+  };
+}
+
+/** The one place the swarms subgraph reads process.env. */
+export function loadSwarmsConfig(env: NodeJS.ProcessEnv = process.env): SwarmsConfig {
+  const e = parseEnv(env);
+  return {
+    databaseUrl: e.DATABASE_URL,
+    host: e.KEELSON_HOST,
+    port: e.KEELSON_SWARMS_PORT,
+    insecureBind: e.KEELSON_INSECURE_BIND,
+    logLevel: e.KEELSON_LOG_LEVEL,
+    settings: swarmsSettings(e, env),
+  };
+}

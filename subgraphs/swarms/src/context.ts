@@ -1,0 +1,22 @@
+import { byKeys, type EventLog, type SubgraphContext } from '@keelson/kit';
+import type { SwarmRecord } from '@keelson/rib-swarm';
+import type { ServerService } from './server/server.service';
+import type { SwarmService } from './swarm/swarm.service';
+
+export interface SwarmsServices {
+  swarms: SwarmService;
+  server: ServerService;
+  events: EventLog;
+}
+
+export interface SwarmsContext extends SubgraphContext {
+  services: SwarmsServices;
+}
+
+/** The per-request loaders of this subgraph; field and reference resolvers go through them. */
+export function loadersOf(ctx: SwarmsContext) {
+  const { loaders, services } = ctx;
+  return {
+    swarm: loaders.get<string, SwarmRecord | null>('swarm', async (ids) => byKeys(ids, await services.swarms.byIds(ids), (s) => s.id)),
+  };
+}

@@ -1,0 +1,101 @@
+import { openSubgraphState, startSubgraph } from '@keelson/kit';
+import { BusAccess, SwarmStore } from '@keelson/rib-swarm';
+import type { Logger } from '@keelson/service';
+import { connectClient, OpStore, projectsGraphqlApi, swarmMigrations, SWARM_MIGRATIONS_TABLE, type ProjectsApi } from '@keelson/temporal';
+import type { Client } from '@temporalio/client';
+import type { SwarmsContext, SwarmsServices } from './context';
+import { buildSwarmsSchema } from './schema';
+import { ServerService } from './server/server.service';
+import type { SwarmsSettings } from './settings';
+import { SwarmService } from './swarm/swarm.service';
+
+export { buildSwarmsSchema } from './schema';
+export { loadSwarmsConfig, swarmsSettings } from './config';
+export type { SwarmsConfig } from './config';
+export type { SwarmsSettings } from './settings';
+export type { SwarmsServices } from './context';
+export type { ServerView } from './server/server.service';
+
+export interface StartSwarmsOptions {
+  databaseUrl: string;
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  insecureBind?: boolean;
+  settings: SwarmsSettings;
+  /** Replaces the projects subgraph's API (tests). */
+  projects?: ProjectsApi;
+  log: Logger;
+}
+
+export interface RunningSwarms {
+  url: string;
+  wsUrl: string;
+  services: SwarmsServices;
+  /** The bus as this process reaches it (the managed server, when it runs one). */
+  bus: BusAccess;
+  /** Stops serving; a managed bus is stopped too when no swarm runs on it (else the next start adopts it). */
+  stop(): Promise<void>;
+}
+
+/** Boots the swarms subgraph: migrate the swarm tables, then serve (the swarms domain over GraphQL). */
+export async function start(opts: StartSwarmsOptions): Promise<RunningSwarms> {
+  const state = await openSubgraphState({
+    url: opts.databaseUrl,
+    entities: [],
+    migrations: swarmMigrations,
+    migrationsTableName: SWARM_MIGRATIONS_TABLE,
+    log: opts.log,
+    listenerName: 'keelson-swarms-listener',
+  });
+  const { dataSource, events } = state;
+  const store = new SwarmStore(dataSource, events);
+  const bus = new BusAccess(opts.settings.bus, opts.settings.env);
+  let client: Promise<Client> | undefined;
+  const temporal = () => {
+    client ??= connectClient({ address: opts.settings.temporal.address, namespace: opts.settings.temporal.namespace }).catch((err: unknown) => {
+      client = undefined;
+      throw err;
+    });
+    return client;
+  };
+  const closeAll = async () => {
+    const c = await client?.catch(() => undefined);
+    await c?.connection.close();
+    await state.close();
+  };
+  try {
+    const services: SwarmsServices = {
+      swarms: new SwarmService({
+        store,
+        ops: new OpStore(dataSource, events),
+        bus,
+        temporal,
+        projects: opts.projects ?? projectsGraphqlApi(opts.settings.projectsUrl),
+        settings: opts.settings,
+        log: opts.log,
+      }),
+      server: new ServerService(bus, store),
+      events,
+    };
+    opts.log.info({ mode: opts.settings.bus.mode, ...(opts.settings.bus.mode === 'UNAVAILABLE' ? { reason: opts.settings.bus.reason } : { url: opts.settings.bus.url }) }, 'swarm bus');
+    const { schema } = await buildSwarmsSchema();
+    const served = await startSubgraph<SwarmsContext>({
+      name: 'swarms',
+      schema,
+      host: opts.host,
+      port: opts.port,
+      insecureBind: opts.insecureBind,
+      log: opts.log,
+      context: (base) => ({ ...base, services }),
+      onStop: async () => {
+        if (bus.managed && (await store.countRunning().catch(() => 1)) === 0) await bus.managed.stop().catch((err: unknown) => opts.log.warn({ err }, 'stopping the managed ClickClack failed'));
+        await closeAll();
+      },
+    });
+    return { url: served.url, wsUrl: served.wsUrl, services, bus, stop: served.stop };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+}
