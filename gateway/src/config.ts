@@ -19,6 +19,7 @@ const portVariables = {
   sessions: 'KEELSON_SESSIONS_PORT',
   memory: 'KEELSON_MEMORY_PORT',
   identity: 'KEELSON_IDENTITY_PORT',
+  swarms: 'KEELSON_SWARMS_PORT',
 } as const satisfies Record<string, keyof MeshEnv>;
 
 /**

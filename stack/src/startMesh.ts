@@ -11,6 +11,7 @@ import { projectsSettings, start as startProjects, type RunningProjects } from '
 import { ribsSettings, start as startRibs, type RibHostOverrides, type RibRunsWiring, type RunningRibs } from '@keelson/subgraph-ribs';
 import { runsSettings, start as startRuns, type RunningRuns } from '@keelson/subgraph-runs';
 import { start as startSessions, type RunningSessions } from '@keelson/subgraph-sessions';
+import { start as startSwarms, swarmsSettings, type RunningSwarms } from '@keelson/subgraph-swarms';
 import { harnessSettings } from '@keelson/harness';
 import {
   configureTemporalRuntime,
@@ -21,6 +22,7 @@ import {
   ensureTemporalCli,
   openActivityDeps,
   openMemoryActivityDeps,
+  openSwarmActivityDeps,
   startDevServer,
   startEcho,
   startWorker,
@@ -71,6 +73,7 @@ export interface RunningMesh {
   sessions: RunningSessions;
   ribs: RunningRibs;
   identity: RunningIdentity;
+  swarms: RunningSwarms;
   env: MeshEnv;
   /** Authentication mode, the assertion key, allowlists and limits every service runs under. */
   security: MeshSecurity;
@@ -246,6 +249,22 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
     stops.push({ name: 'memory subgraph', stop: () => memory.stop() });
     progress(`Memory: search is ${memory.services.mode.reason}`);
 
+    progress('Subgraphs: swarms');
+    const swarms = await startSwarms({
+      databaseUrl: env.DATABASE_URL,
+      host: env.KEELSON_HOST,
+      port: port(env.KEELSON_SWARMS_PORT),
+      security,
+      settings: swarmsSettings(env, rawEnv, {
+        userHome,
+        temporal: { address: temporal.address, namespace: temporal.namespace, taskQueue: env.TEMPORAL_TASK_QUEUE, ...(temporal.uiUrl ? { uiUrl: temporal.uiUrl } : {}) },
+        projectsUrl: projects.url,
+      }),
+      log: log.child({ service: 'swarms' }),
+    });
+    stops.push({ name: 'swarms subgraph', stop: () => swarms.stop() });
+    progress(`Swarms: the bus is ${swarms.bus.setup.mode === 'UNAVAILABLE' ? `unavailable (${swarms.bus.setup.reason})` : `${swarms.bus.setup.mode.toLowerCase()} at ${swarms.bus.setup.url}`}`);
+
     configureTemporalRuntime(env.KEELSON_LOG_LEVEL === 'debug' ? 'info' : 'warn');
     progress(`Worker: polling ${temporal.address}`);
     if (opts.worker !== false) {
@@ -272,6 +291,16 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
         },
       });
       stops.push({ name: 'worker state', stop: () => activityDeps.close() });
+      const swarmDeps = await openSwarmActivityDeps({
+        databaseUrl: env.DATABASE_URL,
+        events: activityDeps.events,
+        ops: activityDeps.deps.ops!.store,
+        env: rawEnv,
+        home,
+        ...(activityDeps.agentTurns ? { agentTurns: activityDeps.agentTurns } : {}),
+        log: workerLog,
+      });
+      stops.push({ name: 'worker swarm state', stop: () => swarmDeps.close() });
       const worker = await startWorker({
         address: temporal.address,
         namespace: temporal.namespace,
@@ -280,6 +309,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
           ...activityDeps.deps,
           harness: { plane: sessions.runtime.plane },
           memory: openMemoryActivityDeps({ memoryUrl: memory.url, identity: workerIdentity, env: rawEnv, home, log: workerLog }),
+          swarm: swarmDeps.deps,
         }),
       });
       stops.push({ name: 'worker', stop: () => worker.stop() });
@@ -298,7 +328,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
     }
     progress(compaction ? `Memory: compaction scheduled every ${env.KEELSON_MEMORY_COMPACTION_INTERVAL_MS} ms (Temporal Schedule ${compaction})` : 'Memory: compaction is off');
 
-    const subgraphUrls = { projects: projects.url, ribs: ribs.url, runs: runs.url, sessions: sessions.url, memory: memory.url, identity: identity.url };
+    const subgraphUrls = { projects: projects.url, ribs: ribs.url, runs: runs.url, sessions: sessions.url, memory: memory.url, swarms: swarms.url, identity: identity.url };
     progress('Gateway');
     const gateway = await startGateway({
       supergraphSdl: await readFile(supergraphPath(), 'utf8'),
@@ -335,6 +365,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       sessions,
       ribs,
       identity,
+      swarms,
       env,
       security,
       adminToken,

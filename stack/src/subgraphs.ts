@@ -4,6 +4,7 @@ import { buildProjectsSchema } from '@keelson/subgraph-projects';
 import { buildRibsSchema } from '@keelson/subgraph-ribs';
 import { buildRunsSchema } from '@keelson/subgraph-runs';
 import { buildSessionsSchema } from '@keelson/subgraph-sessions';
+import { buildSwarmsSchema } from '@keelson/subgraph-swarms';
 import type { FederatedSchema } from '@keelson/kit';
 
 /** Every subgraph of the mesh, in boot order, with its default port. */
@@ -20,6 +21,7 @@ export const subgraphs: SubgraphEntry[] = [
   { name: 'sessions', defaultPort: 4004, buildSchema: buildSessionsSchema },
   { name: 'memory', defaultPort: 4005, buildSchema: buildMemorySchema },
   { name: 'identity', defaultPort: 4007, buildSchema: buildIdentitySchema },
+  { name: 'swarms', defaultPort: 4006, buildSchema: buildSwarmsSchema },
 ];
 
 /** The URL a subgraph has in the checked-in supergraph (the local default; deployments override it). */

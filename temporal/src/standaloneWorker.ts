@@ -8,6 +8,7 @@ import { connectClient } from './client';
 import { ensureCompactionSchedule } from './compactionSchedule';
 import { openHarnessActivityDeps } from './harnessDeps';
 import { openMemoryActivityDeps } from './memoryDeps';
+import { openSwarmActivityDeps } from './swarmDeps';
 import type { WorkerRibHostOptions } from './ribHostForWorker';
 import { configureTemporalRuntime } from './runtime';
 import { startWorker } from './worker';
@@ -87,14 +88,25 @@ export async function startStandaloneWorker(opts: StartStandaloneWorkerOptions):
     },
   });
   const harness = openHarnessActivityDeps(env, rawEnv, log, identity);
-  const closeState = () => opened.close().then(() => harness.close());
+  let closeSwarm = async () => {};
+  const closeState = () => closeSwarm().then(() => opened.close()).then(() => harness.close());
   try {
+    const swarm = await openSwarmActivityDeps({
+      databaseUrl: env.DATABASE_URL,
+      events: opened.events,
+      ops: opened.deps.ops!.store,
+      env: rawEnv,
+      home,
+      ...(opened.agentTurns ? { agentTurns: opened.agentTurns } : {}),
+      log,
+    });
+    closeSwarm = () => swarm.close();
     const memory = openMemoryActivityDeps({ memoryUrl: env.KEELSON_MEMORY_URL ?? `http://127.0.0.1:${env.KEELSON_MEMORY_PORT}/graphql`, identity, env: rawEnv, home, log });
     const worker = await startWorker({
       address: env.TEMPORAL_ADDRESS,
       namespace: env.TEMPORAL_NAMESPACE,
       taskQueue: env.TEMPORAL_TASK_QUEUE,
-      activities: createActivities({ ...opened.deps, harness: harness.deps, memory }),
+      activities: createActivities({ ...opened.deps, harness: harness.deps, memory, swarm: swarm.deps }),
     });
     try {
       const client = await connectClient({ address: env.TEMPORAL_ADDRESS, namespace: env.TEMPORAL_NAMESPACE });
