@@ -90,6 +90,8 @@ export async function startTestMesh(extraEnv: NodeJS.ProcessEnv = {}, options: T
     async teardown() {
       for (const u of unregister) u();
       await mesh.stop();
+      // A managed ClickClack outlives the mesh while a swarm still runs on it (so a restart adopts it): a test ends it.
+      await mesh.swarms.bus.managed?.stop().catch(() => undefined);
       await db.drop();
       await rm(dir, { recursive: true, force: true });
     },
