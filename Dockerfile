@@ -15,11 +15,13 @@ COPY subgraphs/projects/package.json subgraphs/projects/
 COPY subgraphs/runs/package.json subgraphs/runs/
 COPY subgraphs/sessions/package.json subgraphs/sessions/
 COPY subgraphs/memory/package.json subgraphs/memory/
+COPY subgraphs/swarms/package.json subgraphs/swarms/
 COPY harness/package.json harness/
 COPY ribs/shared/package.json ribs/shared/
 COPY ribs/host/package.json ribs/host/
 COPY ribs/projects/package.json ribs/projects/
 COPY ribs/notes/package.json ribs/notes/
+COPY ribs/swarm/package.json ribs/swarm/
 COPY subgraphs/ribs/package.json subgraphs/ribs/
 COPY providers/package.json providers/
 COPY modelserver/package.json modelserver/
