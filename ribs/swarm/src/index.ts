@@ -1,5 +1,9 @@
-import type { Rib } from '@keelson/shared';
+import type { Rib, RibActionResult, RibContext } from '@keelson/shared';
+import { BOARD_KEY, renderBoard } from './board';
+import { swarmDocs } from './docs';
+import { operatorApi } from './operator/operatorApi';
 import { agentTools } from './tools/agentTools';
+import { operatorTools } from './tools/operatorTools';
 
 export { ClickClackClient, ClickClackError } from './bus/clickclack';
 export type { ClickClackClientOptions, MintedToken, MessagePage, BusSubscription } from './bus/clickclack';
@@ -14,10 +18,39 @@ export type { RunningStandin, StandinServerOptions } from './standin/server';
 
 export const RIB_ID = 'swarm';
 
+/**
+ * The swarm rib (seed 001): the operator's tools, the agents' tools (granted only inside a swarm
+ * turn, to the agent the turn context names), a board of live swarms, and the operating contract as
+ * an inline `keelson_docs` corpus. The engine itself is the `swarm` workflow; the rib runs nothing at
+ * activation.
+ */
 const rib: Rib = {
   id: RIB_ID,
   displayName: 'Swarm',
-  registerTools: () => agentTools(),
+  registerTools: (ctx: RibContext) => [...operatorTools(() => operatorApi(), ctx), ...agentTools()],
+  async composeBundle() {
+    try {
+      return renderBoard(await operatorApi().live());
+    } catch (err) {
+      return renderBoard({ error: (err as Error).message });
+    }
+  },
+  views: [{ key: BOARD_KEY, canvasKind: 'markdown', title: 'Swarms' }],
+  surfaces: [
+    {
+      id: 'swarm',
+      title: 'Swarms',
+      heading: 'Swarms',
+      subtitle: 'Agents working together on ClickClack',
+      layout: { rows: [{ columns: [{ key: BOARD_KEY, title: 'Live swarms', live: true, headActions: [{ label: 'Refresh', action: 'refresh' }] }] }] },
+    },
+  ],
+  async onAction(action, ctx): Promise<RibActionResult> {
+    if (action.type !== 'refresh') return { ok: false, error: `unknown action '${action.type}'` };
+    await ctx.getSnapshotManager?.().recompose(RIB_ID);
+    return { ok: true };
+  },
+  contributeDocs: () => swarmDocs,
 };
 
 export default rib;
@@ -36,3 +69,10 @@ export { agentTools, renderMessage, AGENT_TOOL_NAMES, LEAD_TOOL_NAMES, MERGE_TOO
 export { SwarmStore } from './store/swarmStore';
 export type { SwarmAgentView, NewSwarm, SwarmRecord, SwarmStateUpdate, TurnRecord, TurnClaim } from './store/swarmStore';
 export { SwarmTables1764460800600 } from './store/swarmTables.migration';
+
+// The operator side: the tools' service API and the docs.
+export { operatorTools, OPERATOR_TOOL_NAMES, describeSwarm, WAIT_MAX_S } from './tools/operatorTools';
+export { graphqlSwarmApi, configureSwarmOperator, operatorApi } from './operator/operatorApi';
+export type { SwarmOperatorApi, SwarmSummary, ServerSummary, TranscriptMessage } from './operator/operatorApi';
+export { SWARM_DOCS, swarmDocs } from './docs';
+export { BOARD_KEY, renderBoard } from './board';
