@@ -9,6 +9,7 @@ import { Connection } from '@temporalio/client';
 import { createDriverRegistry, harnessSettings } from '@keelson/harness';
 import { probeBwrap, runGit, SANDBOX_FIX } from '@keelson/platform';
 import { expandHome, isLoopback, parseEnv } from '@keelson/schema';
+import { ClickClackClient, ManagedBus, resolveBusSetup } from '@keelson/rib-swarm';
 import { findTemporalCli, TEMPORAL_CLI_VERSION } from '@keelson/temporal';
 import { Client } from 'pg';
 
@@ -35,6 +36,27 @@ function portFree(port: number, host: string): Promise<boolean> {
     server.once('error', () => resolve(false));
     server.listen(port, host, () => server.close(() => resolve(true)));
   });
+}
+
+/**
+ * The swarms' bus: which ClickClack (managed, external, or unavailable and why). Swarms are optional:
+ * without a bus the rest of the mesh runs, so this is at worst a warning.
+ */
+export async function swarmBusCheck(env: NodeJS.ProcessEnv, home: string): Promise<Omit<Check, 'name'>> {
+  const setup = resolveBusSetup(env, home);
+  if (setup.mode === 'UNAVAILABLE') return { status: 'warn', detail: `swarms unavailable: ${setup.reason} (the rest of the mesh is unaffected)` };
+  if (setup.mode === 'EXTERNAL') {
+    const ready = await new ClickClackClient({ url: setup.url }).ready();
+    return ready
+      ? { status: 'ok', detail: `external ClickClack at ${setup.url}${setup.token ? '' : '; no CLICKCLACK_TOKEN: the owner must be minted by a loopback magic link'}` }
+      : { status: 'warn', detail: `external ClickClack at ${setup.url} does not answer /readyz: swarms will not start` };
+  }
+  const bus = new ManagedBus({ binary: setup.binary, dir: setup.dataRoot, port: setup.port, env });
+  const version = (await bus.version()) ?? 'version unknown';
+  const status = await bus.status();
+  if (status.running) return { status: 'ok', detail: `managed ClickClack ${version} (${setup.binary}) running at ${setup.url}, pid ${status.pid}` };
+  if (await bus.client().answers()) return { status: 'warn', detail: `port ${setup.port} is taken by a server this mesh does not own; set CLICKCLACK_PORT (or CLICKCLACK_URL to use it)` };
+  return { status: 'ok', detail: `managed ClickClack ${version} (${setup.binary}) on 127.0.0.1:${setup.port}, started by the first swarm; data in ${bus.dataDir}` };
 }
 
 /** `npm run doctor`: the state of every dependency `npm start` needs, one line each. */
@@ -133,6 +155,7 @@ export async function doctor(env: NodeJS.ProcessEnv = process.env): Promise<Chec
         ['projects', e.KEELSON_PROJECTS_PORT],
         ['ribs', e.KEELSON_RIBS_PORT],
         ['sessions', e.KEELSON_SESSIONS_PORT],
+        ['swarms', e.KEELSON_SWARMS_PORT],
         ...(e.TEMPORAL_ADDRESS ? [] : ([['temporal', e.KEELSON_TEMPORAL_PORT], ['temporal-ui', e.KEELSON_TEMPORAL_UI_PORT]] as [string, number][])),
       ];
       const busy = [];
@@ -160,6 +183,7 @@ export async function doctor(env: NodeJS.ProcessEnv = process.env): Promise<Chec
         ? { status: 'ok', detail: `${bwrap.version} at ${bwrap.path}: Bash tool calls, bash/script nodes and harness CLIs run confined` }
         : { status: 'warn', detail: `${bwrap.error}: Bash tool calls, bash/script nodes and harness CLIs will refuse to run; ${SANDBOX_FIX}` };
     }),
+    check('swarms', () => swarmBusCheck(env, home)),
     check('folders', async () => {
       const notes: string[] = [];
       for (const [label, dir] of [['home', home], ['workspace', workspace]] as const) {

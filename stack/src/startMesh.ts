@@ -11,6 +11,7 @@ import { projectsSettings, start as startProjects, type RunningProjects } from '
 import { ribsSettings, start as startRibs, type RibHostOverrides, type RibRunsWiring, type RunningRibs } from '@keelson/subgraph-ribs';
 import { runsSettings, start as startRuns, type RunningRuns } from '@keelson/subgraph-runs';
 import { start as startSessions, type RunningSessions } from '@keelson/subgraph-sessions';
+import { configureSwarmOperator, graphqlSwarmApi } from '@keelson/rib-swarm';
 import { start as startSwarms, swarmsSettings, type RunningSwarms } from '@keelson/subgraph-swarms';
 import { harnessSettings } from '@keelson/harness';
 import {
@@ -263,6 +264,9 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       log: log.child({ service: 'swarms' }),
     });
     stops.push({ name: 'swarms subgraph', stop: () => swarms.stop() });
+    // The swarm rib's operator tools (in this process's rib hosts) call this swarms subgraph.
+    configureSwarmOperator(graphqlSwarmApi(swarms.url));
+    stops.push({ name: 'swarm operator tools', stop: async () => configureSwarmOperator(undefined) });
     progress(`Swarms: the bus is ${swarms.bus.setup.mode === 'UNAVAILABLE' ? `unavailable (${swarms.bus.setup.reason})` : `${swarms.bus.setup.mode.toLowerCase()} at ${swarms.bus.setup.url}`}`);
 
     configureTemporalRuntime(env.KEELSON_LOG_LEVEL === 'debug' ? 'info' : 'warn');
