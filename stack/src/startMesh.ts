@@ -265,7 +265,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
     });
     stops.push({ name: 'swarms subgraph', stop: () => swarms.stop() });
     // The swarm rib's operator tools (in this process's rib hosts) call this swarms subgraph.
-    configureSwarmOperator(graphqlSwarmApi(swarms.url));
+    configureSwarmOperator(graphqlSwarmApi(swarms.url, serviceIdentity(security.assertions, 'ribs')));
     stops.push({ name: 'swarm operator tools', stop: async () => configureSwarmOperator(undefined) });
     progress(`Swarms: the bus is ${swarms.bus.setup.mode === 'UNAVAILABLE' ? `unavailable (${swarms.bus.setup.reason})` : `${swarms.bus.setup.mode.toLowerCase()} at ${swarms.bus.setup.url}`}`);
 
@@ -302,6 +302,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
         env: rawEnv,
         home,
         ...(activityDeps.agentTurns ? { agentTurns: activityDeps.agentTurns } : {}),
+        pg: security.pg,
         log: workerLog,
       });
       stops.push({ name: 'worker swarm state', stop: () => swarmDeps.close() });

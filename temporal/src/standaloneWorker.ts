@@ -98,6 +98,7 @@ export async function startStandaloneWorker(opts: StartStandaloneWorkerOptions):
       env: rawEnv,
       home,
       ...(opened.agentTurns ? { agentTurns: opened.agentTurns } : {}),
+      pg: opts.security.pg,
       log,
     });
     closeSwarm = () => swarm.close();

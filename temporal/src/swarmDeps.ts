@@ -1,6 +1,6 @@
 import { createDataSource, initializeAndMigrate, type EventLog } from '@keelson/kit';
 import { BusAccess, resolveBusSetup, SwarmStore, SwarmTables1764460800600 } from '@keelson/rib-swarm';
-import type { Logger } from '@keelson/service';
+import type { Logger, PgTimeouts } from '@keelson/service';
 import type { SwarmActivityDeps } from './activities';
 import type { OpenedPromptExecutor } from './activities/prompt/openPromptExecutor';
 import type { OpStore } from './store/opStore';
@@ -21,6 +21,8 @@ export interface SwarmActivityDepsOptions {
   /** Agent turns (the worker's provider registry and rib host); absent, swarm turns fail CAPABILITY_UNSUPPORTED. */
   agentTurns?: Pick<OpenedPromptExecutor, 'turns' | 'ribHost'>;
   log: Logger;
+  /** Postgres session bounds. @default the kit's */
+  pg?: PgTimeouts;
   /** A turn's lease. @default 15000 */
   turnLeaseMs?: number;
 }
@@ -32,7 +34,7 @@ export interface OpenedSwarmActivityDeps {
 
 /** The swarm activities' dependencies on a small pool of their own (the swarm tables migrated first). */
 export async function openSwarmActivityDeps(opts: SwarmActivityDepsOptions): Promise<OpenedSwarmActivityDeps> {
-  const { dataSource } = createDataSource({ url: opts.databaseUrl, entities: [], migrations: swarmMigrations, migrationsTableName: SWARM_MIGRATIONS_TABLE, log: opts.log, poolSize: 3 });
+  const { dataSource } = createDataSource({ url: opts.databaseUrl, entities: [], migrations: swarmMigrations, migrationsTableName: SWARM_MIGRATIONS_TABLE, log: opts.log, poolSize: 3, ...(opts.pg ? { pg: opts.pg } : {}) });
   await initializeAndMigrate(dataSource);
   const turns = opts.agentTurns;
   return {

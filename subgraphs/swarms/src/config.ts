@@ -2,13 +2,14 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { resolveBusSetup } from '@keelson/rib-swarm';
 import { expandHome, parseEnv, type MeshEnv } from '@keelson/schema';
+import { meshSecurityFromEnv, type MeshSecurity } from '@keelson/service';
 import type { SwarmsSettings } from './settings';
 
 export interface SwarmsConfig {
   databaseUrl: string;
   host: string;
   port: number;
-  insecureBind: boolean;
+  security: MeshSecurity;
   logLevel: MeshEnv['KEELSON_LOG_LEVEL'];
   settings: SwarmsSettings;
 }
@@ -38,7 +39,7 @@ export function loadSwarmsConfig(env: NodeJS.ProcessEnv = process.env): SwarmsCo
     databaseUrl: e.DATABASE_URL,
     host: e.KEELSON_HOST,
     port: e.KEELSON_SWARMS_PORT,
-    insecureBind: e.KEELSON_INSECURE_BIND,
+    security: meshSecurityFromEnv(e),
     logLevel: e.KEELSON_LOG_LEVEL,
     settings: swarmsSettings(e, env),
   };

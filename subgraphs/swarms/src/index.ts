@@ -1,6 +1,6 @@
 import { openSubgraphState, startSubgraph } from '@keelson/kit';
 import { BusAccess, SwarmStore } from '@keelson/rib-swarm';
-import type { Logger } from '@keelson/service';
+import { serviceIdentity, type Logger, type MeshSecurity } from '@keelson/service';
 import { connectClient, OpStore, projectsGraphqlApi, swarmMigrations, SWARM_MIGRATIONS_TABLE, type ProjectsApi } from '@keelson/temporal';
 import type { Client } from '@temporalio/client';
 import type { SwarmsContext, SwarmsServices } from './context';
@@ -21,7 +21,8 @@ export interface StartSwarmsOptions {
   host: string;
   /** 0 picks a free port. */
   port: number;
-  insecureBind?: boolean;
+  /** Authentication, allowlists and limits (the gateway's assertion key above all). */
+  security: MeshSecurity;
   settings: SwarmsSettings;
   /** Replaces the projects subgraph's API (tests). */
   projects?: ProjectsApi;
@@ -46,6 +47,7 @@ export async function start(opts: StartSwarmsOptions): Promise<RunningSwarms> {
     migrations: swarmMigrations,
     migrationsTableName: SWARM_MIGRATIONS_TABLE,
     log: opts.log,
+    pg: opts.security.pg,
     listenerName: 'keelson-swarms-listener',
   });
   const { dataSource, events } = state;
@@ -71,7 +73,7 @@ export async function start(opts: StartSwarmsOptions): Promise<RunningSwarms> {
         ops: new OpStore(dataSource, events),
         bus,
         temporal,
-        projects: opts.projects ?? projectsGraphqlApi(opts.settings.projectsUrl),
+        projects: opts.projects ?? projectsGraphqlApi(opts.settings.projectsUrl, { identity: serviceIdentity(opts.security.assertions, 'swarms') }),
         settings: opts.settings,
         log: opts.log,
       }),
@@ -85,7 +87,7 @@ export async function start(opts: StartSwarmsOptions): Promise<RunningSwarms> {
       schema,
       host: opts.host,
       port: opts.port,
-      insecureBind: opts.insecureBind,
+      security: opts.security,
       log: opts.log,
       context: (base) => ({ ...base, services }),
       onStop: async () => {

@@ -1,5 +1,5 @@
-import type { StartSwarmInput } from '@keelson/schema';
-import { serviceCaller } from '@keelson/service';
+import { parseEnv, type StartSwarmInput } from '@keelson/schema';
+import { meshSecurityFromEnv, serviceCaller, serviceIdentity, type ServiceIdentity } from '@keelson/service';
 
 /** A swarm as the operator tools show it. */
 export interface SwarmSummary {
@@ -50,9 +50,12 @@ const SUMMARY = 'id task status turnsUsed conclusion error op { id } channel { n
 const SERVER = 'mode url running reason version liveSwarms';
 const MESSAGE = 'id body replyCount author { handle displayName agentId }';
 
-/** The swarms subgraph over its GraphQL API (the operator tools run in any process hosting the rib). */
-export function graphqlSwarmApi(url: string): SwarmOperatorApi {
-  const call = serviceCaller('the swarms subgraph', url, { timeoutMs: 60_000 });
+/**
+ * The swarms subgraph over its GraphQL API (the operator tools run in any process hosting the rib),
+ * as the service `identity` (subgraphs refuse calls without its signed assertion).
+ */
+export function graphqlSwarmApi(url: string, identity: ServiceIdentity): SwarmOperatorApi {
+  const call = serviceCaller('the swarms subgraph', url, { timeoutMs: 60_000, identity });
   return {
     async start(input) {
       return (await call<{ startSwarm: SwarmSummary }>(`mutation ($input: StartSwarmInput!) { startSwarm(input: $input) { ${SUMMARY} } }`, { input })).startSwarm;
@@ -108,7 +111,15 @@ export function configureSwarmOperator(api: SwarmOperatorApi | undefined): void 
   configured = api;
 }
 
-/** The swarms service the operator tools call. */
+/**
+ * The swarms service the operator tools call: the configured one, else KEELSON_SWARMS_URL (or the
+ * local port) as the service `swarm-rib`, with the mesh's assertion key from the environment.
+ */
 export function operatorApi(env: Record<string, string | undefined> = process.env): SwarmOperatorApi {
-  return configured ?? graphqlSwarmApi(env.KEELSON_SWARMS_URL?.trim() || `http://127.0.0.1:${env.KEELSON_SWARMS_PORT?.trim() || '4006'}/graphql`);
+  if (configured) return configured;
+  const e = parseEnv(env);
+  fromEnv ??= graphqlSwarmApi(e.KEELSON_SWARMS_URL ?? `http://127.0.0.1:${e.KEELSON_SWARMS_PORT}/graphql`, serviceIdentity(meshSecurityFromEnv(e).assertions, 'swarm-rib'));
+  return fromEnv;
 }
+
+let fromEnv: SwarmOperatorApi | undefined;

@@ -1,4 +1,4 @@
-import { parseInput } from '@keelson/kit';
+import { parseInput, RequiresScope } from '@keelson/kit';
 import { cursorSchema, isUuid, MeshError, streams, type EventEnvelope, type SwarmEventPayload } from '@keelson/schema';
 import { Arg, ID, Resolver, Root, Subscription } from 'type-graphql';
 import type { SwarmsContext } from '../context';
@@ -7,6 +7,7 @@ import { SwarmEvent, toSwarmEvent } from './swarmEvent.type';
 
 @Resolver()
 export class SwarmEventResolver {
+  @RequiresScope('read')
   @Subscription(() => SwarmEvent, {
     description:
       "One swarm's events (or every swarm's), from the mesh's own event log: replays what followed `after`, then follows live, nothing missed and nothing twice. Ids only: read bodies through Swarm.messages and Swarm.thread.",

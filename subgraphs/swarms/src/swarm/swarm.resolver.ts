@@ -1,3 +1,4 @@
+import { RequiresScope } from '@keelson/kit';
 import type { SwarmRecord } from '@keelson/rib-swarm';
 import { resolveSwarmLimits, type EvidenceItem, type ParsedStartSwarmInput } from '@keelson/schema';
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
@@ -25,12 +26,14 @@ const message = (m: MessageView): SwarmMessage => Object.assign(new SwarmMessage
 
 @Resolver(() => Swarm)
 export class SwarmResolver {
+  @RequiresScope('read')
   @Query(() => Swarm, { nullable: true })
   async swarm(@Ctx() ctx: SwarmsContext, @Arg('id', () => ID) id: string): Promise<Swarm | null> {
     const r = await loadersOf(ctx).swarm.load(id);
     return r ? toSwarm(r) : null;
   }
 
+  @RequiresScope('read')
   @Query(() => SwarmConnection, { description: 'Swarms, newest first; filter by status.' })
   async swarms(
     @Ctx() ctx: SwarmsContext,
@@ -44,11 +47,13 @@ export class SwarmResolver {
     return { edges, pageInfo: { hasNextPage: page.rows.length > page.first, endCursor: edges.at(-1)?.cursor ?? null } };
   }
 
+  @RequiresScope('operate')
   @Mutation(() => Swarm, { description: 'Starts a swarm and returns it at once (RUNNING, its op already registered). SERVICE_UNAVAILABLE, creating nothing, when there is no bus.' })
   async startSwarm(@Ctx() ctx: SwarmsContext, @Arg('input', () => StartSwarmInput) input: StartSwarmInput): Promise<Swarm> {
     return toSwarm(await ctx.services.swarms.start(JSON.parse(JSON.stringify(input)) as unknown));
   }
 
+  @RequiresScope('operate')
   @Mutation(() => SwarmMessage, { description: 'The operator speaking in the swarm, top-level or in a thread; it routes like any human post.' })
   async postToSwarm(
     @Ctx() ctx: SwarmsContext,
@@ -59,11 +64,13 @@ export class SwarmResolver {
     return message(await ctx.services.swarms.post(id, body, threadRootId));
   }
 
+  @RequiresScope('operate')
   @Mutation(() => SteerResult, { description: 'A steering note, posted as the operator (it wakes the lead) and recorded as the op\'s OP_STEERED frame; not accepted once the swarm has ended.' })
   async steerSwarm(@Ctx() ctx: SwarmsContext, @Arg('id', () => ID) id: string, @Arg('note') note: string): Promise<SteerResult> {
     return Object.assign(new SteerResult(), await ctx.services.swarms.steer(id, note));
   }
 
+  @RequiresScope('operate')
   @Mutation(() => Swarm, { description: 'Stops a running swarm (STOPPED with the reason; the op CANCELLED; every token revoked). The same as cancelOp on its op.' })
   async stopSwarm(@Ctx() ctx: SwarmsContext, @Arg('id', () => ID) id: string, @Arg('reason', () => String, { nullable: true }) reason?: string | null): Promise<Swarm> {
     return toSwarm(await ctx.services.swarms.stop(id, reason));
