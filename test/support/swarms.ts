@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { ClickClackClient } from '@keelson/rib-swarm';
 import { clickclackBinary, freePort } from '../../ribs/swarm/test/support/binary';
-import { gqlData } from './client';
+import { gqlData, subscribe } from './client';
 
 export { clickclackBinary, freePort };
 
@@ -66,4 +66,79 @@ export function tokensIn(listing: unknown): { id: string; revokedAt: string | nu
   };
   walk(listing);
   return out;
+}
+
+interface InvariantEvent {
+  __typename: string;
+  messageId?: string;
+  woke?: string[];
+  agentId?: string;
+  messageIds?: string[];
+  status?: string;
+}
+
+const EVENT_FIELDS = `__typename
+  ... on MessageIngested { messageId woke }
+  ... on TurnStarted { agentId messageIds }
+  ... on TurnEnded { agentId status }
+  ... on SwarmEnded { status }`;
+
+/**
+ * What must hold of a swarm after any crash (issue 10): it ended with a status; every message is in
+ * the channel exactly once (no id twice, no agent's words twice); it was ingested once; every agent
+ * a message addressed woke for it in exactly one turn; no token is left unrevoked.
+ */
+export async function expectSwarmInvariants(url: string, busUrl: string, swarmId: string): Promise<{ swarm: SwarmView; messages: number; turns: number }> {
+  const swarm = await getSwarm(url, swarmId);
+  if (swarm.status === 'RUNNING') throw new Error(`swarm ${swarmId} is still RUNNING`);
+  const owner = await busOwner(busUrl);
+  const roots = (await owner.listMessages(swarm.channel.channelId, { afterSeq: 0, limit: 200 })).messages;
+  const all = [...roots];
+  for (const r of roots) if (r.replyCount > 0) all.push(...(await owner.getThread(r.id, { limit: 200 })).replies);
+  const ids = all.map((m) => m.id);
+  if (new Set(ids).size !== ids.length) throw new Error(`a message id appears twice in the channel: ${ids.join(', ')}`);
+  const agentWords = all.filter((m) => m.author?.kind === 'bot').map((m) => `${m.authorId}\u0000${m.threadRootId === m.id ? '' : m.threadRootId}\u0000${m.body}`);
+  const dupWords = agentWords.filter((w, i) => agentWords.indexOf(w) !== i);
+  if (dupWords.length) throw new Error(`an agent's message is in the channel twice: ${JSON.stringify(dupWords.map((w) => w.split('\u0000')[2]))}`);
+
+  const events = await readAllEvents(url, swarmId);
+  const ingested = events.filter((e) => e.__typename === 'MessageIngested');
+  const ingestedIds = ingested.map((e) => e.messageId!);
+  if (new Set(ingestedIds).size !== ingestedIds.length) throw new Error('a message was ingested twice');
+  // The closing line is posted once the swarm has stopped listening: the only message it never ingests.
+  const closing = roots.filter((m) => m.author?.kind !== 'bot' && m.body.startsWith(`The swarm ended ${swarm.status}`)).map((m) => m.id);
+  if (closing.length !== 1) throw new Error(`expected one closing line, found ${closing.length}`);
+  const missing = ids.filter((id) => !ingestedIds.includes(id) && !closing.includes(id));
+  if (missing.length) throw new Error(`messages in the channel the swarm never ingested: ${missing.join(', ')}`);
+  const started = events.filter((e) => e.__typename === 'TurnStarted');
+  const failedTurns = events.filter((e) => e.__typename === 'TurnEnded' && e.status !== 'ok').length;
+  for (const m of ingested) {
+    for (const agent of m.woke ?? []) {
+      const batches = started.filter((t) => t.agentId === agent && t.messageIds!.includes(m.messageId!)).length;
+      // A failed turn hands its batch back (it runs again); otherwise an agent wakes once per message.
+      const ok = failedTurns === 0 ? batches === 1 : batches >= 1;
+      if (!ok && swarm.status !== 'STOPPED') throw new Error(`agent ${agent} woke ${batches} time(s) for message ${m.messageId}`);
+    }
+  }
+  const tokens = tokensIn(await owner.listBotsRaw(swarm.channel.workspaceId));
+  const live = tokens.filter((t) => !t.revokedAt);
+  if (live.length) throw new Error(`tokens left unrevoked: ${live.map((t) => t.id).join(', ')}`);
+  return { swarm, messages: all.length, turns: started.length };
+}
+
+/** Every event of one swarm through swarmEvents (up to SwarmEnded), in order. */
+async function readAllEvents(url: string, swarmId: string): Promise<InvariantEvent[]> {
+  const wsUrl = url.replace(/^http/, 'ws');
+  const sub = subscribe<{ swarmEvents: InvariantEvent }>(wsUrl, `subscription ($id: ID) { swarmEvents(swarmId: $id) { ${EVENT_FIELDS} } }`, { id: swarmId });
+  const out: InvariantEvent[] = [];
+  try {
+    for (;;) {
+      const r = await sub.next(30_000);
+      if (!r.data) throw new Error(`swarmEvents failed: ${JSON.stringify(r.errors)}`);
+      out.push(r.data.swarmEvents);
+      if (r.data.swarmEvents.__typename === 'SwarmEnded') return out;
+    }
+  } finally {
+    await sub.close();
+  }
 }
