@@ -76,3 +76,11 @@ export { graphqlSwarmApi, configureSwarmOperator, operatorApi } from './operator
 export type { SwarmOperatorApi, SwarmSummary, ServerSummary, TranscriptMessage } from './operator/operatorApi';
 export { SWARM_DOCS, swarmDocs } from './docs';
 export { BOARD_KEY, renderBoard } from './board';
+
+// Write mode: writers' worktrees and the lead's chat_merge.
+export { detectWriteBase, cutWriterWorktree, commitWriterTurn, pruneWriterBranch } from './write/writeBase';
+export type { WriteBase } from './write/writeBase';
+export { landReviewedSha, MergeRefused } from './write/merge';
+export type { LandInput } from './write/merge';
+export { aiAttributionIn } from './write/attribution';
+export { git, GitFailure } from './write/git';

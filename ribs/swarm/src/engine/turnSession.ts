@@ -65,6 +65,8 @@ export interface TurnSessionOptions {
 export class TurnSession {
   readonly posted: string[] = [];
   readonly commands: SwarmCommand[] = [];
+  /** What `chat_merge` landed (or was refused) in this turn. */
+  readonly merges: { agent: string; sha: string; result: string; landed: boolean }[] = [];
   private posts = 0;
 
   constructor(readonly opts: TurnSessionOptions) {}
@@ -132,6 +134,19 @@ export class TurnSession {
 
   command(c: SwarmCommand): void {
     this.commands.push(c);
+  }
+
+  /** `chat_merge`: lands a reviewed SHA (write mode without origin), recording the outcome either way. */
+  async land(input: { agent: string; sha: string }): Promise<string> {
+    if (!this.opts.merge) throw new Error('merging is only available to the lead, in write mode without an origin remote');
+    try {
+      const result = await this.opts.merge(input);
+      this.merges.push({ ...input, result, landed: true });
+      return result;
+    } catch (err) {
+      this.merges.push({ ...input, result: (err as Error).message, landed: false });
+      throw err;
+    }
   }
 }
 

@@ -154,8 +154,7 @@ export function agentTools(): ToolDefinition[] {
     state_changing: true,
     execute: inTurn(MERGE_TOOL_NAME, async (s, input) => {
       if (!s.opts.lead) throw new Error('only the lead merges');
-      if (!s.opts.merge) throw new Error('merging is only available in write mode without an origin remote');
-      return s.opts.merge(input);
+      return s.land(input);
     }),
   };
   return [post, replyTool, read, roster, context, spawn, done, report, merge] as ToolDefinition[];

@@ -1,0 +1,73 @@
+import { git, GitFailure } from './git';
+
+/** Where writers branch from and what they land on. */
+export interface WriteBase {
+  /** The project has an `origin` remote: writers are cut from its fetched default branch. */
+  origin: boolean;
+  /** The base branch: the root's symbolic HEAD branch (no origin), or origin's default branch. */
+  branch: string;
+  /** With origin: the remote-tracking ref writers are cut from (`origin/<branch>`). */
+  remoteRef?: string;
+}
+
+/**
+ * Decides the write base of a project's root, once per swarm: with an `origin` remote, fetch it and
+ * take its default branch; without, the root's symbolic HEAD branch (its tip moves as merges land,
+ * so later writers inherit them). A detached or unborn HEAD cannot host writers.
+ */
+export async function detectWriteBase(root: string, env: Record<string, string | undefined>): Promise<WriteBase> {
+  const hasOrigin = await git(['remote', 'get-url', 'origin'], { cwd: root, env }).then(
+    () => true,
+    () => false,
+  );
+  if (hasOrigin) {
+    await git(['fetch', '--quiet', 'origin'], { cwd: root, env, timeoutMs: 120_000 });
+    const symref = await git(['ls-remote', '--symref', 'origin', 'HEAD'], { cwd: root, env });
+    const m = /^ref: refs\/heads\/(\S+)\s+HEAD/m.exec(symref);
+    if (!m) throw new Error('origin has no default branch (its HEAD names none)');
+    return { origin: true, branch: m[1]!, remoteRef: `origin/${m[1]}` };
+  }
+  let branch: string;
+  try {
+    branch = (await git(['symbolic-ref', '--quiet', '--short', 'HEAD'], { cwd: root, env })).trim();
+  } catch (err) {
+    throw new Error(`the project's HEAD is detached (${err instanceof GitFailure ? err.stderr.trim() : (err as Error).message}); write mode needs a branch`);
+  }
+  await git(['rev-parse', '--verify', 'HEAD^{commit}'], { cwd: root, env }).catch(() => {
+    throw new Error(`branch ${branch} has no commit yet; write mode needs one`);
+  });
+  return { origin: false, branch };
+}
+
+/** With origin, a writer's fresh worktree is moved to the fetched default branch's tip. */
+export async function cutWriterWorktree(path: string, base: WriteBase, env: Record<string, string | undefined>): Promise<string> {
+  if (base.origin) {
+    await git(['fetch', '--quiet', 'origin', base.branch], { cwd: path, env, timeoutMs: 120_000 });
+    await git(['reset', '--quiet', '--hard', base.remoteRef!], { cwd: path, env });
+  }
+  return (await git(['rev-parse', 'HEAD'], { cwd: path, env })).trim();
+}
+
+/**
+ * Commits everything a writer's turn changed in its worktree (the agent itself cannot write git
+ * metadata: the sandbox keeps `.git` read-only), authored as the writer.
+ * @returns the new commit, or undefined when nothing changed
+ */
+export async function commitWriterTurn(path: string, opts: { message: string; author: string; email: string }, env: Record<string, string | undefined>): Promise<{ sha: string; files: number } | undefined> {
+  await git(['add', '--all'], { cwd: path, env });
+  const staged = (await git(['diff', '--cached', '--name-only'], { cwd: path, env })).split('\n').filter(Boolean);
+  if (staged.length === 0) return undefined;
+  await git(['-c', `user.name=${opts.author}`, '-c', `user.email=${opts.email}`, 'commit', '--quiet', '--no-verify', '-m', opts.message], { cwd: path, env });
+  return { sha: (await git(['rev-parse', 'HEAD'], { cwd: path, env })).trim(), files: staged.length };
+}
+
+/** Deletes a writer's branch only when the base holds its commits (`git branch -d` refuses otherwise). */
+export async function pruneWriterBranch(root: string, branch: string, base: string, env: Record<string, string | undefined>): Promise<'deleted' | 'kept'> {
+  const held = await git(['merge-base', '--is-ancestor', `refs/heads/${branch}`, `refs/heads/${base}`], { cwd: root, env }).then(
+    () => true,
+    () => false,
+  );
+  if (!held) return 'kept';
+  await git(['branch', '--quiet', '-d', branch], { cwd: root, env }).catch(() => undefined);
+  return 'deleted';
+}

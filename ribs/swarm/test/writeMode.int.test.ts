@@ -1,0 +1,120 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { aiAttributionIn } from '../src/write/attribution';
+import { landReviewedSha, MergeRefused } from '../src/write/merge';
+import { commitWriterTurn, cutWriterWorktree, detectWriteBase, pruneWriterBranch } from '../src/write/writeBase';
+
+const dir = mkdtempSync(join(tmpdir(), 'keelson-swarm-write-'));
+const gitconfig = join(dir, 'gitconfig');
+writeFileSync(gitconfig, '[user]\n\tname = Test\n\temail = test@keelson.invalid\n[init]\n\tdefaultBranch = main\n');
+const env = { ...process.env, GIT_CONFIG_GLOBAL: gitconfig, GIT_CONFIG_NOSYSTEM: '1' };
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const g = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env, encoding: 'utf8' }).trim();
+let n = 0;
+/** A repository with one commit on main, and a worktree on branch `w` cut from it. */
+function repo(): { root: string; wt: string } {
+  const root = join(dir, `root-${++n}`);
+  g(dir, 'init', '--quiet', root);
+  writeFileSync(join(root, 'README.md'), 'hello\n');
+  g(root, 'add', '.');
+  g(root, 'commit', '--quiet', '-m', 'Initial');
+  const wt = join(dir, `wt-${n}`);
+  g(root, 'worktree', 'add', '--quiet', '-b', 'w', wt, 'HEAD');
+  return { root, wt };
+}
+const commit = (cwd: string, file: string, text: string, message = `write ${file}`) => {
+  writeFileSync(join(cwd, file), text);
+  g(cwd, 'add', '.');
+  g(cwd, 'commit', '--quiet', '-m', message);
+  return g(cwd, 'rev-parse', 'HEAD');
+};
+const land = (r: { root: string }, sha: string) => landReviewedSha({ root: r.root, base: 'main', branch: 'w', sha, agent: 'writer', env });
+
+describe('write mode without origin: chat_merge lands a reviewed SHA on the root\'s branch', () => {
+  it('fast-forwards when the base has not moved', async () => {
+    const r = repo();
+    const sha = commit(r.wt, 'a.txt', 'a\n');
+    await expect(land(r, sha)).resolves.toBe(`merged ${sha.slice(0, 12)} from writer into main (fast-forward, 1 commit(s))`);
+    expect(g(r.root, 'rev-parse', 'HEAD')).toBe(sha);
+    expect(await pruneWriterBranch(r.root, 'w', 'main', env)).toBe('deleted');
+  });
+
+  it('makes a merge commit when the base moved, and a later writer inherits it', async () => {
+    const r = repo();
+    commit(r.root, 'root.txt', 'root\n');
+    const sha = commit(r.wt, 'b.txt', 'b\n');
+    expect(await land(r, sha)).toMatch(/merge commit [0-9a-f]{12}, 1 commit/);
+    expect(g(r.root, 'log', '--format=%s', '-1')).toBe(`Merge writer's ${sha.slice(0, 12)} into main`);
+    const later = join(dir, `later-${n}`);
+    g(r.root, 'worktree', 'add', '--quiet', '-b', 'w2', later, 'HEAD');
+    expect(existsSync(join(later, 'b.txt'))).toBe(true);
+  });
+
+  it('aborts on a conflict and leaves the root as it was', async () => {
+    const r = repo();
+    const before = commit(r.root, 'README.md', 'root says\n');
+    const sha = commit(r.wt, 'README.md', 'writer says\n');
+    await expect(land(r, sha)).rejects.toThrow(/conflicts in README.md: aborted, nothing changed/);
+    expect(g(r.root, 'rev-parse', 'HEAD')).toBe(before);
+    expect(g(r.root, 'status', '--porcelain')).toBe('');
+    expect(existsSync(join(r.root, '.git', 'MERGE_HEAD'))).toBe(false);
+    expect(await pruneWriterBranch(r.root, 'w', 'main', env)).toBe('kept');
+  });
+
+  it('refuses a dirty root, a SHA that is not the writer\'s head, and a commit carrying AI attribution', async () => {
+    const r = repo();
+    const reviewed = commit(r.wt, 'c.txt', 'c\n');
+    writeFileSync(join(r.root, 'stray.txt'), 'x\n');
+    await expect(land(r, reviewed)).rejects.toThrow(/root checkout is not clean/);
+    rmSync(join(r.root, 'stray.txt'));
+    commit(r.wt, 'c.txt', 'c changed after the review\n');
+    await expect(land(r, reviewed)).rejects.toThrow(/is not the head of writer's branch w/);
+    const attributed = commit(r.wt, 'd.txt', 'd\n', 'Add d\n\nCo-Authored-By: Claude <noreply@anthropic.com>');
+    await expect(land(r, attributed)).rejects.toBeInstanceOf(MergeRefused);
+    await expect(land(r, attributed)).rejects.toThrow(/carries AI attribution \("Co-Authored-By: Claude <noreply@anthropic.com>"\)/);
+    expect(g(r.root, 'log', '--format=%s')).toBe('Initial');
+  });
+
+  it('knows AI attribution when it sees it, and plain co-authors when it does not', () => {
+    expect(aiAttributionIn('Fix\n\n🤖 Generated with Claude Code')).toBeDefined();
+    expect(aiAttributionIn('Fix\n\nCo-authored-by: GitHub Copilot <copilot@github.com>')).toBeDefined();
+    expect(aiAttributionIn('Fix\n\nCo-authored-by: Ada Lovelace <ada@example.com>')).toBeUndefined();
+  });
+});
+
+describe('write bases', () => {
+  it('without origin: the root\'s symbolic HEAD branch', async () => {
+    const r = repo();
+    expect(await detectWriteBase(r.root, env)).toEqual({ origin: false, branch: 'main' });
+    g(r.root, 'checkout', '--quiet', '--detach');
+    await expect(detectWriteBase(r.root, env)).rejects.toThrow(/HEAD is detached/);
+  });
+
+  it('with origin (a local bare repository): the fetched remote default branch, even when the local one is stale', async () => {
+    const bare = join(dir, 'origin.git');
+    g(dir, 'init', '--quiet', '--bare', bare);
+    const seed = join(dir, 'seed');
+    g(dir, 'clone', '--quiet', bare, seed);
+    commit(seed, 'one.txt', '1\n');
+    g(seed, 'push', '--quiet', 'origin', 'main');
+    const root = join(dir, 'clone');
+    g(dir, 'clone', '--quiet', bare, root);
+    const stale = g(root, 'rev-parse', 'HEAD');
+    const upstream = commit(seed, 'two.txt', '2\n');
+    g(seed, 'push', '--quiet', 'origin', 'main');
+    const base = await detectWriteBase(root, env);
+    expect(base).toEqual({ origin: true, branch: 'main', remoteRef: 'origin/main' });
+    const wt = join(dir, 'origin-writer');
+    g(root, 'worktree', 'add', '--quiet', '-b', 'ow', wt, 'HEAD');
+    expect(g(wt, 'rev-parse', 'HEAD')).toBe(stale);
+    expect(await cutWriterWorktree(wt, base, env)).toBe(upstream);
+    writeFileSync(join(wt, 'three.txt'), '3\n');
+    const made = await commitWriterTurn(wt, { message: 'writer turn 1', author: 'sw-writer', email: 'sw-writer@swarm.keelson.invalid' }, env);
+    expect(made).toEqual({ sha: g(wt, 'rev-parse', 'HEAD'), files: 1 });
+    expect(g(wt, 'log', '-1', '--format=%an <%ae>')).toBe('sw-writer <sw-writer@swarm.keelson.invalid>');
+    expect(await commitWriterTurn(wt, { message: 'nothing', author: 'a', email: 'a@b' }, env)).toBeUndefined();
+  });
+});
