@@ -20,6 +20,9 @@ export interface ProjectsApi {
   project(id: string): Promise<ProjectRef | null>;
   acquireWorkspace(projectId: string, purpose: string): Promise<WorkspaceRef>;
   releaseWorkspace(id: string): Promise<boolean>;
+  /** The project's mutation lock (before changing its live checkout); a second holder is CONFLICT. */
+  acquireMutationLock?(projectId: string, purpose: string, holder: string): Promise<{ id: string }>;
+  releaseMutationLock?(id: string): Promise<boolean>;
 }
 
 /**
@@ -43,6 +46,17 @@ export function projectsGraphqlApi(url: string, opts: { timeoutMs?: number; iden
     async releaseWorkspace(id) {
       const data = await call<{ releaseWorkspace: boolean }>('mutation ($id: ID!) { releaseWorkspace(id: $id) }', { id });
       return data.releaseWorkspace;
+    },
+    async acquireMutationLock(projectId, purpose, holder) {
+      const data = await call<{ acquireMutationLock: { id: string } }>(
+        'mutation ($p: ID!, $purpose: String!, $holder: String!) { acquireMutationLock(projectId: $p, purpose: $purpose, holder: $holder) { id } }',
+        { p: projectId, purpose, holder },
+      );
+      return data.acquireMutationLock;
+    },
+    async releaseMutationLock(id) {
+      const data = await call<{ releaseMutationLock: boolean }>('mutation ($id: ID!) { releaseMutationLock(id: $id) }', { id });
+      return data.releaseMutationLock;
     },
   };
 }
