@@ -303,6 +303,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
         home,
         ...(activityDeps.agentTurns ? { agentTurns: activityDeps.agentTurns } : {}),
         pg: security.pg,
+        ...(activityDeps.deps.runs?.projects ? { projects: activityDeps.deps.runs.projects } : {}),
         // A lost worker's turn is taken over once its lease lapses, about when Temporal retries it.
         turnLeaseMs: Math.min(env.KEELSON_RUN_HEARTBEAT_TIMEOUT_MS, 15_000),
         log: workerLog,

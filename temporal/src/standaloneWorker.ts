@@ -99,6 +99,7 @@ export async function startStandaloneWorker(opts: StartStandaloneWorkerOptions):
       home,
       ...(opened.agentTurns ? { agentTurns: opened.agentTurns } : {}),
       pg: opts.security.pg,
+      ...(opened.deps.runs?.projects ? { projects: opened.deps.runs.projects } : {}),
       // A lost worker's turn is taken over once its lease lapses, about when Temporal retries it.
       turnLeaseMs: Math.min(env.KEELSON_RUN_HEARTBEAT_TIMEOUT_MS, 15_000),
       log,

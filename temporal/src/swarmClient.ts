@@ -62,7 +62,7 @@ export async function launchSwarm(deps: LaunchSwarmDeps, args: LaunchSwarmArgs):
     agents: (input.agents ?? []).map((a) => ({ name: a.name, role: a.role })),
     writeMode: input.writeMode ?? false,
     workTools: input.workTools === 'READ' || (input.writeMode ?? false),
-    ...(args.project ? { projectRoot: args.project.rootPath } : {}),
+    ...(args.project ? { projectId: args.project.id, projectRoot: args.project.rootPath } : {}),
     ...(input.provider ? { provider: input.provider } : {}),
     ...(input.model ? { model: input.model } : {}),
     ...(input.workerModel ? { workerModel: input.workerModel } : {}),

@@ -3,6 +3,7 @@ import { BusAccess, resolveBusSetup, SwarmStore, SwarmTables1764460800600 } from
 import type { Logger, PgTimeouts } from '@keelson/service';
 import type { SwarmActivityDeps } from './activities';
 import type { OpenedPromptExecutor } from './activities/prompt/openPromptExecutor';
+import type { ProjectsApi } from './projectsApi';
 import type { OpStore } from './store/opStore';
 
 /** The swarm domain's migrations, in order (the swarms subgraph and workers both run them). */
@@ -21,6 +22,8 @@ export interface SwarmActivityDepsOptions {
   /** Agent turns (the worker's provider registry and rib host); absent, swarm turns fail CAPABILITY_UNSUPPORTED. */
   agentTurns?: Pick<OpenedPromptExecutor, 'turns' | 'ribHost'>;
   log: Logger;
+  /** Write mode's worktree leases and mutation lock (the projects subgraph). */
+  projects?: ProjectsApi;
   /** Postgres session bounds. @default the kit's */
   pg?: PgTimeouts;
   /** A turn's lease. @default 15000 */
@@ -43,6 +46,8 @@ export async function openSwarmActivityDeps(opts: SwarmActivityDepsOptions): Pro
       ops: opts.ops,
       bus: new BusAccess(resolveBusSetup(opts.env, opts.home), opts.env),
       ...(turns ? { turns: { run: (req) => turns.turns.run(req), ready: () => turns.ribHost.get() } } : {}),
+      ...(opts.projects ? { projects: opts.projects } : {}),
+      gitEnv: opts.env,
       log: opts.log,
       ...(opts.turnLeaseMs !== undefined ? { turnLeaseMs: opts.turnLeaseMs } : {}),
     },

@@ -23,7 +23,7 @@ import {
   type SwarmSteerResult,
 } from '@keelson/schema';
 import type { OpActivities } from '../activities/ops/opActivities';
-import type { HydratedMessage, SwarmActivities, SwarmBootResult, SwarmTurnResult } from '../activities/swarm/swarmActivities';
+import type { HydratedMessage, SwarmActivities, SwarmBootResult, SwarmTurnResult, WriterLease } from '../activities/swarm/swarmActivities';
 import { steerSignal } from './messages';
 import { swarmBusEventSignal, swarmLocalMessageSignal, swarmStatusQuery, swarmSteerUpdate, swarmStopSignal, type SwarmLiveStatus } from './swarmMessages';
 
@@ -38,6 +38,8 @@ export interface SwarmWorkflowInput {
   writeMode: boolean;
   /** Agents may read the project (Read/Glob/Grep, confined to `projectRoot`). */
   workTools: boolean;
+  /** The project (write mode leases writers' worktrees in it). */
+  projectId?: string;
   projectRoot?: string;
   provider?: string;
   /** The lead's model (and workers' unless `workerModel`). */
@@ -88,6 +90,15 @@ export interface AgentState {
   notes: string[];
   /** Turns whose attempt never reported (cancelled or given up): a token they minted is swept at the end. */
   unsettled: { turnNo: number; generation: number }[];
+  /** A writer's worktree lease (write mode). */
+  worktree?: WriterLease;
+}
+
+/** Write mode's base (as `swarmWriteBase` decided it). */
+export interface CarriedWriteBase {
+  origin: boolean;
+  branch: string;
+  remoteRef?: string;
 }
 
 export interface CarriedSwarmState {
@@ -107,6 +118,9 @@ export interface CarriedSwarmState {
   eventSeq: number;
   steers: number;
   runs: number;
+  /** Write mode: where writers branch from, and what chat_merge landed or refused. */
+  writeBase?: CarriedWriteBase;
+  merges?: { agent: string; sha: string; result: string; landed: boolean }[];
 }
 
 interface FinishedTurn {
@@ -370,6 +384,18 @@ export async function swarm(input: SwarmWorkflowInput): Promise<SwarmWorkflowRes
           ...(model ? { model } : {}),
           ...(input.projectRoot ? { cwd: input.projectRoot } : {}),
           workTools: input.workTools,
+          ...(st.writeBase && input.projectId && input.projectRoot
+            ? {
+                write: {
+                  projectId: input.projectId,
+                  root: input.projectRoot,
+                  base: st.writeBase,
+                  ...(a.worktree ? { worktree: a.worktree } : {}),
+                  writers: Object.fromEntries(st.agents.filter((w) => w.worktree).map((w) => [w.id, w.worktree!.branch])),
+                  leadHandle: lead()?.handle ?? '',
+                },
+              }
+            : {}),
         }),
       )
       .then(
@@ -392,11 +418,22 @@ export async function swarm(input: SwarmWorkflowInput): Promise<SwarmWorkflowRes
         a.finished = true;
       } else if (c.kind === 'spawn') {
         const refuse = (why: string) => a.notes.push(`chat_spawn ${c.name} was refused: ${why}`);
-        if (c.writer && !(a.lead && input.writeMode)) refuse('only the lead chooses writers, in write mode');
+        if (c.writer && !(a.lead && input.writeMode && st.writeBase)) refuse('only the lead chooses writers, in write mode');
         else if (st.agents.some((x) => x.id === c.name)) refuse(`${c.name} is already in the swarm`);
         else if (st.agents.length >= limits.maxAgents) refuse(`the swarm is at its limit of ${limits.maxAgents} agents`);
-        else {
-          await addAgent(c.name, c.role, false, c.writer);
+        else if (c.writer) {
+          let lease: WriterLease;
+          try {
+            lease = await acts.swarmLeaseWriter({ swarmId, projectId: input.projectId!, agentId: c.name, base: st.writeBase! });
+          } catch (err) {
+            refuse(`no worktree for a writer: ${failureMessage(err)}`);
+            continue;
+          }
+          await addAgent(c.name, c.role, false, true);
+          agent(c.name)!.worktree = { leaseId: lease.leaseId, path: lease.path, branch: lease.branch };
+          a.notes.push(`${c.name} joined as @${handlePrefix}-${c.name}, a writer on branch ${lease.branch}`);
+        } else {
+          await addAgent(c.name, c.role, false, false);
           a.notes.push(`${c.name} joined as @${handlePrefix}-${c.name}`);
         }
       }
@@ -423,6 +460,7 @@ export async function swarm(input: SwarmWorkflowInput): Promise<SwarmWorkflowRes
         a.usage.outputTokens += r.usage.outputTokens;
       }
       for (const id of r.posted) enqueue(id);
+      if (r.merges?.length) (st.merges ??= []).push(...r.merges);
       ok = r.status === 'ok';
       reason = r.error;
       emit('TURN_ENDED', { agentId: a.id, turnNo: f.turnNo, status: r.status, ...(r.error ? { reason: r.error } : {}) });
@@ -488,7 +526,7 @@ export async function swarm(input: SwarmWorkflowInput): Promise<SwarmWorkflowRes
       sessionId: a.sessionId ?? null,
       model: a.model ?? null,
       botUserId: a.botUserId,
-      worktree: null,
+      worktree: a.worktree ?? null,
       usage: { ...a.usage },
     }));
 
@@ -512,6 +550,7 @@ export async function swarm(input: SwarmWorkflowInput): Promise<SwarmWorkflowRes
   try {
     if (!st.booted) {
       await book.beginOp({ opId });
+      if (input.writeMode && input.projectRoot) st.writeBase = await acts.swarmWriteBase({ projectRoot: input.projectRoot });
       st.channel = await acts.swarmBoot({ swarmId });
       st.cursor = st.channel.tailCursor;
       emit('SWARM_STARTED', {});
@@ -602,6 +641,16 @@ export async function swarm(input: SwarmWorkflowInput): Promise<SwarmWorkflowRes
     if (busy > 0) turnScope.cancel();
     await Promise.all(turnsInFlight);
     while (finished.length > 0) await applyFinished(finished.shift()!, true);
+    let released: { kept: string[]; deleted: string[] } | undefined;
+    const writers = st.agents.filter((a) => a.worktree).map((a) => a.worktree!);
+    if (st.writeBase && input.projectRoot && writers.length) {
+      try {
+        released = await acts.swarmReleaseWriters({ root: input.projectRoot, base: st.writeBase, writers });
+      } catch (err) {
+        released = { kept: writers.map((w) => w.branch), deleted: [] };
+        endReason ??= `the writers' worktrees could not be released: ${failureMessage(err)}`;
+      }
+    }
     if (st.channel) {
       const channel = st.channel;
       try {
@@ -609,7 +658,11 @@ export async function swarm(input: SwarmWorkflowInput): Promise<SwarmWorkflowRes
           swarmId,
           workspaceId: channel.workspaceId,
           channelId: channel.channelId,
-          body: `The swarm ended ${status}${endReason ? `: ${endReason}` : ''}.${st.conclusion !== undefined && status === 'DONE' ? `\n\n${st.conclusion.slice(0, 4000)}` : ''}`,
+          body: `The swarm ended ${status}${endReason ? `: ${endReason}` : ''}.${st.conclusion !== undefined && status === 'DONE' ? `\n\n${st.conclusion.slice(0, 4000)}` : ''}${
+            st.writeBase
+              ? `\n\nWrite mode on ${st.writeBase.origin ? st.writeBase.remoteRef : st.writeBase.branch}: ${(st.merges ?? []).filter((m) => m.landed).length} merge(s) landed; branches kept: ${released?.kept.join(', ') || 'none'}. No pull request was opened (no forge is configured).`
+              : ''
+          }`,
           nonce: `${swarmId}:rib:end`,
         });
         own.add(closing.messageId);
@@ -636,6 +689,7 @@ export async function swarm(input: SwarmWorkflowInput): Promise<SwarmWorkflowRes
       error: endReason ?? null,
       agents: projection(),
       turnsUsed: st.turnsUsed,
+      ...(st.writeBase ? { write: { base: st.writeBase, merges: st.merges ?? [], keptBranches: released?.kept ?? [], deletedBranches: released?.deleted ?? [] } } : {}),
     });
   });
   if (cancelled) throw cancelled;

@@ -7,6 +7,11 @@ import {
   bindTurn,
   BusFailure,
   ClickClackError,
+  commitWriterTurn,
+  cutWriterWorktree,
+  detectWriteBase,
+  landReviewedSha,
+  pruneWriterBranch,
   LEAD_TOOL_NAMES,
   MERGE_TOOL_NAME,
   processVault,
@@ -23,6 +28,7 @@ import {
   type SwarmCommand,
   type SwarmStore,
   type TokenVault,
+  type WriteBase,
 } from '@keelson/rib-swarm';
 import type { AgentTurnRequest } from '@keelson/providers';
 import {
@@ -36,6 +42,7 @@ import {
 } from '@keelson/schema';
 import type { Logger } from '@keelson/service';
 import type { RibAgentTurn } from '@keelson/shared';
+import type { ProjectsApi } from '../../projectsApi';
 import type { OpStore } from '../../store/opStore';
 import { asActivity } from '../failures';
 
@@ -49,6 +56,10 @@ export interface SwarmActivityDeps {
   turns?: { run(req: AgentTurnRequest): RibAgentTurn; ready(): Promise<unknown> };
   /** @default the process's vault */
   vault?: TokenVault;
+  /** Write mode: writers' worktree leases and the root's mutation lock, through the projects subgraph. */
+  projects?: ProjectsApi;
+  /** The environment git runs with in write mode (identity, GIT_CONFIG_GLOBAL). @default process.env */
+  gitEnv?: Record<string, string | undefined>;
   log?: Logger;
   /** A turn's lease, renewed while it runs: a lost worker's turn is taken over after it lapses. @default 15000 */
   turnLeaseMs?: number;
@@ -111,6 +122,35 @@ export interface SwarmTurnInput {
   cwd?: string;
   /** Offer Read/Glob/Grep (and Write/Edit/Bash to a writer) confined to `cwd`. */
   workTools: boolean;
+  /** Write mode: the project, its write base, this writer's worktree, and (for the lead) every writer's branch. */
+  write?: SwarmWriteContext;
+}
+
+/** What a turn in write mode knows. */
+export interface SwarmWriteContext {
+  projectId: string;
+  root: string;
+  base: WriteBase;
+  /** This agent's worktree, when it is a writer. */
+  worktree?: WriterLease;
+  /** Every writer's branch by agent id (the lead's chat_merge lands their reviewed SHAs). */
+  writers: Record<string, string>;
+  /** The lead's handle (a writer's commit notice addresses it). */
+  leadHandle: string;
+}
+
+/** A writer's worktree lease. */
+export interface WriterLease {
+  leaseId: string;
+  path: string;
+  branch: string;
+}
+
+/** A writer's commit after a turn (the engine commits: the agent cannot write git metadata). */
+export interface WriterCommit {
+  sha: string;
+  branch: string;
+  files: number;
 }
 
 export interface SwarmTurnResult {
@@ -126,6 +166,10 @@ export interface SwarmTurnResult {
   /** Messages the turn wrote (also announced one by one while it ran). */
   posted: string[];
   commands: SwarmCommand[];
+  /** Write mode: what the lead's chat_merge landed or was refused. */
+  merges?: { agent: string; sha: string; result: string; landed: boolean }[];
+  /** Write mode: the writer's commit of this turn's changes. */
+  commit?: WriterCommit;
 }
 
 /** The nonce a turn mints its agent's replacement token under: a retried attempt gets the same token id back. */
@@ -179,6 +223,22 @@ export function createSwarmActivities(deps: SwarmActivityDeps | undefined) {
       await bus.ensure().catch((e: unknown) => need().log?.warn({ err: e }, 'the managed ClickClack could not be brought back'));
     }
     if (err instanceof ClickClackError && err.credentialRevoked) bus.invalidateOwner();
+  };
+
+  const gitEnv = () => need().gitEnv ?? process.env;
+
+  /** chat_merge: under the project's mutation lock, lands the reviewed SHA of a writer's branch. */
+  const landFor = async (input: SwarmTurnInput, write: SwarmWriteContext, m: { agent: string; sha: string }): Promise<string> => {
+    const branch = write.writers[m.agent];
+    if (!branch) throw new Error(`${m.agent} is not a writer of this swarm (writers: ${Object.keys(write.writers).join(', ') || 'none'})`);
+    const projects = need().projects;
+    if (!projects?.acquireMutationLock || !projects.releaseMutationLock) throw new Error('no mutation lock is available on this worker: refusing to change the project unguarded');
+    const lock = await projects.acquireMutationLock(write.projectId, `swarm ${input.swarmId.slice(0, 8)}: merge ${m.agent}'s ${m.sha.slice(0, 12)}`, `swarm:${input.swarmId}`);
+    try {
+      return await landReviewedSha({ root: write.root, base: write.base.branch, branch, sha: m.sha, agent: m.agent, env: gitEnv() });
+    } finally {
+      await projects.releaseMutationLock(lock.id).catch(() => undefined);
+    }
   };
 
   const hydrateWith = async (client: ClickClackClient, ids: readonly string[]): Promise<(BusMessage | undefined)[]> =>
@@ -416,6 +476,7 @@ export function createSwarmActivities(deps: SwarmActivityDeps | undefined) {
             throw err;
           })).filter((m): m is BusMessage => m !== undefined);
           const handleOf = activity.client.workflow.getHandle(input.workflowId);
+          const write = input.write;
           const session = new TurnSession({
             swarmId: input.swarmId,
             agentId: input.agentId,
@@ -435,9 +496,11 @@ export function createSwarmActivities(deps: SwarmActivityDeps | undefined) {
               failure ??= f;
               stop.abort(f);
             },
+            ...(input.lead && write && !write.base.origin ? { merge: (m: { agent: string; sha: string }) => landFor(input, write, m) } : {}),
           });
           const tools: string[] = [...AGENT_TOOL_NAMES, ...(input.lead ? LEAD_TOOL_NAMES : []), ...(input.lead && input.writeMode ? [MERGE_TOOL_NAME] : [])];
-          if (input.workTools && input.cwd) tools.push('Read', 'Glob', 'Grep', ...(input.writer ? ['Write', 'Edit', 'Bash'] : []));
+          const cwd = write?.worktree?.path ?? input.cwd;
+          if ((input.workTools || write?.worktree) && cwd) tools.push('Read', 'Glob', 'Grep', ...(write?.worktree ? ['Write', 'Edit', 'Bash'] : []));
           const bound = bindTurn(session);
           let result;
           let toolCalls = 0;
@@ -447,7 +510,7 @@ export function createSwarmActivities(deps: SwarmActivityDeps | undefined) {
               ribId: 'swarm',
               surface: 'rib',
               turnId,
-              system: systemPrompt({ handle: input.handle, role: input.role, lead: input.lead, writer: input.writer, writeMode: input.writeMode, channelName: input.channelName, roster: input.roster, workTools: input.workTools && !!input.cwd }),
+              system: systemPrompt({ handle: input.handle, role: input.role, lead: input.lead, writer: input.writer, writeMode: input.writeMode, channelName: input.channelName, roster: input.roster, workTools: (input.workTools || !!write?.worktree) && !!cwd }),
               prompt: turnPrompt({
                 turnNo: input.turnNo,
                 first: !input.sessionId,
@@ -463,7 +526,7 @@ export function createSwarmActivities(deps: SwarmActivityDeps | undefined) {
               ...(input.sessionId ? { resumeSessionId: input.sessionId } : {}),
               ...(input.model ? { model: input.model } : {}),
               ...(input.provider ? { provider: input.provider } : {}),
-              ...(input.cwd ? { cwd: input.cwd, allowedDirectories: [input.cwd] } : {}),
+              ...(cwd ? { cwd, allowedDirectories: [cwd] } : {}),
               timeoutMs: input.turnTimeoutMs,
               abortSignal: AbortSignal.any([activity.cancellationSignal, stop.signal]),
               turnContext: bound.turnContext,
@@ -482,6 +545,22 @@ export function createSwarmActivities(deps: SwarmActivityDeps | undefined) {
             throw ApplicationFailure.create({ type: 'SERVICE_UNAVAILABLE', message: `turn ${turnId}: the bus failed (${failure.message}); the turn is retried` });
           }
           if (stop.signal.aborted) throw ApplicationFailure.create({ type: 'CONFLICT', message: `turn ${turnId} was taken over by another attempt`, nonRetryable: true });
+          // A writer's changes become a commit of its branch, announced to the lead as the writer.
+          let commit: WriterCommit | undefined;
+          if (result.status === 'ok' && write?.worktree) {
+            const made = await commitWriterTurn(
+              write.worktree.path,
+              { message: `${input.agentId} (swarm ${input.swarmId.slice(0, 8)}) turn ${input.turnNo}`, author: input.handle, email: `${input.handle}@swarm.keelson.invalid` },
+              gitEnv(),
+            );
+            if (made) {
+              commit = { ...made, branch: write.worktree.branch };
+              const how = write.base.origin
+                ? `it stays on ${commit.branch} (no forge is configured: no pull request is opened)`
+                : `review it, then chat_merge { agent: "${input.agentId}", sha: "${made.sha}" }`;
+              await session.post(`@${write.leadHandle} committed ${made.sha} on ${commit.branch} (${made.files} file(s) changed): ${how}`).catch(() => undefined);
+            }
+          }
           const settled: SwarmTurnResult = {
             status: result.status === 'aborted' ? 'interrupted' : result.status,
             ...(result.error ? { error: result.error.slice(0, 500) } : {}),
@@ -493,6 +572,8 @@ export function createSwarmActivities(deps: SwarmActivityDeps | undefined) {
             durationMs: Date.now() - started,
             posted: session.posted,
             commands: session.commands,
+            ...(session.merges.length ? { merges: session.merges } : {}),
+            ...(commit ? { commit } : {}),
           };
           return (await store.completeTurn(turnId, holder, settled)) as SwarmTurnResult;
         } catch (err) {
@@ -504,6 +585,46 @@ export function createSwarmActivities(deps: SwarmActivityDeps | undefined) {
       } finally {
         clearInterval(beat);
       }
+    },
+
+    /** Write mode: where writers branch from (origin's fetched default branch, else the root's HEAD branch), decided once. */
+    async swarmWriteBase(input: { projectRoot: string }): Promise<WriteBase> {
+      return asActivity(async () => {
+        try {
+          return await detectWriteBase(input.projectRoot, gitEnv());
+        } catch (err) {
+          throw ApplicationFailure.create({ type: 'BAD_USER_INPUT', message: `write mode: ${(err as Error).message}`, nonRetryable: true });
+        }
+      });
+    },
+
+    /** A writer's worktree lease and branch through the projects subgraph, cut from the write base. */
+    async swarmLeaseWriter(input: { swarmId: string; projectId: string; agentId: string; base: WriteBase }): Promise<WriterLease & { head: string }> {
+      return asActivity(async () => {
+        const projects = need().projects;
+        if (!projects) throw ApplicationFailure.nonRetryable('this worker cannot lease worktrees (no projects subgraph)', 'SERVICE_UNAVAILABLE');
+        const lease = await projects.acquireWorkspace(input.projectId, `swarm ${input.swarmId.slice(0, 8)}: ${input.agentId} (writer)`);
+        const head = await cutWriterWorktree(lease.path, input.base, gitEnv());
+        return { leaseId: lease.id, path: lease.path, branch: lease.branch, head };
+      });
+    },
+
+    /**
+     * Releases the writers' worktrees (their branches stay) and, without origin, deletes each branch
+     * only once the base holds its commits.
+     */
+    async swarmReleaseWriters(input: { root: string; base: WriteBase; writers: WriterLease[] }): Promise<{ kept: string[]; deleted: string[] }> {
+      return asActivity(async () => {
+        const projects = need().projects;
+        const kept: string[] = [];
+        const deleted: string[] = [];
+        for (const w of input.writers) {
+          await projects?.releaseWorkspace(w.leaseId).catch((err: unknown) => need().log?.warn({ err, lease: w.leaseId }, 'releasing a writer\'s worktree failed'));
+          const outcome = input.base.origin ? 'kept' : await pruneWriterBranch(input.root, w.branch, input.base.branch, gitEnv());
+          (outcome === 'kept' ? kept : deleted).push(w.branch);
+        }
+        return { kept, deleted };
+      });
     },
 
     /** Appends the workflow's new swarm events (idempotent by index) and its state projection; new events become op log lines. */
@@ -561,12 +682,15 @@ export function createSwarmActivities(deps: SwarmActivityDeps | undefined) {
       error: string | null;
       agents: SwarmAgentView[];
       turnsUsed: number;
+      /** Write mode: the base, what landed, the branches kept; never a pull request (no forge here). */
+      write?: { base: WriteBase; merges: { agent: string; sha: string; result: string; landed: boolean }[]; keptBranches: string[]; deletedBranches: string[] };
     }): Promise<void> {
       await asActivity(async () => {
         const { store, ops } = need();
         await store.record(input.swarmId, input.fromIdx, input.events, { status: input.status, conclusion: input.conclusion, error: input.error, agents: input.agents, turnsUsed: input.turnsUsed });
+        const write = input.write ? { ...input.write, pullRequests: 'none: no forge is configured here, so no pull request was opened or claimed; writers\' commits stay on their branches until the base holds them' } : undefined;
         if (input.status === 'DONE') {
-          await ops.completeOp(input.opId, { swarmId: input.swarmId, status: input.status, turnsUsed: input.turnsUsed, conclusion: input.conclusion?.slice(0, 4000) ?? null });
+          await ops.completeOp(input.opId, { swarmId: input.swarmId, status: input.status, turnsUsed: input.turnsUsed, conclusion: input.conclusion?.slice(0, 4000) ?? null, ...(write ? { write } : {}) });
         } else {
           await ops.settleOp(input.opId, input.status === 'STOPPED' ? 'CANCELLED' : 'FAILED', input.status === 'STOPPED' ? (input.error ?? 'stopped') : `${input.status}: ${input.error ?? ''}`.trim());
         }
