@@ -36,7 +36,7 @@ export function systemPrompt(p: SystemPromptInput): string {
   if (p.workTools) {
     lines.push(
       p.writer
-        ? 'You are a writer: your working directory is a git worktree and branch of your own. Read, Write, Edit, Glob, Grep and Bash work there; Bash is not confined to it, so keep your commands to your worktree. Commit your work and post the commit SHA for the lead to review.'
+        ? 'You are a writer: your working directory is a git worktree and branch of your own. Read, Write, Edit, Glob, Grep and Bash work there (Bash in the mesh\'s sandbox, writable only in your worktree). Do not commit: when your turn ends, the engine commits your changes as you and tells the lead the SHA to review.'
         : 'You may read the project with Read, Glob and Grep (read-only).',
     );
   }
