@@ -45,6 +45,10 @@ describe('the swarm workflow (real worker, Temporal, Postgres, a managed ClickCl
     const done = await h.waitFor(swarmId, (s) => s.status !== 'RUNNING');
     expect(done).toMatchObject({ status: 'DONE', conclusion: 'Both parts are fine: A is fine, B is fine.', error: null });
     expect(await handle.result()).toEqual({ swarmId, status: 'DONE' });
+    const described = await handle.describe();
+    expect(handle.workflowId).toBe(`swarm-${swarmId}`);
+    expect(described.searchAttributes).toMatchObject({ KeelsonKind: ['swarm'], KeelsonRib: ['swarm'], KeelsonWorkflowName: ['swarm'] });
+    expect(await described.memo).toMatchObject({ swarmId, opId });
     expect(await h.op(opId)).toMatchObject({ status: 'SUCCEEDED', result: { swarmId, status: 'DONE' } });
 
     // The conversation, read from the bus: each message once, authored by the agent that wrote it.
