@@ -83,4 +83,4 @@ export type { WriteBase } from './write/writeBase';
 export { landReviewedSha, MergeRefused } from './write/merge';
 export type { LandInput } from './write/merge';
 export { aiAttributionIn } from './write/attribution';
-export { git, GitFailure } from './write/git';
+export { git, GitFailure, isLocalRemote } from './write/git';

@@ -106,7 +106,7 @@ describe('write bases', () => {
     const upstream = commit(seed, 'two.txt', '2\n');
     g(seed, 'push', '--quiet', 'origin', 'main');
     const base = await detectWriteBase(root, env);
-    expect(base).toEqual({ origin: true, branch: 'main', remoteRef: 'origin/main' });
+    expect(base).toEqual({ origin: true, branch: 'main', remoteRef: 'origin/main', localOrigin: true });
     const wt = join(dir, 'origin-writer');
     g(root, 'worktree', 'add', '--quiet', '-b', 'ow', wt, 'HEAD');
     expect(g(wt, 'rev-parse', 'HEAD')).toBe(stale);

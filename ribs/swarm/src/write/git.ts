@@ -1,36 +1,31 @@
-import { execFile } from 'node:child_process';
+import { runGit, GitError } from '@keelson/platform';
 
-/** A git command that failed (its stderr says why). */
-export class GitFailure extends Error {
-  constructor(
-    readonly args: readonly string[],
-    readonly code: number | null,
-    readonly stderr: string,
-  ) {
-    super(`git ${args.join(' ')} failed (${code ?? 'killed'}): ${stderr.trim().split('\n').slice(-3).join(' ')}`);
-    this.name = 'GitFailure';
-  }
+export { GitError as GitFailure };
+
+export interface SwarmGitOptions {
+  cwd: string;
+  env: Record<string, string | undefined>;
+  timeoutMs?: number;
+  /** Transports beyond https and ssh (a project whose origin is a local repository needs `file`). */
+  allowProtocols?: readonly string[];
 }
 
 /**
- * Runs git non-interactively (no prompt, no askpass, C locale) in `cwd`, within `timeoutMs`.
+ * Runs git through the platform's hardened runner (pinned config: no hooks, fsmonitor, drivers or
+ * prompts from the repository; https and ssh only unless `allowProtocols` says otherwise).
  * @returns stdout
  */
-export function git(args: readonly string[], opts: { cwd: string; env: Record<string, string | undefined>; timeoutMs?: number }): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      'git',
-      [...args],
-      {
-        cwd: opts.cwd,
-        timeout: opts.timeoutMs ?? 60_000,
-        maxBuffer: 16 * 1024 * 1024,
-        env: { ...opts.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '', SSH_ASKPASS: '', LC_ALL: 'C' } as NodeJS.ProcessEnv,
-      },
-      (err, stdout, stderr) => {
-        if (err) reject(new GitFailure(args, typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : null, String(stderr)));
-        else resolve(String(stdout));
-      },
-    );
+export async function git(args: readonly string[], opts: SwarmGitOptions): Promise<string> {
+  const r = await runGit([...args], {
+    cwd: opts.cwd,
+    env: opts.env as NodeJS.ProcessEnv,
+    timeoutMs: opts.timeoutMs ?? 60_000,
+    ...(opts.allowProtocols ? { allowProtocols: opts.allowProtocols } : {}),
   });
+  return r.stdout;
+}
+
+/** Whether a remote URL names a repository on this machine (a path or file://), fetched over the file transport. */
+export function isLocalRemote(url: string): boolean {
+  return url.startsWith('/') || url.startsWith('file://') || url.startsWith('./') || url.startsWith('../');
 }

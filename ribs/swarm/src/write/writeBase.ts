@@ -1,4 +1,4 @@
-import { git, GitFailure } from './git';
+import { git, GitFailure, isLocalRemote } from './git';
 
 /** Where writers branch from and what they land on. */
 export interface WriteBase {
@@ -8,6 +8,8 @@ export interface WriteBase {
   branch: string;
   /** With origin: the remote-tracking ref writers are cut from (`origin/<branch>`). */
   remoteRef?: string;
+  /** With an origin on this machine (a path): fetched over the file transport. */
+  localOrigin?: boolean;
 }
 
 /**
@@ -16,22 +18,24 @@ export interface WriteBase {
  * so later writers inherit them). A detached or unborn HEAD cannot host writers.
  */
 export async function detectWriteBase(root: string, env: Record<string, string | undefined>): Promise<WriteBase> {
-  const hasOrigin = await git(['remote', 'get-url', 'origin'], { cwd: root, env }).then(
-    () => true,
-    () => false,
+  const originUrl = await git(['remote', 'get-url', 'origin'], { cwd: root, env }).then(
+    (out) => out.trim(),
+    () => undefined,
   );
-  if (hasOrigin) {
-    await git(['fetch', '--quiet', 'origin'], { cwd: root, env, timeoutMs: 120_000 });
-    const symref = await git(['ls-remote', '--symref', 'origin', 'HEAD'], { cwd: root, env });
+  if (originUrl) {
+    const localOrigin = isLocalRemote(originUrl);
+    const remote = { cwd: root, env, timeoutMs: 120_000, ...(localOrigin ? { allowProtocols: ['file'] } : {}) };
+    await git(['fetch', '--quiet', 'origin'], remote);
+    const symref = await git(['ls-remote', '--symref', 'origin', 'HEAD'], remote);
     const m = /^ref: refs\/heads\/(\S+)\s+HEAD/m.exec(symref);
     if (!m) throw new Error('origin has no default branch (its HEAD names none)');
-    return { origin: true, branch: m[1]!, remoteRef: `origin/${m[1]}` };
+    return { origin: true, branch: m[1]!, remoteRef: `origin/${m[1]}`, ...(localOrigin ? { localOrigin } : {}) };
   }
   let branch: string;
   try {
     branch = (await git(['symbolic-ref', '--quiet', '--short', 'HEAD'], { cwd: root, env })).trim();
   } catch (err) {
-    throw new Error(`the project's HEAD is detached (${err instanceof GitFailure ? err.stderr.trim() : (err as Error).message}); write mode needs a branch`);
+    throw new Error(`the project's HEAD is detached (${err instanceof GitFailure ? err.stderr.trim() || 'not a symbolic ref' : (err as Error).message}); write mode needs a branch`);
   }
   await git(['rev-parse', '--verify', 'HEAD^{commit}'], { cwd: root, env }).catch(() => {
     throw new Error(`branch ${branch} has no commit yet; write mode needs one`);
@@ -42,7 +46,7 @@ export async function detectWriteBase(root: string, env: Record<string, string |
 /** With origin, a writer's fresh worktree is moved to the fetched default branch's tip. */
 export async function cutWriterWorktree(path: string, base: WriteBase, env: Record<string, string | undefined>): Promise<string> {
   if (base.origin) {
-    await git(['fetch', '--quiet', 'origin', base.branch], { cwd: path, env, timeoutMs: 120_000 });
+    await git(['fetch', '--quiet', 'origin', base.branch], { cwd: path, env, timeoutMs: 120_000, ...(base.localOrigin ? { allowProtocols: ['file'] } : {}) });
     await git(['reset', '--quiet', '--hard', base.remoteRef!], { cwd: path, env });
   }
   return (await git(['rev-parse', 'HEAD'], { cwd: path, env })).trim();
