@@ -168,7 +168,7 @@ describe('memory in the mesh, through the gateway', () => {
     it('stores nothing twice when the whole harness stream is ingested again', async () => {
       await captureSettled();
       const before = await historyOf(sessionId);
-      await withPg((pg) => pg.query("UPDATE memory_capture_cursors SET position = 0 WHERE consumer = 'memory-capture'"));
+      await withPg((pg) => pg.query("UPDATE event_consumer_cursors SET position = 0 WHERE consumer = 'memory-capture'"));
       await mesh.memory.services.capture!.catchUp();
       expect(await historyOf(sessionId)).toEqual(before);
     });

@@ -47,8 +47,8 @@ export { HarnessControlPlane, toHarnessEvent, summaryOf } from './plane/controlP
 export type { SessionView, TurnAccepted, TurnOutcome, ControlPlaneOptions } from './plane/controlPlane';
 export { HarnessStore, HOST } from './plane/store';
 export type { SessionRecord, TaskRecord, ApprovalRecord, NewSession } from './plane/store';
-export { HarnessEventTail } from './plane/tail';
-export type { HarnessTailFilter } from './plane/tail';
+export { followHarnessEvents } from './plane/tail';
+export type { HarnessEventTail, HarnessTailFilter } from './plane/tail';
 export { projectsGraphqlApi } from './plane/projects';
 export type { ProjectsApi, ProjectInfo } from './plane/projects';
 export { SessionsTables1764460800400 } from './plane/sessionsTables.migration';

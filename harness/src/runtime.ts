@@ -1,4 +1,4 @@
-import { createDataSource, EventLog, EventNotifier, initializeAndMigrate } from '@keelson/kit';
+import { createDataSource, EventLog, EventNotifier, initializeAndMigrate } from '@keelson/platform';
 import type { Logger, PgTimeouts, ServiceIdentity } from '@keelson/service';
 import type { DataSource } from 'typeorm';
 import type { CliDriver } from './drivers/cliDriver';

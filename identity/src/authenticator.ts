@@ -1,4 +1,4 @@
-import type { EventLog } from '@keelson/kit';
+import type { EventLog } from '@keelson/platform';
 import { MeshError, streams, type Caller } from '@keelson/schema';
 import type { Logger } from '@keelson/service';
 import type { DataSource } from 'typeorm';

@@ -1,4 +1,4 @@
-import { openSubgraphState, type SubgraphState } from '@keelson/kit';
+import { openDomainState, type DomainState } from '@keelson/platform';
 import type { Logger, PgTimeouts } from '@keelson/service';
 import { Authenticator } from './authenticator';
 import { IdentityTables1764460800700 } from './identityTables.migration';
@@ -18,7 +18,7 @@ export interface IdentityOptions {
 export interface Identity {
   tokens: TokenStore;
   authenticator: Authenticator;
-  state: SubgraphState;
+  state: DomainState;
   close(): Promise<void>;
 }
 
@@ -28,7 +28,7 @@ export interface Identity {
  * the authenticator.
  */
 export async function openIdentity(opts: IdentityOptions): Promise<Identity> {
-  const state = await openSubgraphState({
+  const state = await openDomainState({
     url: opts.databaseUrl,
     entities: [],
     migrations: identityMigrations,

@@ -1,5 +1,5 @@
+import type { EventLog } from '@keelson/platform';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import type { EventLog } from '@keelson/kit';
 import { effectiveScopes, MeshError, scopes as allScopes, streams, type Actor, type Caller, type Scope } from '@keelson/schema';
 import type { DataSource } from 'typeorm';
 

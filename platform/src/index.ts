@@ -69,3 +69,16 @@ export type {
   PrivateHostsAllowance,
   HostLookup,
 } from './git';
+export { createDataSource, initializeAndMigrate, QueryCounter } from './data/dataSource';
+export type { DataSourceOptions, MeshDataSource } from './data/dataSource';
+export { openDomainState } from './data/domainState';
+export type { DomainState, DomainStateOptions } from './data/domainState';
+export { EventLog } from './eventLog/eventLog';
+export type { NewEvent, ReadOptions } from './eventLog/eventLog';
+export { EventNotifier } from './eventLog/notifier';
+export { followStream } from './eventLog/followStream';
+export type { StreamReader } from './eventLog/followStream';
+export type { Ticket, NotifierOptions } from './eventLog/notifier';
+export { platformMigrations } from './eventLog/eventLog.migration';
+export { DurableConsumer } from './eventLog/durableConsumer';
+export type { DurableConsumerOptions } from './eventLog/durableConsumer';

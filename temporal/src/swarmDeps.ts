@@ -1,4 +1,4 @@
-import { createDataSource, initializeAndMigrate, type EventLog } from '@keelson/kit';
+import { createDataSource, initializeAndMigrate, type EventLog } from '@keelson/platform';
 import { BusAccess, resolveBusSetup, SwarmStore, SwarmTables1764460800600 } from '@keelson/rib-swarm';
 import type { Logger, PgTimeouts } from '@keelson/service';
 import type { SwarmActivityDeps } from './activities';

@@ -1,7 +1,6 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createDataSource, EventLog, EventNotifier, initializeAndMigrate } from '@keelson/kit';
-import { createSandbox, type ProcessSandbox } from '@keelson/platform';
+import { createSandbox, type ProcessSandbox, createDataSource, EventLog, EventNotifier, initializeAndMigrate } from '@keelson/platform';
 import { expandHome, parseEnv } from '@keelson/schema';
 import type { Logger, PgTimeouts, ServiceIdentity } from '@keelson/service';
 import type { DataSource } from 'typeorm';

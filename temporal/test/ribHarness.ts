@@ -1,8 +1,8 @@
+import type { EventLog } from '@keelson/platform';
 import { randomUUID } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
-import type { EventLog } from '@keelson/kit';
 import type { RefreshAttach } from '@keelson/schema';
 import { testTemporalAddress } from '../../test/support/temporalServer';
 import type { Activities } from '../src/activities';

@@ -1,6 +1,6 @@
+import type { EventNotifier } from '@keelson/platform';
 import { randomUUID } from 'node:crypto';
 import { stat } from 'node:fs/promises';
-import type { EventNotifier } from '@keelson/kit';
 import { decodeCursor, MeshError, streams, type ApprovalDecision, type RunStatus, type TurnStatus } from '@keelson/schema';
 import type { Logger } from '@keelson/service';
 import type { DataSource } from 'typeorm';
@@ -14,7 +14,7 @@ import type { DriverRegistry } from '../registry';
 import type { HarnessSettings } from '../settings';
 import type { ProjectInfo, ProjectsApi } from './projects';
 import { HOST, type HarnessStore, type SessionRecord, type TaskRecord } from './store';
-import { HarnessEventTail, type HarnessTailFilter } from './tail';
+import { followHarnessEvents, type HarnessEventTail, type HarnessTailFilter } from './tail';
 
 /** A session as the mesh shows it: what it recorded, what the native store says, or both. */
 export interface SessionView {
@@ -661,7 +661,7 @@ export class HarnessControlPlane {
       f.harnessId = undefined;
       f.sessionIds = await this.store.lineage(id);
     }
-    return new HarnessEventTail(this.dataSource, this.notifier, cursor, f);
+    return followHarnessEvents(this.dataSource, this.notifier, cursor, f);
   }
 
   /** The harness stream's current end (subscriptions "from now"). */
@@ -676,12 +676,12 @@ export class HarnessControlPlane {
     let stopped = false;
     void (async () => {
       tail = await this.tail(filter, String(await this.streamEnd()));
-      if (stopped) return void tail.return();
+      if (stopped) return void tail.return?.();
       for await (const env of tail) sink(toHarnessEvent(env));
     })().catch((err: unknown) => this.log.warn({ err }, 'a harness subscription ended'));
     return () => {
       stopped = true;
-      void tail?.return();
+      void tail?.return?.();
     };
   }
 

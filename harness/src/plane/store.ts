@@ -1,5 +1,5 @@
+import type { EventLog } from '@keelson/platform';
 import { hostname } from 'node:os';
-import type { EventLog } from '@keelson/kit';
 import { MeshError, streams, type ApprovalDecision, type EventEnvelope, type HarnessEventPayloads, type HarnessEventType, type RunStatus } from '@keelson/schema';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { HarnessId, SessionId } from '../ids';

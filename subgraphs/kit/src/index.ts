@@ -3,15 +3,8 @@ export type { FederatedSchema, FederatedSchemaOptions, ReferenceResolvers } from
 export { DateTimeScalar, JSONScalar, scalarsMap } from './scalars';
 export { meshGraphQLError, parseInput, createErrorFormatter } from './errors';
 export { RequestLoaders, byKeys, groupByKeys } from './loaders';
-export { createDataSource, initializeAndMigrate, QueryCounter } from './dataSource';
-export type { DataSourceOptions, MeshDataSource } from './dataSource';
-export { EventLog } from './eventLog/eventLog';
-export type { NewEvent, ReadOptions } from './eventLog/eventLog';
-export { EventNotifier } from './eventLog/notifier';
-export type { Ticket, NotifierOptions } from './eventLog/notifier';
-export { EventLogTables1764460800000, EventLogActor1764460800001 } from './eventLog/eventLog.migration';
 export { startSubgraph } from './startSubgraph';
-export { openSubgraphState } from './subgraphState';
-export type { SubgraphState, SubgraphStateOptions } from './subgraphState';
 export type { SubgraphContext, StartSubgraphOptions } from './startSubgraph';
 export { RequiresScope, Authenticated } from './access';
+export { PageInfo, pageArgsSchema, pageOf } from './connection';
+export type { PageArgs } from './connection';

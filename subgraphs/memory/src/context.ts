@@ -1,4 +1,5 @@
-import { byKeys, groupByKeys, type EventLog, type SubgraphContext } from '@keelson/kit';
+import { type EventLog } from '@keelson/platform';
+import { byKeys, groupByKeys, type SubgraphContext } from '@keelson/kit';
 import type { CaptureConsumer } from './capture/captureConsumer';
 import type { RunCaptureConsumer } from './capture/runCaptureConsumer';
 import type { ContextService } from './context/context.service';

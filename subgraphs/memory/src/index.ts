@@ -1,4 +1,5 @@
-import { openSubgraphState, startSubgraph } from '@keelson/kit';
+import { openDomainState } from '@keelson/platform';
+import { startSubgraph } from '@keelson/kit';
 import type { Logger, MeshSecurity } from '@keelson/service';
 import { CaptureConsumer } from './capture/captureConsumer';
 import { RunCaptureConsumer } from './capture/runCaptureConsumer';
@@ -11,6 +12,7 @@ import { HistoryService } from './memory/history.service';
 import { MemoryService } from './memory/memory.service';
 import { MemoryMessage } from './message/message.entity';
 import { MemoryTables1764460800500 } from './migrations/1764460800500-MemoryTables';
+import { MemoryCursorsToPlatform1764460800510 } from './migrations/1764460800510-MemoryCursorsToPlatform';
 import { buildMemorySchema } from './schema';
 import { EmbeddingsClient } from './search/embeddings';
 import { SearchService } from './search/search.service';
@@ -40,13 +42,12 @@ export { RunCaptureConsumer, runSessionKey, workflowAgent } from './capture/runC
 export type { RunCaptureConsumerOptions } from './capture/runCaptureConsumer';
 export { GraphqlRunTurnSource } from './capture/runTurnSource';
 export type { CapturedRun, CapturedRunNode, RunTurnSource } from './capture/runTurnSource';
-export { StreamConsumer } from './capture/streamConsumer';
 export { EmbeddingsClient, embeddingsEndpoint } from './search/embeddings';
 export { countTokens, truncateToTokens, TOKENIZER } from './context/tokenizer';
 export { snippet } from './search/snippet';
 
 export const memoryEntities = [Conversation, MemoryMessage, MemorySummary];
-export const memoryMigrations = [MemoryTables1764460800500];
+export const memoryMigrations = [MemoryTables1764460800500, MemoryCursorsToPlatform1764460800510];
 
 export interface CaptureOptions {
   /** Where transcript bodies come from (the sessions subgraph). */
@@ -88,7 +89,7 @@ export interface RunningMemory {
 
 /** Boots the memory subgraph: migrate, decide the search mode, start capture if given a source, then serve. */
 export async function start(opts: StartMemoryOptions): Promise<RunningMemory> {
-  const state = await openSubgraphState({
+  const state = await openDomainState({
     url: opts.databaseUrl,
     entities: memoryEntities,
     migrations: memoryMigrations,
@@ -171,8 +172,8 @@ export async function start(opts: StartMemoryOptions): Promise<RunningMemory> {
       },
     });
     if (opts.capture?.autoStart !== false) {
-      capture?.start();
-      runCapture?.start();
+      await capture?.start();
+      await runCapture?.start();
     }
     return { url: served.url, wsUrl: served.wsUrl, services, queryCount: () => queries.count, stop: served.stop };
   } catch (err) {

@@ -1,10 +1,10 @@
+import type { EventLog } from '@keelson/platform';
 import { byKeys, groupByKeys, type SubgraphContext } from '@keelson/kit';
 import { readGitState, type GitState } from './git/gitState';
 import type { MutationLock } from './lock/lock.entity';
 import type { LockService } from './lock/lock.service';
 import type { Project } from './project/project.entity';
 import type { ProjectService } from './project/project.service';
-import type { EventLog } from '@keelson/kit';
 import type { ProjectsSettings } from './settings';
 import type { WorkspaceLease } from './workspace/workspace.entity';
 import type { WorkspaceService } from './workspace/workspace.service';

@@ -1,4 +1,5 @@
-import { openSubgraphState, startSubgraph } from '@keelson/kit';
+import { openDomainState } from '@keelson/platform';
+import { startSubgraph } from '@keelson/kit';
 import type { Logger, MeshSecurity } from '@keelson/service';
 import type { ProjectsContext, ProjectsServices } from './context';
 import { MutationLock } from './lock/lock.entity';
@@ -46,7 +47,7 @@ export interface RunningProjects {
 
 /** Boots the projects subgraph: migrate, then serve. */
 export async function start(opts: StartProjectsOptions): Promise<RunningProjects> {
-  const state = await openSubgraphState({
+  const state = await openDomainState({
     url: opts.databaseUrl,
     entities: projectsEntities,
     migrations: projectsMigrations,

@@ -1,5 +1,4 @@
-import type { EventLog } from '@keelson/kit';
-import type { PrivateHostsAllowance } from '@keelson/platform';
+import type { PrivateHostsAllowance, EventLog } from '@keelson/platform';
 import type { Logger } from '@keelson/service';
 import type { DataSource } from 'typeorm';
 

@@ -1,5 +1,6 @@
+import { type EventLog } from '@keelson/platform';
 import type { RibHost, SnapshotRecord } from '@keelson/host';
-import { type EventLog, type SubgraphContext } from '@keelson/kit';
+import { type SubgraphContext } from '@keelson/kit';
 import type { AgentRef, CommandRef, RibSummary } from '@keelson/shared';
 import type { PgCredentialStore } from './credential/pgCredentialStore';
 import type { ManifestNudges } from './manifest/manifestNudges';

@@ -1,5 +1,6 @@
+import { openDomainState } from '@keelson/platform';
 import { createExec, createRibHost, type RibHost, type RibHostOptions } from '@keelson/host';
-import { openSubgraphState, startSubgraph } from '@keelson/kit';
+import { startSubgraph } from '@keelson/kit';
 import { serviceIdentity, type Logger, type MeshSecurity } from '@keelson/service';
 import type { RibsContext, RibsServices } from './context';
 import { StoredCredential } from './credential/credential.entity';
@@ -9,6 +10,7 @@ import { execWithEnv } from './exec';
 import { ManifestNudges } from './manifest/manifestNudges';
 import { RibsTables1764460800200 } from './migrations/1764460800200-RibsTables';
 import { RibStreamCursors1764460800210 } from './migrations/1764460800210-RibStreamCursors';
+import { RibCursorsToPlatform1764460800220 } from './migrations/1764460800220-RibCursorsToPlatform';
 import { GraphqlProjectsPort } from './projects/graphqlProjectsPort';
 import { RibRuntime, type RibRunsWiring } from './runs/ribRuntime';
 import { buildRibsSchema } from './schema';
@@ -38,7 +40,7 @@ export { RefreshDriver } from './runs/refreshDriver';
 export type { RegionPlan } from './runs/refreshDriver';
 
 export const ribsEntities = [SnapshotHead, SnapshotVersion, StoredCredential];
-export const ribsMigrations = [RibsTables1764460800200, RibStreamCursors1764460800210];
+export const ribsMigrations = [RibsTables1764460800200, RibStreamCursors1764460800210, RibCursorsToPlatform1764460800220];
 
 /** Host options a caller may set beyond the ports this subgraph wires (tests pass `available`). */
 export type RibHostOverrides = Omit<RibHostOptions, 'snapshotStore' | 'credentials' | 'projects' | 'exec' | 'home' | 'logger'>;
@@ -80,7 +82,7 @@ export interface RunningRibs {
  * awaits every rib's `dispose` before the database closes.
  */
 export async function start(opts: StartRibsOptions): Promise<RunningRibs> {
-  const state = await openSubgraphState({
+  const state = await openDomainState({
     url: opts.databaseUrl,
     entities: ribsEntities,
     migrations: ribsMigrations,

@@ -1,4 +1,5 @@
-import { openSubgraphState, startSubgraph } from '@keelson/kit';
+import { openDomainState } from '@keelson/platform';
+import { startSubgraph } from '@keelson/kit';
 import { serviceIdentity, type Logger, type MeshSecurity, type PgTimeouts, type ServiceIdentity } from '@keelson/service';
 import { connectClient, OpStore, projectsGraphqlApi, RUNS_MIGRATIONS_TABLE, RunStore, runsMigrations, type ProjectsApi } from '@keelson/temporal';
 import { join } from 'node:path';
@@ -72,7 +73,7 @@ export interface RunningRuns {
  * process opening it at the same time is safe), connect to Temporal, build the catalog and services.
  */
 export async function openRunsServices(opts: OpenRunsOptions): Promise<OpenedRuns> {
-  const state = await openSubgraphState({
+  const state = await openDomainState({
     url: opts.databaseUrl,
     entities: runsEntities,
     migrations: runsMigrations,

@@ -1,3 +1,4 @@
+import { EventLog, EventNotifier } from '@keelson/platform';
 import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -5,7 +6,6 @@ import { join } from 'node:path';
 import { parseEnv, parseWorkflowDefinition, searchAttributes } from '@keelson/schema';
 import { silentLogger } from '@keelson/service';
 import { RunStore, type ProjectRef, type ProjectsApi } from '@keelson/temporal';
-import { EventLog, EventNotifier } from '@keelson/kit';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/db';
 import { gql, gqlData, registerCredentials } from '../../../test/support/client';
 import { quietTemporalRuntime, testTemporalAddress } from '../../../test/support/temporalServer';

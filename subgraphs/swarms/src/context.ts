@@ -1,4 +1,5 @@
-import { byKeys, type EventLog, type SubgraphContext } from '@keelson/kit';
+import { type EventLog } from '@keelson/platform';
+import { byKeys, type SubgraphContext } from '@keelson/kit';
 import type { SwarmRecord } from '@keelson/rib-swarm';
 import type { ServerService } from './server/server.service';
 import type { SwarmService } from './swarm/swarm.service';

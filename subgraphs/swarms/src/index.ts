@@ -1,4 +1,5 @@
-import { openSubgraphState, startSubgraph } from '@keelson/kit';
+import { openDomainState } from '@keelson/platform';
+import { startSubgraph } from '@keelson/kit';
 import { BusAccess, SwarmStore } from '@keelson/rib-swarm';
 import { serviceIdentity, type Logger, type MeshSecurity } from '@keelson/service';
 import { connectClient, OpStore, projectsGraphqlApi, swarmMigrations, SWARM_MIGRATIONS_TABLE, type ProjectsApi } from '@keelson/temporal';
@@ -41,7 +42,7 @@ export interface RunningSwarms {
 
 /** Boots the swarms subgraph: migrate the swarm tables, then serve (the swarms domain over GraphQL). */
 export async function start(opts: StartSwarmsOptions): Promise<RunningSwarms> {
-  const state = await openSubgraphState({
+  const state = await openDomainState({
     url: opts.databaseUrl,
     entities: [],
     migrations: swarmMigrations,

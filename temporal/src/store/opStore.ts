@@ -1,4 +1,4 @@
-import type { EventLog } from '@keelson/kit';
+import type { EventLog } from '@keelson/platform';
 import { MeshError, runLimits, streams, type OpFramePayload, type OpFrameType, type RunStatus } from '@keelson/schema';
 import type { DataSource, EntityManager } from 'typeorm';
 import { clip, pgText, rows } from './sql';

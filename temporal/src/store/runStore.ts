@@ -1,4 +1,4 @@
-import type { EventLog } from '@keelson/kit';
+import type { EventLog } from '@keelson/platform';
 import {
   type Actor,
   finalNodeStatuses,

@@ -1,4 +1,4 @@
-import type { EventLog } from '@keelson/kit';
+import type { EventLog } from '@keelson/platform';
 import { streams, type SwarmAgentStatus, type SwarmBusMode, type SwarmEventPayload, type SwarmEventRecord, type SwarmStatus } from '@keelson/schema';
 import type { DataSource, EntityManager } from 'typeorm';
 

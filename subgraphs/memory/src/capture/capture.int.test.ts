@@ -81,7 +81,7 @@ describe('capture from the harness stream', () => {
     expect(expectData(await h.gql<{ taskHistory: unknown[] }>('{ taskHistory(taskId: "T-9") { id } }')).taskHistory).toHaveLength(3);
 
     // The whole stream ingested a second time from the start: still each message once, seqs unchanged.
-    await h.sql("UPDATE memory_capture_cursors SET position = 0 WHERE consumer = 'memory-capture'");
+    await h.sql("UPDATE event_consumer_cursors SET position = 0 WHERE consumer = 'memory-capture'");
     await consumer().catchUp();
     expect(await history()).toEqual(expected);
     await expectGapless();

@@ -1,3 +1,4 @@
+import { DurableConsumer, type DurableConsumerOptions } from '@keelson/platform';
 import {
   harnessOfSessionId,
   sessionCreatedPayloadSchema,
@@ -12,10 +13,9 @@ import {
 import type { EntityManager } from 'typeorm';
 import { clipContent, type MemoryEntry } from '../memory/memory.input';
 import type { MemoryService } from '../memory/memory.service';
-import { StreamConsumer, type StreamConsumerOptions } from './streamConsumer';
 import { transcriptEntrySchema, type TranscriptEntry, type TranscriptSource } from './transcriptSource';
 
-export interface CaptureConsumerOptions extends Omit<StreamConsumerOptions, 'name' | 'stream'> {
+export interface CaptureConsumerOptions extends Omit<DurableConsumerOptions, 'name' | 'stream'> {
   memory: MemoryService;
   source: TranscriptSource;
   /** The cursor's name: replicas sharing it share the work, exactly once. @default memory-capture */
@@ -52,13 +52,13 @@ function validDate(value: Date | string | null | undefined): Date | null {
 
 /**
  * Capture: tails the `harness` stream and stores every session's transcript in memory under its
- * canonical SessionId, exactly once (see StreamConsumer for the batch and cursor contract).
+ * canonical SessionId, exactly once (see DurableConsumer for the batch and cursor contract).
  *
  * Bodies are fetched by id through the TranscriptSource, once per session per batch; the messages,
  * conversations and rotation breadcrumbs then commit with the cursor. Dedupe keys are the native
  * message ids, so a replay of the same entries stores nothing.
  */
-export class CaptureConsumer extends StreamConsumer<Prepared[]> {
+export class CaptureConsumer extends DurableConsumer<Prepared[]> {
   private readonly fetchTimeoutMs: number;
 
   constructor(private readonly opts: CaptureConsumerOptions) {

@@ -1,6 +1,6 @@
+import { createDataSource, EventLog, EventNotifier, type MeshDataSource } from '@keelson/platform';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createDataSource, EventLog, EventNotifier, type MeshDataSource } from '@keelson/kit';
 import { streams } from '@keelson/schema';
 import { AssertionKey, serviceIdentity, silentLogger } from '@keelson/service';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/db';
@@ -107,7 +107,7 @@ describe('capture in the memory process, killed mid-batch', () => {
   });
 
   async function position(): Promise<number> {
-    const [row] = await sql<{ position: string }>("SELECT position FROM memory_capture_cursors WHERE consumer = 'memory-capture'");
+    const [row] = await sql<{ position: string }>("SELECT position FROM event_consumer_cursors WHERE consumer = 'memory-capture'");
     return row ? Number(row.position) : 0;
   }
 

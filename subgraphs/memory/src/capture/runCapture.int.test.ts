@@ -82,7 +82,7 @@ describe('capture from the runs stream', () => {
 
     // The whole stream again (and the event announced twice): nothing new.
     await h.emitRun('NODE_SUCCEEDED', RUN, { launch: 1, nodeId: 'judge', exitCode: null });
-    await h.sql("UPDATE memory_capture_cursors SET position = 0 WHERE consumer = 'memory-run-capture'");
+    await h.sql("UPDATE event_consumer_cursors SET position = 0 WHERE consumer = 'memory-run-capture'");
     await consumer().catchUp();
     expect(expectData(await h.gql<{ sessionHistory: unknown[] }>(Q)).sessionHistory).toEqual(expected);
   });

@@ -1,12 +1,12 @@
+import { DurableConsumer, type DurableConsumerOptions } from '@keelson/platform';
 import { streams, type EventEnvelope } from '@keelson/schema';
 import type { EntityManager } from 'typeorm';
 import { z } from 'zod';
 import { clipContent, type MemoryEntry } from '../memory/memory.input';
 import type { MemoryService } from '../memory/memory.service';
 import type { CapturedRun, RunTurnSource } from './runTurnSource';
-import { StreamConsumer, type StreamConsumerOptions } from './streamConsumer';
 
-export interface RunCaptureConsumerOptions extends Omit<StreamConsumerOptions, 'name' | 'stream'> {
+export interface RunCaptureConsumerOptions extends Omit<DurableConsumerOptions, 'name' | 'stream'> {
   memory: MemoryService;
   source: RunTurnSource;
   /** @default memory-run-capture */
@@ -31,14 +31,14 @@ interface RunTurns {
 
 /**
  * Run capture: tails the `runs` stream and stores every prompt-node turn of a run in memory, exactly
- * once (see StreamConsumer). On `NODE_SUCCEEDED` the batch's runs are read through the RunTurnSource
+ * once (see DurableConsumer). On `NODE_SUCCEEDED` the batch's runs are read through the RunTurnSource
  * (one request); a prompt node becomes two messages of the conversation `run:<runId>` (agent
  * `workflow:<name>`, channel `run`): the prompt its turn was sent, as the worker recorded it on the
  * node (`user`; left out for a node without one, e.g. from before it was recorded), and the turn's
  * settled text (`assistant`), with dedupe keys `<runId>:<nodeId>:prompt` / `:output` — a node
  * succeeds once per run (a resume never re-runs it), so the keys hold across retries and launches.
  */
-export class RunCaptureConsumer extends StreamConsumer<RunTurns[]> {
+export class RunCaptureConsumer extends DurableConsumer<RunTurns[]> {
   private readonly fetchTimeoutMs: number;
 
   constructor(private readonly opts: RunCaptureConsumerOptions) {

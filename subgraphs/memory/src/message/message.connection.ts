@@ -1,17 +1,7 @@
-import { Directive, Field, ObjectType } from 'type-graphql';
+import { Field, ObjectType } from 'type-graphql';
 import { z } from 'zod';
+import { PageInfo } from '@keelson/kit';
 import { MemoryMessage } from './message.entity';
-
-/** Relay page info; shared by every subgraph's connections (identical and @shareable everywhere). */
-@ObjectType({ description: 'Where a page ends and whether more follow.' })
-@Directive('@shareable')
-export class PageInfo {
-  @Field()
-  hasNextPage!: boolean;
-
-  @Field(() => String, { nullable: true, description: 'Pass as `after` for the next page; null on an empty page.' })
-  endCursor!: string | null;
-}
 
 @ObjectType()
 export class MessageEdge {

@@ -1,4 +1,4 @@
-import { createDataSource, EventLog, EventNotifier, type MeshDataSource } from '@keelson/kit';
+import { createDataSource, EventLog, EventNotifier, type MeshDataSource } from '@keelson/platform';
 import { streams } from '@keelson/schema';
 import { silentLogger } from '@keelson/service';
 import { security, serviceCredentials } from '../../../../test/support/auth';

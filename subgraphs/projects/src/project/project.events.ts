@@ -1,5 +1,5 @@
+import type { EventLog } from '@keelson/platform';
 import { streams, type ProjectEventType } from '@keelson/schema';
-import type { EventLog } from '@keelson/kit';
 import type { EntityManager } from 'typeorm';
 
 /** Ids only: subscribers hydrate the project (and lease or lock) by id. */

@@ -1,5 +1,5 @@
+import { createDataSource, initializeAndMigrate } from '@keelson/platform';
 import { credentialAccount, credentialServiceIdSchema } from '@keelson/host';
-import { createDataSource, initializeAndMigrate } from '@keelson/kit';
 import { silentLogger } from '@keelson/service';
 import { ribIdSchema } from '@keelson/shared';
 import { StoredCredential } from '../credential/credential.entity';

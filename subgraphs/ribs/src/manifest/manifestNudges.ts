@@ -1,5 +1,5 @@
+import type { EventLog } from '@keelson/platform';
 import type { ManifestInvalidation as HostInvalidation, RibHost } from '@keelson/host';
-import type { EventLog } from '@keelson/kit';
 import { encodeCursor, streams, type EventEnvelope, type ManifestInvalidationReason } from '@keelson/schema';
 import type { Logger } from '@keelson/service';
 import type { DataSource } from 'typeorm';

@@ -1,6 +1,6 @@
+import type { EventLog, EventNotifier } from '@keelson/platform';
 import { randomUUID } from 'node:crypto';
 import { createRibRuns, type RibHost, type RibHostOptions, type RibRuns, type RunsPort } from '@keelson/host';
-import type { EventLog, EventNotifier } from '@keelson/kit';
 import { HOLDER_STOPPED } from '@keelson/schema';
 import type { Logger } from '@keelson/service';
 import { connectClient, createRibActivities, OpStore, ribHolderTaskQueue, startRibWorker, type RunningRibWorker } from '@keelson/temporal';

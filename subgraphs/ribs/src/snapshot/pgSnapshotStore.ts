@@ -1,5 +1,5 @@
+import type { EventLog } from '@keelson/platform';
 import type { SnapshotAppend, SnapshotRecord, SnapshotStore } from '@keelson/host';
-import type { EventLog } from '@keelson/kit';
 import { encodeCursor, SNAPSHOT_PUBLISHED, streams, type SnapshotEventPayload } from '@keelson/schema';
 import type { DataSource } from 'typeorm';
 

@@ -1,4 +1,4 @@
-import type { EventLog } from '@keelson/kit';
+import type { EventLog } from '@keelson/platform';
 import { encodeCursor, streams, type EventEnvelope, type SnapshotEventPayload } from '@keelson/schema';
 import type { PgSnapshotStore } from './pgSnapshotStore';
 import { SnapshotFrame } from './snapshot.type';

@@ -1,4 +1,4 @@
-import { createDataSource, EventLog, EventNotifier, initializeAndMigrate } from '@keelson/kit';
+import { createDataSource, EventLog, EventNotifier, initializeAndMigrate } from '@keelson/platform';
 import { silentLogger } from '@keelson/service';
 import type { DataSource } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/db';

@@ -1,6 +1,6 @@
 import type { RunEventType } from '@keelson/schema';
 import { Field, ID, Int, ObjectType } from 'type-graphql';
-import { PageInfo } from '../connection';
+import { PageInfo } from '@keelson/kit';
 import { RunEventTypeEnum } from '../run/run.enums';
 
 /** One transition of a run: ids and small facts; bodies (outputs) are read from `Run.nodes`. */

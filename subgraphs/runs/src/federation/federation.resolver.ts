@@ -2,7 +2,7 @@ import { parseInput } from '@keelson/kit';
 import type { RunStatus } from '@keelson/schema';
 import { Arg, Ctx, FieldResolver, Int, Resolver, Root } from 'type-graphql';
 import { toWorkflowDefinition, WorkflowDefinitionType } from '../catalog/workflowDefinition.type';
-import { pageArgsSchema } from '../connection';
+import { pageArgsSchema } from '@keelson/kit';
 import { loadersOf, type OwnerPage, type RunsContext } from '../context';
 import { RunStatusEnum } from '../run/run.enums';
 import { RunConnection } from '../run/run.types';

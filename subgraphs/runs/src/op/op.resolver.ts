@@ -1,7 +1,7 @@
 import { cursorSchema, isUuid, MeshError, streams, type EventEnvelope, type OpFramePayload } from '@keelson/schema';
 import { parseInput, RequiresScope } from '@keelson/kit';
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
-import { pageArgsSchema, pageOf } from '../connection';
+import { pageArgsSchema, pageOf } from '@keelson/kit';
 import { loadersOf, pageKey, type RunsContext } from '../context';
 import { Project } from '../federation/project.type';
 import { Rib } from '../federation/rib.type';

@@ -1,6 +1,6 @@
 import type { EventEnvelope, OpFramePayload, OpFrameType } from '@keelson/schema';
 import { Field, Float, ID, ObjectType } from 'type-graphql';
-import { PageInfo } from '../connection';
+import { PageInfo } from '@keelson/kit';
 import { OpFrameTypeEnum } from '../run/run.enums';
 
 /** One frame of an op: a log line, progress, a steer, or its terminal outcome. */

@@ -1,7 +1,7 @@
 import { JSONScalar, parseInput, RequiresScope } from '@keelson/kit';
 import type { RunStatus, WorkflowDefinition } from '@keelson/schema';
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
-import { pageArgsSchema, pageOf } from '../connection';
+import { pageArgsSchema, pageOf } from '@keelson/kit';
 import { loadersOf, pageKey, type RunsContext } from '../context';
 import { toRunEvent } from '../event/runEvent.map';
 import { RunEventConnection } from '../event/runEvent.type';

@@ -1,6 +1,7 @@
+import { type EventLog } from '@keelson/platform';
 import { createHash, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { parseInput, type EventLog } from '@keelson/kit';
+import { parseInput } from '@keelson/kit';
 import {
   actorOf,
   describeZodError,
@@ -25,7 +26,7 @@ import {
 import { In, IsNull, type DataSource } from 'typeorm';
 import { z } from 'zod';
 import type { CatalogService } from '../catalog/catalog.service';
-import { pageOf, type PageArgs } from '../connection';
+import { pageOf, type PageArgs } from '@keelson/kit';
 import type { RunsSettings } from '../settings';
 import { Run } from './run.entity';
 import { RunNode } from './runNode.entity';

@@ -1,5 +1,5 @@
 import { Field, ObjectType } from 'type-graphql';
-import { PageInfo } from '../connection';
+import { PageInfo } from '@keelson/kit';
 import { Run } from './run.entity';
 
 /** A run file an approval prompt names as `$ARTIFACTS_DIR/<path>`. */

@@ -1,7 +1,7 @@
 import type { SessionView } from '@keelson/harness';
 import { GraphQLJSON } from 'graphql-scalars';
 import { Directive, Field, ID, ObjectType } from 'type-graphql';
-import { PageInfo } from '../federation/stubs.type';
+import { PageInfo } from '@keelson/kit';
 
 @ObjectType({ description: 'A session of a harness CLI, keyed by its canonical SessionId.' })
 @Directive('@key(fields: "id")')

@@ -1,6 +1,6 @@
 import { swarmAgentStatuses, swarmBusModes, swarmStatuses, type SwarmAgentStatus, type SwarmBusMode, type SwarmStatus } from '@keelson/schema';
 import { Directive, Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
-import { PageInfo } from '../federation/stubs.type';
+import { PageInfo } from '@keelson/kit';
 
 const enumOf = <T extends string>(values: readonly T[]) => Object.fromEntries(values.map((v) => [v, v])) as { [K in T]: K };
 

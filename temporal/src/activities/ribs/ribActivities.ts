@@ -1,6 +1,6 @@
+import type { EventLog } from '@keelson/platform';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import type { EventLog } from '@keelson/kit';
 import { HOLDER_STOPPED, streams, type OpFramePayload, type RefreshOutcome } from '@keelson/schema';
 import type { Logger } from '@keelson/service';
 import type { OpStore } from '../../store/opStore';

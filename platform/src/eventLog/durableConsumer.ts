@@ -1,9 +1,10 @@
-import type { EventLog, EventNotifier } from '@keelson/kit';
 import type { EventEnvelope } from '@keelson/schema';
 import type { Logger } from '@keelson/service';
 import type { DataSource, EntityManager } from 'typeorm';
+import type { EventLog } from './eventLog';
+import type { EventNotifier } from './notifier';
 
-export interface StreamConsumerOptions {
+export interface DurableConsumerOptions {
   dataSource: DataSource;
   events: EventLog;
   notifier: EventNotifier;
@@ -17,6 +18,11 @@ export interface StreamConsumerOptions {
   retryDelayMs?: number;
   /** Called after each committed batch (e.g. to embed what it stored). */
   onCommitted?: () => void;
+  /**
+   * Where a consumer with no cursor yet begins: the stream's first event, or its end (only what
+   * happens from now on). @default 'start'
+   */
+  startAt?: 'start' | 'end';
 }
 
 /** Another replica advanced the shared cursor first: the batch is theirs. */
@@ -36,8 +42,9 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /**
- * Exactly-once consumption of one event stream into memory, from a durable cursor
- * (`memory_capture_cursors`, one row per consumer name).
+ * Exactly-once consumption of one event stream, from a durable cursor (`event_consumer_cursors`,
+ * one row per consumer name) — memory capture, the ribs' run-event router and every other
+ * follower that must resume where it stopped.
  *
  * Per batch: `prepare` reads whatever the events name from elsewhere (bodies over the network) with
  * no transaction open; then `apply`'s writes and the new cursor commit in one transaction. A crash
@@ -46,7 +53,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
  * Replicas sharing a name take the cursor row's lock and check it has not moved since they read it,
  * so a batch is applied once even when several run.
  */
-export abstract class StreamConsumer<Prepared> {
+export abstract class DurableConsumer<Prepared> {
   readonly name: string;
   readonly stream: string;
   private readonly batchSize: number;
@@ -56,7 +63,7 @@ export abstract class StreamConsumer<Prepared> {
   private loop: Promise<void> | undefined;
   private cursorRowReady = false;
 
-  protected constructor(protected readonly base: StreamConsumerOptions) {
+  protected constructor(protected readonly base: DurableConsumerOptions) {
     this.name = base.name;
     this.stream = base.stream;
     this.batchSize = base.batchSize ?? 50;
@@ -69,8 +76,12 @@ export abstract class StreamConsumer<Prepared> {
   /** Writes the prepared batch inside the cursor's transaction; must be idempotent. */
   protected abstract apply(m: EntityManager, prepared: Prepared): Promise<void>;
 
-  /** Follows the stream live until `stop()`: catches up, then waits for notifications. */
-  start(): void {
+  /**
+   * Positions the cursor (see `startAt`) and follows the stream live until `stop()`: catches up,
+   * then waits for notifications. Resolves once the cursor exists, so nothing after it is missed.
+   */
+  async start(): Promise<void> {
+    await this.ensureCursorRow();
     this.loop ??= this.run();
   }
 
@@ -83,7 +94,7 @@ export abstract class StreamConsumer<Prepared> {
   /** The last stream sequence this consumer has stored (0 before the first). */
   async position(): Promise<number> {
     await this.ensureCursorRow();
-    const rows = (await this.base.dataSource.query('SELECT position FROM memory_capture_cursors WHERE consumer = $1', [this.name])) as {
+    const rows = (await this.base.dataSource.query('SELECT position FROM event_consumer_cursors WHERE consumer = $1', [this.name])) as {
       position: string;
     }[];
     return Number(rows[0]!.position);
@@ -115,7 +126,7 @@ export abstract class StreamConsumer<Prepared> {
         if (n === 0) await notifier.wait(ticket, signal);
       } catch (err) {
         if (signal.aborted) return;
-        log.error({ err, consumer: this.name, stream: this.stream }, 'capture batch failed; retrying from the durable cursor');
+        log.error({ err, consumer: this.name, stream: this.stream }, 'a consumer batch failed; retrying from the durable cursor');
         await sleep(delay, signal);
         delay = Math.min(delay * 2, 5_000);
       }
@@ -124,8 +135,9 @@ export abstract class StreamConsumer<Prepared> {
 
   private async ensureCursorRow(): Promise<void> {
     if (this.cursorRowReady) return;
+    const start = this.base.startAt === 'end' ? 'coalesce((SELECT last_seq FROM event_streams WHERE stream = $2), 0)' : '0';
     await this.base.dataSource.query(
-      'INSERT INTO memory_capture_cursors (consumer, stream) VALUES ($1, $2) ON CONFLICT (consumer) DO NOTHING',
+      `INSERT INTO event_consumer_cursors (consumer, stream, position) VALUES ($1, $2, ${start}) ON CONFLICT (consumer) DO NOTHING`,
       [this.name, this.stream],
     );
     this.cursorRowReady = true;
@@ -140,12 +152,12 @@ export abstract class StreamConsumer<Prepared> {
     const last = events.at(-1)!.seq;
     try {
       await this.base.dataSource.transaction(async (m) => {
-        const [row] = (await m.query('SELECT position FROM memory_capture_cursors WHERE consumer = $1 FOR UPDATE', [this.name])) as {
+        const [row] = (await m.query('SELECT position FROM event_consumer_cursors WHERE consumer = $1 FOR UPDATE', [this.name])) as {
           position: string;
         }[];
         if (Number(row!.position) !== from) throw new CursorMoved();
         await this.apply(m, prepared);
-        await m.query('UPDATE memory_capture_cursors SET position = $2, updated_at = now() WHERE consumer = $1', [this.name, last]);
+        await m.query('UPDATE event_consumer_cursors SET position = $2, updated_at = now() WHERE consumer = $1', [this.name, last]);
       });
     } catch (err) {
       if (err instanceof CursorMoved) return -1;

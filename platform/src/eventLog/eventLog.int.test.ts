@@ -2,8 +2,8 @@ import { decodeCursor, encodeCursor, type EventEnvelope } from '@keelson/schema'
 import { silentLogger } from '@keelson/service';
 import type { DataSource } from 'typeorm';
 import { ZodError } from 'zod';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/db';
-import { createDataSource, initializeAndMigrate, type QueryCounter } from '../dataSource';
+import { createTestDatabase, type TestDatabase } from '../../../test/support/db';
+import { createDataSource, initializeAndMigrate, type QueryCounter } from '../data/dataSource';
 import { EventLog } from './eventLog';
 import { EventNotifier } from './notifier';
 

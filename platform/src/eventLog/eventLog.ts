@@ -1,7 +1,8 @@
-import { actorOf, decodeCursor, encodeCursor, EVENTS_CHANNEL, MeshError, type Actor, type EventEnvelope } from '@keelson/schema';
+import { actorOf, decodeCursor, encodeCursor, EVENTS_CHANNEL, type Actor, type EventEnvelope } from '@keelson/schema';
 import { currentCaller } from '@keelson/service';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { EventNotifier } from './notifier';
+import { followStream } from './followStream';
 
 export interface NewEvent<P = unknown> {
   stream: string;
@@ -95,59 +96,6 @@ export class EventLog {
    * A read failure ends the iterator with SERVICE_UNAVAILABLE; the consumer resumes from its last cursor.
    */
   tail<P = unknown>(stream: string, after?: string | null, opts: { key?: string } = {}): AsyncIterableIterator<EventEnvelope<P>> {
-    return new Tail<P>(this, this.notifier, stream, decodeCursor(after), opts.key);
-  }
-}
-
-class Tail<P> implements AsyncIterableIterator<EventEnvelope<P>> {
-  private buffer: EventEnvelope<P>[] = [];
-  private finished = false;
-  private readonly abort = new AbortController();
-
-  constructor(
-    private readonly log: EventLog,
-    private readonly notifier: EventNotifier,
-    private readonly stream: string,
-    private cursor: number,
-    private readonly key: string | undefined,
-  ) {}
-
-  async next(): Promise<IteratorResult<EventEnvelope<P>>> {
-    await this.notifier.ready();
-    while (!this.finished) {
-      const event = this.buffer.shift();
-      if (event) {
-        this.cursor = event.seq;
-        return { value: event, done: false };
-      }
-      // A stopped notifier never wakes this tail again: end rather than poll the table.
-      if (this.notifier.isStopped) return this.return();
-      // The ticket is taken before the read: a commit landing after the read's snapshot bumps it.
-      const ticket = this.notifier.ticket(this.stream);
-      try {
-        this.buffer = await this.log.read<P>(this.stream, this.cursor, { key: this.key });
-      } catch (err) {
-        await this.return();
-        throw new MeshError('SERVICE_UNAVAILABLE', `reading stream ${this.stream} failed (${(err as Error).message}); resume with your last cursor`);
-      }
-      if (this.buffer.length === 0 && !this.finished) await this.notifier.wait(ticket, this.abort.signal);
-    }
-    return { value: undefined, done: true };
-  }
-
-  async return(): Promise<IteratorResult<EventEnvelope<P>>> {
-    this.finished = true;
-    this.buffer = [];
-    this.abort.abort();
-    return { value: undefined, done: true };
-  }
-
-  async throw(err: unknown): Promise<IteratorResult<EventEnvelope<P>>> {
-    await this.return();
-    throw err;
-  }
-
-  [Symbol.asyncIterator](): AsyncIterableIterator<EventEnvelope<P>> {
-    return this;
+    return followStream<P>(this.notifier, stream, decodeCursor(after), { read: (cursor) => this.read<P>(stream, cursor, { key: opts.key }) });
   }
 }

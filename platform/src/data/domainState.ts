@@ -1,10 +1,10 @@
 import type { Logger, PgTimeouts } from '@keelson/service';
 import type { EntitySchema, MixedList } from 'typeorm';
 import { createDataSource, initializeAndMigrate, type MeshDataSource } from './dataSource';
-import { EventLog } from './eventLog/eventLog';
-import { EventNotifier } from './eventLog/notifier';
+import { EventLog } from '../eventLog/eventLog';
+import { EventNotifier } from '../eventLog/notifier';
 
-export interface SubgraphStateOptions {
+export interface DomainStateOptions {
   url: string;
   // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
   entities: MixedList<Function | string | EntitySchema>;
@@ -19,7 +19,7 @@ export interface SubgraphStateOptions {
   pg?: PgTimeouts;
 }
 
-export interface SubgraphState extends MeshDataSource {
+export interface DomainState extends MeshDataSource {
   notifier: EventNotifier;
   events: EventLog;
   /** Stops the listener, then closes the pool. */
@@ -30,7 +30,7 @@ export interface SubgraphState extends MeshDataSource {
  * What every subgraph owns before it serves: its DataSource migrated (under the shared advisory
  * lock), and the event log with a live LISTEN connection. A failure part-way releases what opened.
  */
-export async function openSubgraphState(opts: SubgraphStateOptions): Promise<SubgraphState> {
+export async function openDomainState(opts: DomainStateOptions): Promise<DomainState> {
   const { dataSource, queries } = createDataSource({
     url: opts.url,
     entities: opts.entities,

@@ -45,3 +45,28 @@ export class EventLogActor1764460800001 implements MigrationInterface {
     // Shared by every subgraph: never dropped by one of them.
   }
 }
+
+/**
+ * One cursor table for every durable consumer of the log (memory capture, the ribs' run-event
+ * router, …): a consumer's position in its stream, advanced in the transaction of what it wrote.
+ * Idempotent, like the tables: every subgraph's migration list includes it.
+ */
+export class EventConsumerCursors1764460800002 implements MigrationInterface {
+  name = 'EventConsumerCursors1764460800002';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`CREATE TABLE IF NOT EXISTS event_consumer_cursors (
+      consumer text PRIMARY KEY,
+      stream text NOT NULL,
+      position bigint NOT NULL DEFAULT 0,
+      updated_at timestamptz NOT NULL DEFAULT now()
+    )`);
+  }
+
+  async down(): Promise<void> {
+    // Shared by every subgraph: never dropped by one of them.
+  }
+}
+
+/** The platform's own migrations, run first in every service's list (each one idempotent). */
+export const platformMigrations = [EventLogTables1764460800000, EventLogActor1764460800001, EventConsumerCursors1764460800002];

@@ -1,0 +1,72 @@
+import { MeshError, type EventEnvelope } from '@keelson/schema';
+import type { EventNotifier } from './notifier';
+
+/** How a follower reads one stream: a filtered page, and a hook for filters that grow as they read. */
+export interface StreamReader<P> {
+  /** Up to one page of the events strictly after `after` that this follower wants, in order. */
+  read(after: number): Promise<EventEnvelope<P>[]>;
+  /** Sees each event as it is yielded, before the next read (e.g. to follow a renamed key). */
+  seen?(event: EventEnvelope<P>): void;
+}
+
+/**
+ * The one reader loop of the event log: replays what a follower missed after `after`, then follows
+ * live — in order, no gap, no duplicate. The NOTIFY ticket is taken before each read, so a commit
+ * landing after the read's snapshot wakes it. Ends when the consumer calls `return()`, or when the
+ * notifier stops; a read failure ends it with SERVICE_UNAVAILABLE (resume from the last cursor).
+ */
+export function followStream<P>(notifier: EventNotifier, stream: string, after: number, reader: StreamReader<P>): AsyncIterableIterator<EventEnvelope<P>> {
+  return new Follower<P>(notifier, stream, after, reader);
+}
+
+class Follower<P> implements AsyncIterableIterator<EventEnvelope<P>> {
+  private buffer: EventEnvelope<P>[] = [];
+  private finished = false;
+  private readonly abort = new AbortController();
+
+  constructor(
+    private readonly notifier: EventNotifier,
+    private readonly stream: string,
+    private cursor: number,
+    private readonly reader: StreamReader<P>,
+  ) {}
+
+  async next(): Promise<IteratorResult<EventEnvelope<P>>> {
+    await this.notifier.ready();
+    while (!this.finished) {
+      const event = this.buffer.shift();
+      if (event) {
+        this.cursor = event.seq;
+        this.reader.seen?.(event);
+        return { value: event, done: false };
+      }
+      // A stopped notifier never wakes this follower again: end rather than poll the table.
+      if (this.notifier.isStopped) return this.return();
+      const ticket = this.notifier.ticket(this.stream);
+      try {
+        this.buffer = await this.reader.read(this.cursor);
+      } catch (err) {
+        await this.return();
+        throw new MeshError('SERVICE_UNAVAILABLE', `reading stream ${this.stream} failed (${(err as Error).message}); resume with your last cursor`);
+      }
+      if (this.buffer.length === 0 && !this.finished) await this.notifier.wait(ticket, this.abort.signal);
+    }
+    return { value: undefined, done: true };
+  }
+
+  async return(): Promise<IteratorResult<EventEnvelope<P>>> {
+    this.finished = true;
+    this.buffer = [];
+    this.abort.abort();
+    return { value: undefined, done: true };
+  }
+
+  async throw(err: unknown): Promise<IteratorResult<EventEnvelope<P>>> {
+    await this.return();
+    throw err;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<EventEnvelope<P>> {
+    return this;
+  }
+}
