@@ -3,6 +3,43 @@
 const { builtinModules } = require('node:module');
 const { defineConfig } = require('eslint/config');
 const tseslint = require('typescript-eslint');
+const importX = require('eslint-plugin-import-x');
+const { readFileSync } = require('node:fs');
+const { join } = require('node:path');
+const { layers } = require('./scripts/layers');
+
+const packageOf = (workspace) => JSON.parse(readFileSync(join(__dirname, workspace, 'package.json'), 'utf8')).name;
+
+/**
+ * The layer rule (scripts/layers.js, drawn in ARCHITECTURE.md): a workspace imports its own layer or
+ * below, and a subgraph never imports another subgraph.
+ */
+const layerRules = layers.flatMap((layer, index) =>
+  layer.workspaces.map((workspace) => {
+    const above = layers.slice(index + 1).flatMap((l) => l.workspaces.map((w) => ({ workspace: w, layer: l.name })));
+    const siblings = layer.isolated ? layer.workspaces.filter((w) => w !== workspace).map((w) => ({ workspace: w, layer: layer.name })) : [];
+    return {
+      files: [`${workspace}/**/*.ts`],
+      rules: {
+        '@typescript-eslint/no-restricted-imports': [
+          'error',
+          {
+            paths: [
+              ...above.map(({ workspace: w, layer: l }) => ({
+                name: packageOf(w),
+                message: `${workspace} (layer "${layer.name}") may not import ${w} (layer "${l}", above it): see ARCHITECTURE.md.`,
+              })),
+              ...siblings.map(({ workspace: w }) => ({
+                name: packageOf(w),
+                message: `A subgraph never imports another (${w}): share through a lower layer or call its GraphQL API.`,
+              })),
+            ],
+          },
+        ],
+      },
+    };
+  }),
+);
 
 const nodeBuiltins = [...new Set(builtinModules.filter((name) => !name.startsWith('_')).map((name) => name.replace(/^node:/, '')))];
 
@@ -17,6 +54,21 @@ module.exports = defineConfig(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
     },
   },
+  {
+    // Undeclared dependencies and reaching into another package by a relative path fail lint.
+    files: ['**/*.ts'],
+    plugins: { 'import-x': importX },
+    rules: {
+      'import-x/no-extraneous-dependencies': ['error', { includeTypes: true }],
+      'import-x/no-relative-packages': 'error',
+    },
+  },
+  {
+    // The monorepo's own suites and benchmarks (root test/, bench/) compose every package.
+    files: ['test/**/*.ts', 'bench/**/*.ts'],
+    rules: { 'import-x/no-extraneous-dependencies': 'off' },
+  },
+  ...layerRules,
   {
     // CommonJS entry points and config files.
     files: ['**/*.js', '**/*.cjs'],

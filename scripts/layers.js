@@ -1,0 +1,18 @@
+// The layers of the monorepo, bottom first: a workspace may import workspaces of its own layer or
+// below, never above. Subgraphs never import one another. ARCHITECTURE.md draws this map; eslint
+// (`npm run lint`) enforces it and test/architecture.unit.test.ts checks every workspace has a place.
+const layers = [
+  { name: 'names', workspaces: ['schema'], note: 'error codes, env config, event and Temporal names (pure TypeScript)' },
+  { name: 'serving', workspaces: ['service'], note: 'one port for Apollo Server + graphql-ws, caller assertions, limits, logging' },
+  { name: 'platform', workspaces: ['platform'], note: 'data source, migrations, event log, durable consumers, confinement, sandbox, git' },
+  { name: 'subgraph kit', workspaces: ['subgraphs/kit'], note: 'type-graphql → federation, startSubgraph, loaders, errors, connections' },
+  { name: 'contracts', workspaces: ['ribs/shared', 'modelserver'], note: 'the Rib contract; the local model server' },
+  { name: 'domains', workspaces: ['identity', 'harness', 'ribs/host'], note: 'tokens and JWTs; the harness control plane; the rib host' },
+  { name: 'ribs and providers', workspaces: ['ribs/projects', 'ribs/notes', 'ribs/swarm', 'providers'], note: 'built-in ribs; model providers and agent turns' },
+  { name: 'executor', workspaces: ['temporal'], note: 'workflows, activities, worker, Temporal clients' },
+  { name: 'subgraphs', workspaces: ['subgraphs/projects', 'subgraphs/ribs', 'subgraphs/runs', 'subgraphs/sessions', 'subgraphs/memory', 'subgraphs/identity', 'subgraphs/swarms'], note: 'GraphQL faces; a subgraph never imports another', isolated: true },
+  { name: 'gateway', workspaces: ['gateway'], note: 'Apollo Gateway, subscription router, authentication' },
+  { name: 'composition', workspaces: ['stack'], note: 'processes: startMesh, the services, doctor' },
+];
+
+module.exports = { layers };
