@@ -26,7 +26,10 @@ COPY subgraphs/ribs/package.json subgraphs/ribs/
 COPY providers/package.json providers/
 COPY modelserver/package.json modelserver/
 COPY temporal/package.json temporal/
+COPY client/package.json client/
 COPY gateway/package.json gateway/
+# npm ci bundles GraphiQL (the root postinstall) from these sources.
+COPY gateway/graphiql gateway/graphiql
 COPY stack/package.json stack/
 RUN npm ci --no-audit --no-fund
 COPY . .

@@ -47,7 +47,7 @@ const sandboxMessage =
   'Workflow code runs in the deterministic sandbox and is replayed from history: do I/O in an activity and reach it through proxyActivities.';
 
 module.exports = defineConfig(
-  { ignores: ['**/node_modules/**', '**/dist/**', '**/coverage/**'] },
+  { ignores: ['**/node_modules/**', '**/dist/**', '**/coverage/**', 'client/src/gql/**'] },
   tseslint.configs.recommended,
   {
     rules: {
@@ -64,8 +64,8 @@ module.exports = defineConfig(
     },
   },
   {
-    // The monorepo's own suites and benchmarks (root test/, bench/) compose every package.
-    files: ['test/**/*.ts', 'bench/**/*.ts'],
+    // The monorepo's own suites, benchmarks and tools (root test/, bench/, scripts/) compose every package.
+    files: ['test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
     rules: { 'import-x/no-extraneous-dependencies': 'off' },
   },
   ...layerRules,

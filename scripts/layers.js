@@ -2,7 +2,7 @@
 // below, never above. Subgraphs never import one another. ARCHITECTURE.md draws this map; eslint
 // (`npm run lint`) enforces it and test/architecture.unit.test.ts checks every workspace has a place.
 const layers = [
-  { name: 'names', workspaces: ['schema'], note: 'error codes, env config, event and Temporal names (pure TypeScript)' },
+  { name: 'names', workspaces: ['schema', 'client'], note: 'error codes, env config, event and Temporal names (pure TypeScript); the typed client for frontends' },
   { name: 'serving', workspaces: ['service'], note: 'one port for Apollo Server + graphql-ws, caller assertions, limits, logging' },
   { name: 'platform', workspaces: ['platform'], note: 'data source, migrations, event log, durable consumers, confinement, sandbox, git' },
   { name: 'subgraph kit', workspaces: ['subgraphs/kit'], note: 'type-graphql → federation, startSubgraph, loaders, errors, connections' },

@@ -1,4 +1,4 @@
-import { gql, gqlData, subscribe } from './support/client';
+import { gql, gqlData, subscribeResumable } from './support/client';
 import { startTestMesh, type TestMesh } from './support/mesh';
 import { quietTemporalRuntime } from './support/temporalServer';
 
@@ -57,7 +57,11 @@ describe('durable ops through the gateway', () => {
   it('persists log and progress frames and the result, delivers a steer to the running op, and refuses a steer once it finished', async () => {
     const op = await mesh.runs.services.ops.start({ kind: 'countdown', title: 'count to three', input: { steps: 3, intervalMs: 400 }, steerable: true });
     expect(op.temporalWorkflowId).toMatch(/^op-countdown-[0-9a-f]{8}$/);
-    const frames = subscribe<{ opFrames: FrameView }>(mesh.gatewayWsUrl, `subscription ($id: ID!) { opFrames(opId: $id) { ${FRAME_FIELDS} } }`, { id: op.id });
+    const frames = subscribeResumable<{ opFrames: FrameView }, { id: string; after?: string | null }>(
+      mesh.gatewayWsUrl,
+      `subscription ($id: ID!, $after: String) { opFrames(opId: $id, after: $after) { ${FRAME_FIELDS} } }`,
+      { id: op.id },
+    );
     const first = (await frames.next()).data!.opFrames;
     expect(first.type).toBe('OP_STARTED');
     const steered = await steer(op.id, 'hello');

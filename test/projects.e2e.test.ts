@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { gql, gqlData, subscribe } from './support/client';
+import { ProjectEventsDocument } from '@keelson/client';
+import { gql, gqlData, subscribe, subscribeResumable } from './support/client';
 import { startTestMesh, type TestMesh } from './support/mesh';
 
 const CREATE = `mutation Create($input: CreateProjectInput!) {
@@ -88,5 +89,42 @@ describe('the mesh, end to end through the gateway', () => {
     expect(existsSync(join(mesh.workspaceRoot, 'Not Valid'))).toBe(false);
     const { projects } = await gqlData<{ projects: { name: string }[] }>(mesh.gatewayUrl, '{ projects { name } }');
     expect(projects.map((p) => p.name)).toEqual(['alpha', 'beta', 'gamma', 'delta']);
+  });
+
+  it('resumes a @keelson/client subscription after its socket drops mid-stream: nothing lost, nothing repeated', async () => {
+    const create = (name: string) => gqlData(mesh.gatewayUrl, CREATE, { input: { name } });
+    await create('drop-0');
+    // Reconnects wait at this gate, so events are made while no socket is open.
+    let open!: () => void;
+    let gate = Promise.resolve();
+    const stream = subscribeResumable(mesh.gatewayWsUrl, ProjectEventsDocument, {}, { retryWait: () => gate });
+    const names = async (n: number) => (await stream.take(n)).map((r) => r.data!.projectEvents.project?.name);
+    // Replayed from the start: up to drop-0's creation.
+    while ((await names(1))[0] !== 'drop-0');
+
+    await create('drop-1');
+    expect(await names(1)).toEqual(['drop-1']);
+    const cursorBefore = stream.cursor();
+
+    gate = new Promise<void>((r) => (open = r));
+    stream.dropSocket();
+    await create('drop-2');
+    await create('drop-3');
+    expect(stream.pending()).toBe(0);
+    open();
+
+    expect(await names(2)).toEqual(['drop-2', 'drop-3']);
+    expect(stream.connections()).toBe(2);
+    expect(stream.cursor()).not.toBe(cursorBefore);
+    // Dropped again while an event is on its way: still each once.
+    const racing = create('drop-4');
+    stream.dropSocket();
+    await racing;
+    await create('drop-5');
+    expect(await names(2)).toEqual(['drop-4', 'drop-5']);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(stream.pending()).toBe(0);
+    expect(stream.connections()).toBe(3);
+    await stream.close();
   });
 });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { searchAttributes } from '@keelson/schema';
 import { findTemporalCli } from '@keelson/temporal';
-import { gql, gqlData, subscribe } from './support/client';
+import { gql, gqlData, subscribeResumable } from './support/client';
 import { startTestMesh, type TestMesh } from './support/mesh';
 import { getRun, projectWithWorkflow, respond, startWorkflow, waitForRun } from './support/runs';
 import { quietTemporalRuntime } from './support/temporalServer';
@@ -99,9 +99,9 @@ describe('runs through the gateway', () => {
 
   it('runs two bash nodes in parallel, pauses on the gate with its artifacts, rejects a stale pauseId, and succeeds on the answer, streaming every transition in order', async () => {
     const project = await projectWithWorkflow(url, 'gated', { 'gated-build.yaml': GATED });
-    const events = subscribe<{ runEvents: EventView }>(
+    const events = subscribeResumable<{ runEvents: EventView }>(
       mesh.gatewayWsUrl,
-      `subscription { runEvents { ${EVENT_FIELDS} run { workflowName } } }`,
+      `subscription ($after: String) { runEvents(after: $after) { ${EVENT_FIELDS} run { workflowName } } }`,
     );
     // The subscription is live once it is acknowledged; an event before that would be replayed anyway (no cursor = from the start).
     const started = await startWorkflow(url, 'gated-build', { projectId: project.id, inputs: { topic: 'mesh' } });

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startModelServer, type ModelServer } from '@keelson/model-server';
 import { Client } from 'pg';
-import { gqlData, subscribe } from './support/client';
+import { gqlData, subscribeResumable } from './support/client';
 import { modelServerEnv, startTestMesh, type TestMesh } from './support/mesh';
 import { projectWithWorkflow, respond, startWorkflow, waitForRun } from './support/runs';
 import { quietTemporalRuntime } from './support/temporalServer';
@@ -108,7 +108,7 @@ describe('a prompt node in a gated DAG, through the gateway', () => {
 
   it('runs bash ‖ bash → prompt (calling a rib tool) → approval → bash: pauses, refuses a stale pauseId, succeeds, streaming every transition in order', async () => {
     const project = await projectWithWorkflow(url, 'prompted', { 'prompted-build.yaml': PROMPTED });
-    const events = subscribe<{ runEvents: EventView }>(mesh.gatewayWsUrl, 'subscription { runEvents { cursor type nodeId pauseId } }');
+    const events = subscribeResumable<{ runEvents: EventView }>(mesh.gatewayWsUrl, 'subscription ($after: String) { runEvents(after: $after) { cursor type nodeId pauseId } }');
     const started = await startWorkflow(url, 'prompted-build', { projectId: project.id, inputs: { topic: 'mesh' } });
 
     const paused = await waitForRun(url, started.id, (r) => r.status === 'PAUSED' || r.status === 'FAILED');

@@ -4,7 +4,7 @@ export { useSubscriptionRouter } from './subscriptionRouter';
 export type { SubscriptionRouter, SubscriptionRouterOptions } from './subscriptionRouter';
 export { createGatewayErrorFormatter, gatewayError, requestErrorCodes } from './errors';
 export type { GatewayErrorCode, GatewayErrorFormatter, RequestErrorCode } from './errors';
-export { explorerRoute } from './explorer';
+export { graphiqlRoutes, loadGraphiQL, GRAPHIQL_ASSETS } from './graphiql';
 export { resolveSubgraphEndpoints, SubgraphDataSource } from './subgraphEndpoints';
 export type { SubgraphEndpoint } from './subgraphEndpoints';
 export { loadGatewayConfig, subgraphUrlsFromEnv, subscriptionLimitsFromEnv, supergraphPath } from './config';

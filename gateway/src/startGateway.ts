@@ -10,7 +10,7 @@ import { scopePlugin, type GatewayContext } from './auth/scopePlugin';
 import { readScopeMap, undeclaredRootFields, type ScopeMap } from './auth/scopeRequirements';
 import { supergraphForPlanning } from './auth/securityFeatures';
 import { createGatewayErrorFormatter } from './errors';
-import { explorerRoute } from './explorer';
+import { graphiqlRoutes, loadGraphiQL } from './graphiql';
 import { subgraphFetcher } from './subgraphFetcher';
 import { resolveSubgraphEndpoints, SubgraphDataSource } from './subgraphEndpoints';
 import { useSubscriptionRouter, type SubscriptionRouterOptions } from './subscriptionRouter';
@@ -64,7 +64,7 @@ function enforcedScopes(planningSdl: string, log: Logger): ScopeMap {
 /**
  * Starts the gateway: Apollo Gateway over the static supergraph for queries and mutations, and on
  * the same port and path a graphql-ws server that routes subscriptions to their owning subgraph.
- * Also serves `GET /health` and the explorer page at `GET /` (and `/explorer`).
+ * Also serves `GET /health` and GraphiQL at `GET /` (and `/graphiql`, its bundle under `/graphiql/`).
  *
  * Every GraphQL request is authenticated (`authorization: Bearer …` over HTTP, the same value in
  * `connection_init` over WebSocket) unless `security.auth` is `off` (loopback only); scopes
@@ -113,7 +113,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     stopOnTerminationSignals: false,
     plugins: [ApolloServerPluginLandingPageDisabled(), scopePlugin(apiSchema, scopeMap), ...protection.plugins],
   });
-  const explorer = explorerRoute(introspection);
+  const graphiql = graphiqlRoutes(await loadGraphiQL(log));
   const authenticate = async (authorization: string | undefined): Promise<{ caller: Caller; expiresAt?: number }> =>
     security.auth === 'off' ? { caller: anonymousCaller } : options.credentials!.authenticate(authorization);
 
@@ -128,7 +128,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     log,
     authenticate: async (req) => (await authenticate(req.headers.authorization)).caller,
     context: async (_req, caller) => ({ caller }),
-    routes: { '/health': healthRoute('gateway'), '/': explorer, '/explorer': explorer },
+    routes: { ...graphiql, '/health': healthRoute('gateway') },
     websocket: (wss) => {
       const router = useSubscriptionRouter(wss, {
         ...options.subscriptions,

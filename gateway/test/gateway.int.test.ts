@@ -129,7 +129,7 @@ describe('the gateway over HTTP', () => {
     expect(await res.text()).toMatch(/Cross-Site Request Forgery/);
   });
 
-  it('serves a GET query only with the preflight header the explorer sends', async () => {
+  it('serves a GET query only with the preflight header', async () => {
     const url = `${gateway.url}?query=${encodeURIComponent('{ products { id } }')}`;
 
     expect((await fetch(url, { headers: { authorization: bearers.admin } })).status).toBe(400);
@@ -151,18 +151,25 @@ describe('the gateway over HTTP', () => {
     expect(body.data).toEqual({ __schema: { subscriptionType: { fields: [{ name: 'reviewAdded' }] } } });
   });
 
-  it('serves the explorer page at / and /explorer: self-contained, nothing loaded from elsewhere', async () => {
-    for (const path of ['/', '/explorer']) {
+  it('serves GraphiQL at / and /graphiql under a strict CSP: its bundle from this origin, no inline script', async () => {
+    for (const path of ['/', '/graphiql']) {
       const res = await fetch(new URL(path, gateway.url));
       const html = await res.text();
 
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
-      expect(res.headers.get('content-security-policy')).toMatch(/default-src 'none'; script-src 'sha256-[^']+'/);
-      expect(html).toContain('<textarea id="query"');
-      expect(html).toContain("'apollo-require-preflight': 'true'");
-      expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=|https?:\/\/(?!localhost)[a-z]/i);
+      expect(res.headers.get('content-security-policy')).toMatch(/^default-src 'none'; script-src 'self'; worker-src 'self';/);
+      expect(html).toContain('<script type="module" src="/graphiql/app.js"></script>');
+      expect(html).not.toMatch(/<script(?![^>]*\bsrc="\/graphiql\/)[^>]*>|https?:\/\//i);
     }
+    for (const file of ['app.js', 'app.css', 'graphql.worker.js']) {
+      const res = await fetch(new URL(`/graphiql/${file}`, gateway.url));
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(file.endsWith('.css') ? /^text\/css/ : /^text\/javascript/);
+      expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(10_000);
+    }
+    // Only the bundle's own files: nothing else of the folder, nothing beside it.
+    expect((await fetch(new URL('/graphiql/build.js', gateway.url))).status).toBe(404);
   });
 
   it('asks a subgraph once for identical queries of one caller in flight together, and never shares across callers', async () => {

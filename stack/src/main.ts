@@ -32,16 +32,16 @@ function main(): void {
   mesh.then(
     (m) => {
       if (stopping) return;
-      const explorer = m.gatewayUrl.replace(/\/graphql$/, '/');
+      const graphiql = m.gatewayUrl.replace(/\/graphql$/, '/');
       say('');
       say(`GraphQL (HTTP + WebSocket): ${m.gatewayUrl}`);
       if (m.adminToken) {
         // The token rides in the fragment: browsers never send it to a server, so it stays out of
         // access logs and Referer headers. The page moves it to the tab's session storage.
-        say(`Explorer:                   ${explorer}#token=${m.adminToken.token}`);
+        say(`GraphiQL:                   ${graphiql}#token=${m.adminToken.token}`);
         say(`Admin token:                ${m.adminToken.path} (curl -H "authorization: Bearer $(cat ${m.adminToken.path})" …)`);
       } else {
-        say(`Explorer:                   ${explorer}`);
+        say(`GraphiQL:                   ${graphiql}`);
         say('Authentication:             OFF (KEELSON_AUTH=off): every process on this machine controls the mesh');
       }
       say(`Temporal UI:                ${m.temporal.uiUrl ?? '(external server: set TEMPORAL_UI_URL)'}`);

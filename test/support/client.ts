@@ -1,3 +1,5 @@
+import { createKeelsonClient, KeelsonError, type KeelsonClientOptions, type TypedDocumentNode } from '@keelson/client';
+import { parse } from 'graphql';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 
@@ -178,5 +180,108 @@ export function subscribe<T = Record<string, unknown>>(
       await client.dispose();
     },
     completed,
+  };
+}
+
+/** A stream through `@keelson/client`'s subscribeResumable: results queue up until taken. */
+export interface ResumableStream<T> extends Pick<Subscription<T>, 'next' | 'take' | 'pending' | 'completed'> {
+  /** The last event's cursor (the `after` the next reconnect sends). */
+  cursor(): string | null | undefined;
+  /** How often the client has connected (1, then once more per resume). */
+  connections(): number;
+  /** Cuts the socket as a dropped network would (no close frame); the client reconnects and resumes. */
+  dropSocket(): void;
+  /** Unsubscribes and closes the client. */
+  close(): Promise<void>;
+}
+
+/**
+ * Subscribes as a frontend would, with `@keelson/client`'s `subscribeResumable` (typed document or
+ * SDL text; its variables include `after`), with the origin's credentials. A dropped socket is
+ * reconnected at once and the stream resumed from its last cursor.
+ */
+export function subscribeResumable<T = Record<string, unknown>, V extends { after?: string | null } = { after?: string | null }>(
+  url: string,
+  document: TypedDocumentNode<T, V> | string,
+  variables: V = {} as V,
+  opts: Pick<RequestOptions, 'auth'> & Pick<KeelsonClientOptions, 'retryWait'> = {},
+): ResumableStream<T> {
+  const credentials = opts.auth === false ? undefined : opts.auth ?? registry.get(originOf(url));
+  let socket: WebSocket | undefined;
+  let connections = 0;
+  const client = createKeelsonClient({
+    url: url.replace(/^ws/, 'http'),
+    webSocketImpl: WebSocket,
+    token: async () => (await credentials?.connectionParams())?.authorization?.replace(/^Bearer /, ''),
+    retryWait: opts.retryWait ?? (() => new Promise((r) => setTimeout(r, 50))),
+    on: {
+      connected: (s) => {
+        socket = s as WebSocket;
+        connections++;
+      },
+    },
+  });
+  const queue = resultQueue<T>();
+  let resolveCompleted!: () => void;
+  const completed = new Promise<void>((r) => (resolveCompleted = r));
+  const sub = client.subscribeResumable<T, V>(typeof document === 'string' ? (parse(document) as TypedDocumentNode<T, V>) : document, variables, {
+    next: (data) => queue.push({ data }),
+    error: (err) => {
+      queue.fail(err);
+      queue.push({ errors: (err instanceof KeelsonError ? err.errors : [{ message: String((err as Error)?.message ?? err) }]) as GraphQLResponse<T>['errors'] });
+      resolveCompleted();
+    },
+    complete: () => resolveCompleted(),
+  });
+  return {
+    next: queue.next,
+    take: queue.take,
+    pending: queue.pending,
+    completed,
+    cursor: () => sub.cursor(),
+    connections: () => connections,
+    dropSocket: () => socket?.terminate(),
+    async close() {
+      sub.unsubscribe();
+      await client.dispose();
+    },
+  };
+}
+
+function resultQueue<T>() {
+  const queue: GraphQLResponse<T>[] = [];
+  const waiters: ((r: GraphQLResponse<T>) => void)[] = [];
+  let failure: unknown;
+  const next = (timeoutMs = 15_000) =>
+    new Promise<GraphQLResponse<T>>((resolve, reject) => {
+      const queued = queue.shift();
+      if (queued) return resolve(queued);
+      const timer = setTimeout(() => {
+        const i = waiters.indexOf(done);
+        if (i >= 0) waiters.splice(i, 1);
+        reject(new Error(`no subscription result within ${timeoutMs} ms${failure ? ` (failed: ${String(failure)})` : ''}`));
+      }, timeoutMs);
+      const done = (r: GraphQLResponse<T>) => {
+        clearTimeout(timer);
+        resolve(r);
+      };
+      waiters.push(done);
+    });
+  return {
+    push(r: GraphQLResponse<T>) {
+      const w = waiters.shift();
+      if (w) w(r);
+      else queue.push(r);
+    },
+    fail(err: unknown) {
+      failure = err;
+    },
+    next,
+    async take(n: number, timeoutMs?: number) {
+      const out: GraphQLResponse<T>[] = [];
+      for (let i = 0; i < n; i++) out.push(await next(timeoutMs));
+      return out;
+    },
+    pending: () => queue.length,
   };
 }

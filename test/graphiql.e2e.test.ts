@@ -1,0 +1,100 @@
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { gqlData } from './support/client';
+import { startTestMesh, type TestMesh } from './support/mesh';
+
+/** Debian's Chromium (`apt-get install chromium`, .ci/run does). */
+const CHROMIUM = process.env.KEELSON_TEST_CHROMIUM ?? '/usr/bin/chromium';
+/** The README's picture of GraphiQL, retaken by every run of this test. */
+const SCREENSHOT = join(__dirname, '..', 'docs', 'graphiql.png');
+
+const queryEditor = '.graphiql-query-editor .monaco-editor';
+/** Waits until the response editor shows text matching `pattern`. */
+const responseShows = (page: Page, pattern: RegExp) => page.locator('.graphiql-response .view-lines').filter({ hasText: pattern }).waitFor({ timeout: 20_000 });
+
+/** Replaces the operation in the query editor by typing it, as a person would. */
+async function typeOperation(page: Page, text: string): Promise<void> {
+  await page.locator(queryEditor).click();
+  await page.keyboard.press('ControlOrMeta+A');
+  await page.keyboard.press('Delete');
+  // Monaco closes brackets and quotes as one types: type the opening halves only, it adds the rest.
+  await page.keyboard.type(text);
+  // Close the completion list typing opened (it would cover the run button).
+  await page.keyboard.press('Escape');
+}
+
+describe('GraphiQL at the gateway, in a real headless Chromium', () => {
+  let mesh: TestMesh;
+  let browser: Browser;
+  let page: Page;
+  const violations: string[] = [];
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    mesh = await startTestMesh();
+    await gqlData(mesh.gatewayUrl, 'mutation { createProject(input: { name: "harbor" }) { id } }');
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    page = await browser.newPage({ viewport: { width: 1440, height: 860 } });
+    // Injected by the browser, not the page: sees what the page's CSP blocks.
+    await page.addInitScript({
+      content: "document.addEventListener('securitypolicyviolation', (e) => (window.violations ??= []).push(e.effectiveDirective + ' ' + e.blockedURI));",
+    });
+    page.on('pageerror', (err) => pageErrors.push(err.message));
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await mesh?.teardown();
+  });
+  afterEach(async () => {
+    violations.push(...(await page.evaluate<string[]>('window.violations ?? []')));
+  });
+
+  it('loads from the start-up URL under a strict CSP, nothing from elsewhere, and drops the token from the address bar', async () => {
+    const root = mesh.gatewayUrl.replace(/\/graphql$/, '/');
+    const requested: string[] = [];
+    page.on('request', (req) => requested.push(req.url()));
+    const res = await page.goto(`${root}#token=${mesh.adminToken!.token}`);
+    const csp = res!.headers()['content-security-policy'];
+    expect(csp).toMatch(/default-src 'none'; script-src 'self';/);
+    expect(csp).not.toMatch(/script-src[^;]*'unsafe-(inline|eval)'/);
+
+    await page.locator(queryEditor).waitFor({ timeout: 30_000 });
+    // The schema arrived through the gateway with the token: the docs list the root types.
+    await page.getByRole('button', { name: /show documentation explorer/i }).click();
+    await page.getByText('Query', { exact: true }).first().waitFor({ timeout: 20_000 });
+    expect(page.url()).toBe(root);
+    expect(requested.filter((url) => !url.startsWith(root.replace(/\/$/, '')))).toEqual([]);
+  });
+
+  it('offers a field of the live schema as one types', async () => {
+    await typeOperation(page, '{ harnes');
+    await page.keyboard.press('Control+Space');
+    const suggestion = page.locator('.suggest-widget .monaco-list-row', { hasText: 'harnesses' });
+    await suggestion.first().waitFor({ timeout: 20_000 });
+    // Taking it completes the field in the editor.
+    await page.keyboard.press('Enter');
+    await page.locator(queryEditor).filter({ hasText: /harnesses/ }).waitFor({ timeout: 5_000 });
+  });
+
+  it('runs a query with the token the URL carried', async () => {
+    await typeOperation(page, '{ projects { name headCommit');
+    await page.locator('.graphiql-execute-button').click();
+    await responseShows(page, /"name":\s*"harbor"/);
+  });
+
+  it('streams a subscription over graphql-ws and shows a live event', async () => {
+    await typeOperation(page, 'subscription { projectEvents(after: "0") { cursor type at project { name ');
+    await page.getByRole('button', { name: /prettify query/i }).click();
+    await page.locator('.graphiql-execute-button').click();
+    await responseShows(page, /PROJECT_CREATED/);
+    // A live one, made while the page listens.
+    await gqlData(mesh.gatewayUrl, 'mutation { createProject(input: { name: "lighthouse" }) { id } }');
+    await responseShows(page, /"name":\s*"lighthouse"/);
+    await page.screenshot({ path: SCREENSHOT });
+  });
+
+  it('blocked nothing the page needs and threw nothing', () => {
+    expect(violations).toEqual([]);
+    expect(pageErrors).toEqual([]);
+  });
+});
