@@ -12,8 +12,18 @@ export {
   type ConfinementReason,
   type PathAccess,
 } from './confine';
-export { listProcesses, findOwnedProcesses, isAlive, endProcessGroup } from './process/ownedProcesses';
-export type { ProcessInfo } from './process/ownedProcesses';
+export {
+  listProcesses,
+  findOwnedProcesses,
+  isAlive,
+  endProcessGroup,
+  processStartTicks,
+  setSupervisorOwner,
+  supervisorName,
+  findOrphanGroups,
+  endOrphanGroups,
+} from './process/ownedProcesses';
+export type { ProcessInfo, OrphanGroup } from './process/ownedProcesses';
 export {
   bwrapArgv,
   createSandbox,
