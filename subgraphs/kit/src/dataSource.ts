@@ -1,6 +1,7 @@
 import { defaultPgTimeouts, type Logger as LogSink, type PgTimeouts } from '@keelson/service';
 import { DataSource, type Logger as OrmLogger, type MixedList, type EntitySchema } from 'typeorm';
 import { EventLogActor1764460800001, EventLogTables1764460800000 } from './eventLog/eventLog.migration';
+import { IdempotencyKeys1764460800002 } from './idempotency/idempotency.migration';
 
 /** Counts every SQL statement a DataSource sends; benchmarks and tests read it around a request. */
 export class QueryCounter implements OrmLogger {
@@ -58,7 +59,7 @@ export function createDataSource(opts: DataSourceOptions): MeshDataSource {
     type: 'postgres',
     url: opts.url,
     entities: opts.entities,
-    migrations: [EventLogTables1764460800000, EventLogActor1764460800001, ...opts.migrations],
+    migrations: [EventLogTables1764460800000, EventLogActor1764460800001, IdempotencyKeys1764460800002, ...opts.migrations],
     migrationsTableName: opts.migrationsTableName,
     migrationsTransactionMode: 'each',
     synchronize: false,

@@ -15,3 +15,6 @@ export { openSubgraphState } from './subgraphState';
 export type { SubgraphState, SubgraphStateOptions } from './subgraphState';
 export type { SubgraphContext, StartSubgraphOptions } from './startSubgraph';
 export { RequiresScope, Authenticated } from './access';
+export { IdempotencyKeys, IDEMPOTENCY_KEY, idempotencyKeySchema, inputHash, byId, whole } from './idempotency/idempotency';
+export type { IdempotencyOptions, IdempotentCall, ResultCodec } from './idempotency/idempotency';
+export { IdempotencyKeys1764460800002 } from './idempotency/idempotency.migration';

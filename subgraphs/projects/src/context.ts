@@ -4,7 +4,7 @@ import type { MutationLock } from './lock/lock.entity';
 import type { LockService } from './lock/lock.service';
 import type { Project } from './project/project.entity';
 import type { ProjectService } from './project/project.service';
-import type { EventLog } from '@keelson/kit';
+import type { EventLog, IdempotencyKeys } from '@keelson/kit';
 import type { ProjectsSettings } from './settings';
 import type { WorkspaceLease } from './workspace/workspace.entity';
 import type { WorkspaceService } from './workspace/workspace.service';
@@ -14,6 +14,8 @@ export interface ProjectsServices {
   workspaces: WorkspaceService;
   locks: LockService;
   events: EventLog;
+  /** The create mutations' idempotency keys. */
+  idempotency: IdempotencyKeys;
   settings: ProjectsSettings;
 }
 

@@ -1,4 +1,4 @@
-import { openSubgraphState, startSubgraph } from '@keelson/kit';
+import { IdempotencyKeys, openSubgraphState, startSubgraph } from '@keelson/kit';
 import type { Logger, MeshSecurity } from '@keelson/service';
 import type { ProjectsContext, ProjectsServices } from './context';
 import { MutationLock } from './lock/lock.entity';
@@ -63,6 +63,7 @@ export async function start(opts: StartProjectsOptions): Promise<RunningProjects
       workspaces: new WorkspaceService(deps, projects),
       locks: new LockService(deps),
       events,
+      idempotency: new IdempotencyKeys(dataSource),
       settings: opts.settings,
     };
     const { schema } = await buildProjectsSchema();

@@ -1,4 +1,4 @@
-import { byKeys, groupByKeys, type EventLog, type SubgraphContext } from '@keelson/kit';
+import { byKeys, groupByKeys, type EventLog, type IdempotencyKeys, type SubgraphContext } from '@keelson/kit';
 import { streams, type EventEnvelope, type OpFramePayload, type RunEventPayload, type RunStatus } from '@keelson/schema';
 import type { DataSource } from 'typeorm';
 import type { Catalog, CatalogService } from './catalog/catalog.service';
@@ -18,6 +18,8 @@ export interface RunsServices {
   ops: OpService;
   catalog: CatalogService;
   events: EventLog;
+  /** startWorkflow's idempotency keys. */
+  idempotency: IdempotencyKeys;
   settings: RunsSettings;
   dataSource: DataSource;
 }

@@ -1,10 +1,12 @@
-import { byKeys, type SubgraphContext } from '@keelson/kit';
+import { byKeys, type IdempotencyKeys, type SubgraphContext } from '@keelson/kit';
 import type { ApprovalRecord, CapabilityReport, HarnessControlPlane, HarnessId, SessionView, TaskExecutorInfo, TaskRecord } from '@keelson/harness';
 import type { TaskService } from './task/task.service';
 
 export interface SessionsServices {
   plane: HarnessControlPlane;
   tasks: TaskService;
+  /** runTask's, startSession's and sendUserTurn's idempotency keys. */
+  idempotency: IdempotencyKeys;
 }
 
 export interface SessionsContext extends SubgraphContext {

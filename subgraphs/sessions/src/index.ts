@@ -1,5 +1,5 @@
 import { startHarnessRuntime, type CliDriver, type HarnessId, type HarnessRuntime, type HarnessSettings, type ProjectsApi } from '@keelson/harness';
-import { startSubgraph } from '@keelson/kit';
+import { IdempotencyKeys, startSubgraph } from '@keelson/kit';
 import { serviceIdentity, type Logger, type MeshSecurity } from '@keelson/service';
 import type { SessionsContext, SessionsServices } from './context';
 import { buildSessionsSchema } from './schema';
@@ -45,7 +45,7 @@ export async function start(opts: StartSessionsOptions): Promise<RunningSessions
   const runtime = await startHarnessRuntime({ databaseUrl: opts.databaseUrl, settings: opts.settings, projects, log: opts.log, drivers: opts.drivers, pg: opts.security.pg });
   const tasks = new TaskService(runtime.plane, opts.temporal, opts.log, opts.heartbeatTimeoutMs ?? 30_000);
   try {
-    const services: SessionsServices = { plane: runtime.plane, tasks };
+    const services: SessionsServices = { plane: runtime.plane, tasks, idempotency: new IdempotencyKeys(runtime.dataSource) };
     const { schema } = await buildSessionsSchema();
     const served = await startSubgraph<SessionsContext>({
       name: 'sessions',

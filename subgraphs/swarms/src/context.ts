@@ -1,4 +1,4 @@
-import { byKeys, type EventLog, type SubgraphContext } from '@keelson/kit';
+import { byKeys, type EventLog, type IdempotencyKeys, type SubgraphContext } from '@keelson/kit';
 import type { SwarmRecord } from '@keelson/rib-swarm';
 import type { ServerService } from './server/server.service';
 import type { SwarmService } from './swarm/swarm.service';
@@ -7,6 +7,8 @@ export interface SwarmsServices {
   swarms: SwarmService;
   server: ServerService;
   events: EventLog;
+  /** startSwarm's and postToSwarm's idempotency keys. */
+  idempotency: IdempotencyKeys;
 }
 
 export interface SwarmsContext extends SubgraphContext {
