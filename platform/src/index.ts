@@ -12,8 +12,18 @@ export {
   type ConfinementReason,
   type PathAccess,
 } from './confine';
-export { listProcesses, findOwnedProcesses, isAlive, endProcessGroup } from './process/ownedProcesses';
-export type { ProcessInfo } from './process/ownedProcesses';
+export {
+  listProcesses,
+  findOwnedProcesses,
+  isAlive,
+  endProcessGroup,
+  processStartTicks,
+  setSupervisorOwner,
+  supervisorName,
+  findOrphanGroups,
+  endOrphanGroups,
+} from './process/ownedProcesses';
+export type { ProcessInfo, OrphanGroup } from './process/ownedProcesses';
 export {
   bwrapArgv,
   createSandbox,
@@ -82,3 +92,5 @@ export type { Ticket, NotifierOptions } from './eventLog/notifier';
 export { platformMigrations } from './eventLog/eventLog.migration';
 export { DurableConsumer } from './eventLog/durableConsumer';
 export type { DurableConsumerOptions } from './eventLog/durableConsumer';
+export { IdempotencyKeys, IDEMPOTENCY_KEY, idempotencyKeySchema, inputHash, byId, whole } from './idempotency/idempotency';
+export type { IdempotencyOptions, IdempotentCall, ResultCodec } from './idempotency/idempotency';

@@ -7,11 +7,12 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { createDriverRegistry, harnessSettings } from '@keelson/harness';
-import { probeBwrap, runGit, SANDBOX_FIX } from '@keelson/platform';
+import { findOrphanGroups, findOwnedProcesses, probeBwrap, runGit, SANDBOX_FIX } from '@keelson/platform';
 import { expandHome, isLoopback, parseEnv } from '@keelson/schema';
 import { ClickClackClient, ManagedBus, resolveBusSetup } from '@keelson/rib-swarm';
 import { findTemporalCli, TEMPORAL_CLI_VERSION } from '@keelson/temporal';
 import { Client } from 'pg';
+import { readLastStart } from './ownership';
 
 const run = promisify(execFile);
 
@@ -57,6 +58,29 @@ export async function swarmBusCheck(env: NodeJS.ProcessEnv, home: string): Promi
   if (status.running) return { status: 'ok', detail: `managed ClickClack ${version} (${setup.binary}) running at ${setup.url}, pid ${status.pid}` };
   if (await bus.client().answers()) return { status: 'warn', detail: `port ${setup.port} is taken by a server this mesh does not own; set CLICKCLACK_PORT (or CLICKCLACK_URL to use it)` };
   return { status: 'ok', detail: `managed ClickClack ${version} (${setup.binary}) on 127.0.0.1:${setup.port}, started by the first swarm; data in ${bus.dataDir}` };
+}
+
+/**
+ * The processes this home owns: what the latest start adopted or ended (a dev server or groups a
+ * crash left behind), the dev server running on the home's state file, and orphaned groups the next
+ * start will end. Ownership is read from command lines, never from a pid alone.
+ */
+export async function processesCheck(home: string): Promise<Omit<Check, 'name'>> {
+  const notes: string[] = [];
+  const last = await readLastStart(home);
+  if (last) {
+    const what = last.processes.map((p) => `${p.outcome} ${p.what} pid ${p.pid}`);
+    notes.push(`last start ${last.at} (pid ${last.pid}): ${what.length ? what.join('; ') : 'adopted or ended nothing'}`);
+  } else {
+    notes.push('no start recorded yet');
+  }
+  const dbFilename = join(home, 'temporal', 'dev.db');
+  const [server] = await findOwnedProcesses([['server', 'start-dev'], ['--db-filename', dbFilename]]);
+  notes.push(server ? `Temporal dev server pid ${server.pid} running on ${dbFilename} (a start adopts it)` : 'no Temporal dev server of this home running');
+  const orphans = await findOrphanGroups(home);
+  if (orphans.length === 0) return { status: 'ok', detail: notes.join('; ') };
+  notes.push(`${orphans.length} orphaned group(s) a crash left (${orphans.map((o) => `${o.kind} pgid ${o.pgid}`).join(', ')}): the next start ends them`);
+  return { status: 'warn', detail: notes.join('; ') };
 }
 
 /** `npm run doctor`: the state of every dependency `npm start` needs, one line each. */
@@ -184,6 +208,7 @@ export async function doctor(env: NodeJS.ProcessEnv = process.env): Promise<Chec
         : { status: 'warn', detail: `${bwrap.error}: Bash tool calls, bash/script nodes and harness CLIs will refuse to run; ${SANDBOX_FIX}` };
     }),
     check('swarms', () => swarmBusCheck(env, home)),
+    check('processes', () => processesCheck(home)),
     check('folders', async () => {
       const notes: string[] = [];
       for (const [label, dir] of [['home', home], ['workspace', workspace]] as const) {

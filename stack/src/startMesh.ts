@@ -31,6 +31,7 @@ import {
 } from '@keelson/temporal';
 import type { Client } from '@temporalio/client';
 import { ensureDatabase } from './database';
+import { claimHome, recordStart, type OwnedProcessNote } from './ownership';
 import { lateRibRuns, ribWorkflowSource, workerApprovals } from './ribRuns';
 
 export interface MeshOptions {
@@ -128,6 +129,10 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
   };
 
   try {
+    // Groups a crashed start on this home orphaned (harness CLIs, bash/script nodes) end first.
+    const owned: OwnedProcessNote[] = await claimHome(home);
+    for (const note of owned) progress(`Processes: ended the ${note.what} pid ${note.pid} (${note.detail ?? ''})`);
+
     progress(`Postgres: checking ${new URL(env.DATABASE_URL).host}`);
     const db = await ensureDatabase(env.DATABASE_URL);
     if (db.created) progress(`Postgres: created database ${new URL(env.DATABASE_URL).pathname.slice(1)}`);
@@ -154,6 +159,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
         log: (line) => log.debug({ temporal: line }, 'temporal dev server'),
       });
       stops.push({ name: 'Temporal dev server', stop: () => server.stop() });
+      if (server.previous) owned.push({ what: 'Temporal dev server', pid: server.previous.pid, outcome: server.previous.outcome, detail: dbFilename });
       if (server.previous?.outcome === 'adopted') progress(`Temporal: adopted the dev server (pid ${server.previous.pid}) an earlier start left running on ${dbFilename}`);
       if (server.previous?.outcome === 'ended') progress(`Temporal: ended the dev server (pid ${server.previous.pid}) an earlier start left on ${dbFilename}`);
       temporal = { address: server.address, namespace: server.namespace, uiUrl: server.uiUrl };
@@ -360,6 +366,9 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
         await client.connection.close();
       }
     }
+
+    // What this start adopted or ended, for `npm run doctor`.
+    await recordStart(home, owned).catch((err: unknown) => log.warn({ err }, 'could not record the start'));
 
     let stopping: Promise<void> | undefined;
     return {

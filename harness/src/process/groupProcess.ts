@@ -1,12 +1,14 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { supervisorName } from '@keelson/platform';
 
 /**
  * Runs the CLI under a small `sh` supervisor that leads a fresh process group. The supervisor also
  * starts a watchdog: when the owning process dies (even by SIGKILL) the watchdog kills the whole
  * group within about a second, so a turn orphaned by a lost worker never keeps running behind a
- * retry's back. `$1` is the owner's pid, the rest is the CLI's argv; stdin is always /dev/null.
+ * retry's back. Its `$0` names the Keelson home that owns it (see `supervisorName`), so a start
+ * finds what a crash orphaned even if the watchdog died too. `$1` is the owner's pid, the rest is the CLI's argv; stdin is always /dev/null.
  */
 const SUPERVISOR = [
   'owner="$1"; shift',
@@ -122,7 +124,7 @@ export async function killGroup(pgid: number, graceMs = 2000): Promise<void> {
  * @throws when the supervisor cannot be spawned.
  */
 export function startGroupProcess(spec: GroupProcessSpec): GroupProcess {
-  const child = spawn('/bin/sh', ['-c', SUPERVISOR, 'keelson-turn', String(spec.ownerPid ?? process.pid), ...spec.argv], {
+  const child = spawn('/bin/sh', ['-c', SUPERVISOR, supervisorName('turn'), String(spec.ownerPid ?? process.pid), ...spec.argv], {
     cwd: spec.cwd,
     env: spec.env,
     detached: true,

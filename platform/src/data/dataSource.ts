@@ -68,7 +68,13 @@ export function createDataSource(opts: DataSourceOptions): MeshDataSource {
     applicationName: `keelson-${opts.migrationsTableName.replace(/_migrations$/, '')}`,
     connectTimeoutMS: pg.connectTimeoutMs,
     // pg applies these per connection: no statement or forgotten transaction holds a backend forever.
-    extra: { statement_timeout: pg.statementTimeoutMs, idle_in_transaction_session_timeout: pg.idleInTransactionTimeoutMs },
+    // query_timeout is the client's own bound: a Postgres that stops answering (a hung host, a dead
+    // link) never sees the statement, so only the client can end the wait.
+    extra: {
+      statement_timeout: pg.statementTimeoutMs,
+      idle_in_transaction_session_timeout: pg.idleInTransactionTimeoutMs,
+      query_timeout: pg.statementTimeoutMs + 2_000,
+    },
   });
   return { dataSource, queries };
 }

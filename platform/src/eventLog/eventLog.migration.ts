@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { IdempotencyKeys1764460800002 } from '../idempotency/idempotency.migration';
 
 /**
  * The event log shared by every subgraph: `events` is the truth of every stream; `event_streams`
@@ -51,8 +52,8 @@ export class EventLogActor1764460800001 implements MigrationInterface {
  * router, …): a consumer's position in its stream, advanced in the transaction of what it wrote.
  * Idempotent, like the tables: every subgraph's migration list includes it.
  */
-export class EventConsumerCursors1764460800002 implements MigrationInterface {
-  name = 'EventConsumerCursors1764460800002';
+export class EventConsumerCursors1764460800003 implements MigrationInterface {
+  name = 'EventConsumerCursors1764460800003';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`CREATE TABLE IF NOT EXISTS event_consumer_cursors (
@@ -69,4 +70,4 @@ export class EventConsumerCursors1764460800002 implements MigrationInterface {
 }
 
 /** The platform's own migrations, run first in every service's list (each one idempotent). */
-export const platformMigrations = [EventLogTables1764460800000, EventLogActor1764460800001, EventConsumerCursors1764460800002];
+export const platformMigrations = [EventLogTables1764460800000, EventLogActor1764460800001, IdempotencyKeys1764460800002, EventConsumerCursors1764460800003];

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 
@@ -91,4 +92,76 @@ export async function endProcessGroup(pgid: number, opts: { first?: NodeJS.Signa
   signal('SIGKILL');
   const killed = Date.now() + 2_000;
   while (isAlive(pgid) && Date.now() < killed) await new Promise((r) => setTimeout(r, 50));
+}
+
+/**
+ * When `pid` started, in clock ticks since boot (`/proc/<pid>/stat` field 22); undefined without
+ * /proc or once it is gone. Two processes' start times order them, which tells a reused pid apart.
+ */
+export function processStartTicks(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The Keelson home whose state this process's supervised children are marked with (see {@link supervisorName}). */
+let ownerHome: string | undefined;
+
+/**
+ * Marks every process group this process starts from now on (harness CLIs, bash and script
+ * nodes) with `home`, so the next start on the same home finds the groups a crash orphaned.
+ * `npm start` and the standalone worker call it with their KEELSON_HOME.
+ */
+export function setSupervisorOwner(home: string | undefined): void {
+  ownerHome = home;
+}
+
+/**
+ * The `$0` a supervisor shell of `kind` runs under: `keelson-<kind>:<home>` once an owner home
+ * is set, else `keelson-<kind>`. It is the command line's proof of who started the group.
+ */
+export function supervisorName(kind: 'turn' | 'node'): string {
+  return ownerHome ? `keelson-${kind}:${ownerHome}` : `keelson-${kind}`;
+}
+
+/** A supervised process group whose owner is gone. */
+export interface OrphanGroup {
+  pgid: number;
+  /** `turn` (a harness CLI) or `node` (a bash or script node). */
+  kind: 'turn' | 'node';
+  /** The pid of the process that started it (dead, or reused by a younger process). */
+  ownerPid: number;
+  /** The supervised command (after the supervisor's own arguments). */
+  command: string[];
+}
+
+/**
+ * Supervised groups (`sh -c <supervisor> keelson-<kind>:<home> <ownerPid> <argv…>`) of `home`
+ * whose owner is dead, or whose owner pid now names a process younger than the group (the pid was
+ * reused): orphans of a crash. Ownership is read from each command line, never from a pid alone.
+ */
+export async function findOrphanGroups(home: string): Promise<OrphanGroup[]> {
+  const found = new Map<number, OrphanGroup>();
+  for (const p of await listProcesses()) {
+    if (p.argv[1] !== '-c' || found.has(p.pgid) || p.pgid !== p.pid) continue;
+    const mark = /^keelson-(turn|node):(.+)$/.exec(p.argv[3] ?? '');
+    if (!mark || mark[2] !== home) continue;
+    const ownerPid = Number(p.argv[4]);
+    if (!Number.isInteger(ownerPid) || ownerPid <= 0) continue;
+    const ownerStart = isAlive(ownerPid) ? processStartTicks(ownerPid) : undefined;
+    const groupStart = processStartTicks(p.pid);
+    const orphaned = ownerStart === undefined || (groupStart !== undefined && ownerStart > groupStart);
+    if (orphaned) found.set(p.pgid, { pgid: p.pgid, kind: mark[1] as 'turn' | 'node', ownerPid, command: p.argv.slice(5) });
+  }
+  return [...found.values()];
+}
+
+/** Ends every orphaned group of `home` (SIGTERM, SIGKILL after `graceMs`); returns what it ended. */
+export async function endOrphanGroups(home: string, graceMs = 2_000): Promise<OrphanGroup[]> {
+  const orphans = await findOrphanGroups(home);
+  await Promise.all(orphans.map((o) => endProcessGroup(o.pgid, { graceMs })));
+  return orphans;
 }

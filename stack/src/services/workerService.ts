@@ -1,4 +1,6 @@
-import { parseEnv } from '@keelson/schema';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { expandHome, parseEnv } from '@keelson/schema';
 import { serviceIdentity } from '@keelson/service';
 import { openRunsServices, runsSettings, type RunsSettings } from '@keelson/subgraph-runs';
 import {
@@ -8,6 +10,7 @@ import {
   type StandaloneWorkerConfig,
   type StartStandaloneWorkerOptions,
 } from '@keelson/temporal';
+import { claimHome } from '../ownership';
 import { runsPortOf, workerApprovals } from '../ribRuns';
 
 export interface WorkerServiceConfig extends StandaloneWorkerConfig {
@@ -33,6 +36,9 @@ export interface StartWorkerServiceOptions extends WorkerServiceConfig, Pick<Sta
  */
 export async function startWorkerService(opts: StartWorkerServiceOptions): Promise<RunningStandaloneWorker> {
   const { runs: settings, approvalMaxWaitMs, ...config } = opts;
+  // Its bash/script node and CLI groups carry the home; those a crashed worker orphaned end now.
+  const ended = await claimHome(expandHome(config.env.KEELSON_HOME ?? join(homedir(), '.keelson'), homedir()));
+  for (const note of ended) config.log.warn({ pid: note.pid, detail: note.detail }, `ended an orphaned ${note.what}`);
   const domain = await openRunsServices({
     databaseUrl: config.env.DATABASE_URL,
     settings,

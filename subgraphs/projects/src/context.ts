@@ -1,4 +1,4 @@
-import type { EventLog } from '@keelson/platform';
+import type { EventLog, IdempotencyKeys } from '@keelson/platform';
 import { byKeys, groupByKeys, type SubgraphContext } from '@keelson/kit';
 import { readGitState, type GitState } from './git/gitState';
 import type { MutationLock } from './lock/lock.entity';
@@ -14,6 +14,8 @@ export interface ProjectsServices {
   workspaces: WorkspaceService;
   locks: LockService;
   events: EventLog;
+  /** The create mutations' idempotency keys. */
+  idempotency: IdempotencyKeys;
   settings: ProjectsSettings;
 }
 

@@ -1,4 +1,4 @@
-import { openDomainState } from '@keelson/platform';
+import { IdempotencyKeys, openDomainState } from '@keelson/platform';
 import { startSubgraph } from '@keelson/kit';
 import type { Logger, MeshSecurity } from '@keelson/service';
 import type { ProjectsContext, ProjectsServices } from './context';
@@ -64,6 +64,7 @@ export async function start(opts: StartProjectsOptions): Promise<RunningProjects
       workspaces: new WorkspaceService(deps, projects),
       locks: new LockService(deps),
       events,
+      idempotency: new IdempotencyKeys(dataSource),
       settings: opts.settings,
     };
     const { schema } = await buildProjectsSchema();

@@ -1,4 +1,4 @@
-import { type EventLog } from '@keelson/platform';
+import { type EventLog, type IdempotencyKeys } from '@keelson/platform';
 import { byKeys, groupByKeys, type PageArgs, type SubgraphContext } from '@keelson/kit';
 import { streams, type EventEnvelope, type OpFramePayload, type RunEventPayload, type RunStatus } from '@keelson/schema';
 import type { DataSource } from 'typeorm';
@@ -18,6 +18,8 @@ export interface RunsServices {
   ops: OpService;
   catalog: CatalogService;
   events: EventLog;
+  /** startWorkflow's idempotency keys. */
+  idempotency: IdempotencyKeys;
   settings: RunsSettings;
   dataSource: DataSource;
 }

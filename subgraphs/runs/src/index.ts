@@ -1,4 +1,4 @@
-import { openDomainState } from '@keelson/platform';
+import { IdempotencyKeys, openDomainState } from '@keelson/platform';
 import { startSubgraph } from '@keelson/kit';
 import { serviceIdentity, type Logger, type MeshSecurity, type PgTimeouts, type ServiceIdentity } from '@keelson/service';
 import { connectClient, OpStore, projectsGraphqlApi, RUNS_MIGRATIONS_TABLE, RunStore, runsMigrations, type ProjectsApi } from '@keelson/temporal';
@@ -107,7 +107,7 @@ export async function openRunsServices(opts: OpenRunsOptions): Promise<OpenedRun
     const ops = new OpService({ dataSource, store: new OpStore(dataSource, events), temporal, settings: opts.settings });
     const client = temporal;
     return {
-      services: { runs, ops, catalog, events, settings: opts.settings, dataSource },
+      services: { runs, ops, catalog, events, idempotency: new IdempotencyKeys(dataSource), settings: opts.settings, dataSource },
       queryCount: () => queries.count,
       close: async () => {
         await client.connection.close();

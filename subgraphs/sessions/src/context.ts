@@ -1,3 +1,4 @@
+import { type IdempotencyKeys } from '@keelson/platform';
 import { byKeys, type SubgraphContext } from '@keelson/kit';
 import type { ApprovalRecord, CapabilityReport, HarnessControlPlane, HarnessId, SessionView, TaskExecutorInfo, TaskRecord } from '@keelson/harness';
 import type { TaskService } from './task/task.service';
@@ -5,6 +6,8 @@ import type { TaskService } from './task/task.service';
 export interface SessionsServices {
   plane: HarnessControlPlane;
   tasks: TaskService;
+  /** runTask's, startSession's and sendUserTurn's idempotency keys. */
+  idempotency: IdempotencyKeys;
 }
 
 export interface SessionsContext extends SubgraphContext {

@@ -1,3 +1,4 @@
+import { IdempotencyKeys } from '@keelson/platform';
 import { startHarnessRuntime, type CliDriver, type HarnessId, type HarnessRuntime, type HarnessSettings, type ProjectsApi } from '@keelson/harness';
 import { startSubgraph } from '@keelson/kit';
 import { serviceIdentity, type Logger, type MeshSecurity } from '@keelson/service';
@@ -45,7 +46,7 @@ export async function start(opts: StartSessionsOptions): Promise<RunningSessions
   const runtime = await startHarnessRuntime({ databaseUrl: opts.databaseUrl, settings: opts.settings, projects, log: opts.log, drivers: opts.drivers, pg: opts.security.pg });
   const tasks = new TaskService(runtime.plane, opts.temporal, opts.log, opts.heartbeatTimeoutMs ?? 30_000);
   try {
-    const services: SessionsServices = { plane: runtime.plane, tasks };
+    const services: SessionsServices = { plane: runtime.plane, tasks, idempotency: new IdempotencyKeys(runtime.dataSource) };
     const { schema } = await buildSessionsSchema();
     const served = await startSubgraph<SessionsContext>({
       name: 'sessions',

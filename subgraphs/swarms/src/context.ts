@@ -1,4 +1,4 @@
-import { type EventLog } from '@keelson/platform';
+import { type EventLog, type IdempotencyKeys } from '@keelson/platform';
 import { byKeys, type SubgraphContext } from '@keelson/kit';
 import type { SwarmRecord } from '@keelson/rib-swarm';
 import type { ServerService } from './server/server.service';
@@ -8,6 +8,8 @@ export interface SwarmsServices {
   swarms: SwarmService;
   server: ServerService;
   events: EventLog;
+  /** startSwarm's and postToSwarm's idempotency keys. */
+  idempotency: IdempotencyKeys;
 }
 
 export interface SwarmsContext extends SubgraphContext {

@@ -1,4 +1,4 @@
-import { openDomainState } from '@keelson/platform';
+import { IdempotencyKeys, openDomainState } from '@keelson/platform';
 import { startSubgraph } from '@keelson/kit';
 import { BusAccess, SwarmStore } from '@keelson/rib-swarm';
 import { serviceIdentity, type Logger, type MeshSecurity } from '@keelson/service';
@@ -80,6 +80,7 @@ export async function start(opts: StartSwarmsOptions): Promise<RunningSwarms> {
       }),
       server: new ServerService(bus, store),
       events,
+      idempotency: new IdempotencyKeys(dataSource),
     };
     opts.log.info({ mode: opts.settings.bus.mode, ...(opts.settings.bus.mode === 'UNAVAILABLE' ? { reason: opts.settings.bus.reason } : { url: opts.settings.bus.url }) }, 'swarm bus');
     const { schema } = await buildSwarmsSchema();

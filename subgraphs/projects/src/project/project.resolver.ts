@@ -1,3 +1,4 @@
+import { byId, IDEMPOTENCY_KEY } from '@keelson/platform';
 import { RequiresScope } from '@keelson/kit';
 import { MeshError, isUuid } from '@keelson/schema';
 import { Arg, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
@@ -6,6 +7,9 @@ import { MutationLock } from '../lock/lock.entity';
 import { WorkspaceLease } from '../workspace/workspace.entity';
 import { Project } from './project.entity';
 import { CloneProjectInput, CreateProjectInput } from './project.input';
+
+/** A created project, reloaded for a repeat of its idempotency key. */
+const projectById = (ctx: ProjectsContext) => byId(async (id) => (await ctx.services.projects.byIds([id]))[0] ?? null);
 
 @Resolver(() => Project)
 export class ProjectResolver {
@@ -29,14 +33,24 @@ export class ProjectResolver {
 
   @RequiresScope('write')
   @Mutation(() => Project, { description: 'Create or register a project (seed 000 "Project creation").' })
-  createProject(@Ctx() ctx: ProjectsContext, @Arg('input', () => CreateProjectInput) input: CreateProjectInput): Promise<Project> {
-    return ctx.services.projects.create({ ...input });
+  createProject(
+    @Ctx() ctx: ProjectsContext,
+    @Arg('input', () => CreateProjectInput) input: CreateProjectInput,
+    @Arg('idempotencyKey', () => String, { nullable: true, description: IDEMPOTENCY_KEY }) idempotencyKey?: string | null,
+  ): Promise<Project> {
+    const call = { subject: ctx.caller.subject, mutation: 'createProject', key: idempotencyKey, input: { ...input } };
+    return ctx.services.idempotency.run(call, projectById(ctx), () => ctx.services.projects.create({ ...input }));
   }
 
   @RequiresScope('write')
   @Mutation(() => Project, { description: 'Clone an https/ssh repository beneath the workspace root and register it.' })
-  cloneProject(@Ctx() ctx: ProjectsContext, @Arg('input', () => CloneProjectInput) input: CloneProjectInput): Promise<Project> {
-    return ctx.services.projects.clone({ ...input });
+  cloneProject(
+    @Ctx() ctx: ProjectsContext,
+    @Arg('input', () => CloneProjectInput) input: CloneProjectInput,
+    @Arg('idempotencyKey', () => String, { nullable: true, description: IDEMPOTENCY_KEY }) idempotencyKey?: string | null,
+  ): Promise<Project> {
+    const call = { subject: ctx.caller.subject, mutation: 'cloneProject', key: idempotencyKey, input: { ...input } };
+    return ctx.services.idempotency.run(call, projectById(ctx), () => ctx.services.projects.clone({ ...input }));
   }
 
   @RequiresScope('admin')

@@ -1,3 +1,4 @@
+import { byId, IDEMPOTENCY_KEY } from '@keelson/platform';
 import { JSONScalar, parseInput, RequiresScope } from '@keelson/kit';
 import type { RunStatus, WorkflowDefinition } from '@keelson/schema';
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
@@ -54,8 +55,11 @@ export class RunResolver {
     @Arg('name') name: string,
     @Arg('inputs', () => JSONScalar, { nullable: true, description: 'String inputs: { "<name>": "<value>" }.' }) inputs?: unknown,
     @Arg('projectId', () => ID, { nullable: true }) projectId?: string | null,
+    @Arg('idempotencyKey', () => String, { nullable: true, description: IDEMPOTENCY_KEY }) idempotencyKey?: string | null,
   ): Promise<Run> {
-    return ctx.services.runs.start({ name, inputs: inputs as Record<string, string> | null, projectId });
+    const args = { name, inputs: inputs as Record<string, string> | null, projectId };
+    const call = { subject: ctx.caller.subject, mutation: 'startWorkflow', key: idempotencyKey, input: args };
+    return ctx.services.idempotency.run(call, byId(async (id) => (await ctx.services.runs.byIds([id]))[0] ?? null), () => ctx.services.runs.start(args));
   }
 
   @RequiresScope('operate')

@@ -1,3 +1,4 @@
+import { byId, IDEMPOTENCY_KEY, whole } from '@keelson/platform';
 import { decodeEnc, encSessionId, requireHarnessId, type HarnessId, type SessionView } from '@keelson/harness';
 import { parseInput, RequiresScope } from '@keelson/kit';
 import { approvalDecisions, MeshError, type ApprovalDecision } from '@keelson/schema';
@@ -109,6 +110,7 @@ export class SessionResolver {
     @Ctx() ctx: SessionsContext,
     @Arg('harnessId', () => ID) harnessId: string,
     @Arg('input', () => StartSessionInput, { nullable: true }) input?: StartSessionInput | null,
+    @Arg('idempotencyKey', () => String, { nullable: true, description: IDEMPOTENCY_KEY }) idempotencyKey?: string | null,
   ): Promise<HarnessSession> {
     const id = requireHarnessId(harnessId);
     // Capability first: an unsupported harness answers 501 whatever the input.
@@ -117,8 +119,15 @@ export class SessionResolver {
       throw new MeshError('CAPABILITY_UNSUPPORTED', `startSession is not supported for ${id}: ${report.reasons.startSession}`, { harnessId: id, capability: 'startSession' });
     }
     const parsed = parseInput(startSessionInputSchema, input ? { ...input } : undefined, 'input');
-    const record = await ctx.services.plane.startSession(id, parsed);
-    return toSession({ id: record.id, harnessId: record.harnessId, nativeId: record.nativeId, record, native: null });
+    const call = { subject: ctx.caller.subject, mutation: 'startSession', key: idempotencyKey, input: { harnessId: id, input: parsed ?? null } };
+    const sessionById = byId(async (sessionId) => {
+      const view = await ctx.services.plane.resolve(sessionId);
+      return view ? toSession(view) : null;
+    });
+    return ctx.services.idempotency.run(call, sessionById, async () => {
+      const record = await ctx.services.plane.startSession(id, parsed);
+      return toSession({ id: record.id, harnessId: record.harnessId, nativeId: record.nativeId, record, native: null });
+    });
   }
 
   @RequiresScope('operate')
@@ -136,11 +145,17 @@ export class SessionResolver {
     @Arg('sessionId', () => ID) sessionId: string,
     @Arg('text', () => String) text: string,
     @Arg('attachments', () => [String], { nullable: true }) attachments?: string[] | null,
+    @Arg('idempotencyKey', () => String, { nullable: true, description: IDEMPOTENCY_KEY }) idempotencyKey?: string | null,
   ): Promise<TurnAccepted> {
     const id = parseInput(sessionIdArg, sessionId, 'sessionId');
     const body = parseInput(turnTextSchema, text, 'text');
     const files = parseInput(attachmentsSchema, attachments, 'attachments');
-    return Object.assign(new TurnAccepted(), await ctx.services.plane.sendUserTurn(id, body, files));
+    const call = { subject: ctx.caller.subject, mutation: 'sendUserTurn', key: idempotencyKey, input: { sessionId: id, text: body, attachments: files ?? null } };
+    const accepted = whole((json) => {
+      const saved = json as { sessionId: string; turnId: string; acceptedAt: string };
+      return Object.assign(new TurnAccepted(), { ...saved, acceptedAt: new Date(saved.acceptedAt) });
+    });
+    return ctx.services.idempotency.run(call, accepted, async () => Object.assign(new TurnAccepted(), await ctx.services.plane.sendUserTurn(id, body, files)));
   }
 
   @RequiresScope('operate')

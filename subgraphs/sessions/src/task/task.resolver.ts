@@ -1,3 +1,4 @@
+import { byId, IDEMPOTENCY_KEY } from '@keelson/platform';
 import { requireHarnessId, type HarnessId } from '@keelson/harness';
 import { parseInput, RequiresScope } from '@keelson/kit';
 import { MeshError } from '@keelson/schema';
@@ -28,6 +29,7 @@ export class TaskResolver {
     @Arg('harnessId', () => ID) harnessId: string,
     @Arg('prompt', () => String) prompt: string,
     @Arg('projectId', () => ID, { nullable: true }) projectId?: string | null,
+    @Arg('idempotencyKey', () => String, { nullable: true, description: IDEMPOTENCY_KEY }) idempotencyKey?: string | null,
   ): Promise<Task> {
     const id = requireHarnessId(harnessId);
     const executor = await ctx.services.plane.taskExecutor(id);
@@ -36,7 +38,12 @@ export class TaskResolver {
     }
     const text = parseInput(turnTextSchema, prompt, 'prompt');
     const project = parseInput(optionalUuidSchema, projectId, 'projectId');
-    return toTask(await ctx.services.tasks.runTask(id, text, project));
+    const call = { subject: ctx.caller.subject, mutation: 'runTask', key: idempotencyKey, input: { harnessId: id, prompt: text, projectId: project ?? null } };
+    const taskById = byId(async (taskId) => {
+      const [record] = await ctx.services.plane.store.tasksByIds([taskId]);
+      return record ? toTask(record) : null;
+    });
+    return ctx.services.idempotency.run(call, taskById, async () => toTask(await ctx.services.tasks.runTask(id, text, project)));
   }
 
   @FieldResolver(() => Harness)

@@ -1,3 +1,4 @@
+import { byId, IDEMPOTENCY_KEY, whole } from '@keelson/platform';
 import { RequiresScope } from '@keelson/kit';
 import type { SwarmRecord } from '@keelson/rib-swarm';
 import { resolveSwarmLimits, type EvidenceItem, type ParsedStartSwarmInput } from '@keelson/schema';
@@ -49,8 +50,18 @@ export class SwarmResolver {
 
   @RequiresScope('operate')
   @Mutation(() => Swarm, { description: 'Starts a swarm and returns it at once (RUNNING, its op already registered). SERVICE_UNAVAILABLE, creating nothing, when there is no bus.' })
-  async startSwarm(@Ctx() ctx: SwarmsContext, @Arg('input', () => StartSwarmInput) input: StartSwarmInput): Promise<Swarm> {
-    return toSwarm(await ctx.services.swarms.start(JSON.parse(JSON.stringify(input)) as unknown));
+  async startSwarm(
+    @Ctx() ctx: SwarmsContext,
+    @Arg('input', () => StartSwarmInput) input: StartSwarmInput,
+    @Arg('idempotencyKey', () => String, { nullable: true, description: IDEMPOTENCY_KEY }) idempotencyKey?: string | null,
+  ): Promise<Swarm> {
+    const raw = JSON.parse(JSON.stringify(input)) as unknown;
+    const call = { subject: ctx.caller.subject, mutation: 'startSwarm', key: idempotencyKey, input: raw };
+    const swarmById = byId(async (id) => {
+      const [record] = await ctx.services.swarms.byIds([id]);
+      return record ? toSwarm(record) : null;
+    });
+    return ctx.services.idempotency.run(call, swarmById, async () => toSwarm(await ctx.services.swarms.start(raw)));
   }
 
   @RequiresScope('operate')
@@ -60,8 +71,10 @@ export class SwarmResolver {
     @Arg('id', () => ID) id: string,
     @Arg('body') body: string,
     @Arg('threadRootId', () => ID, { nullable: true }) threadRootId?: string | null,
+    @Arg('idempotencyKey', () => String, { nullable: true, description: IDEMPOTENCY_KEY }) idempotencyKey?: string | null,
   ): Promise<SwarmMessage> {
-    return message(await ctx.services.swarms.post(id, body, threadRootId));
+    const call = { subject: ctx.caller.subject, mutation: 'postToSwarm', key: idempotencyKey, input: { id, body, threadRootId: threadRootId ?? null } };
+    return ctx.services.idempotency.run(call, whole((json) => message(json as MessageView)), async () => message(await ctx.services.swarms.post(id, body, threadRootId)));
   }
 
   @RequiresScope('operate')

@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
+import { supervisorName } from '@keelson/platform';
 
 /**
  * Runs the command in its own process group under a small bash supervisor that also starts a
  * watchdog: when the worker process dies (even by SIGKILL) the watchdog kills the whole group within
  * about a second, so an attempt orphaned by a lost worker never finishes behind the retry's back.
- * `$1` is the worker's pid, the rest is the command's argv.
+ * Its `$0` names the Keelson home that owns it (see `supervisorName`). `$1` is the worker's pid, the rest is the command's argv.
  */
 const SUPERVISOR = [
   'w="$1"; shift',
@@ -80,7 +81,7 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
  */
 export function runCommand(spec: CommandSpec): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', SUPERVISOR, 'keelson-node', String(process.pid), ...spec.argv], {
+    const child = spawn('bash', ['-c', SUPERVISOR, supervisorName('node'), String(process.pid), ...spec.argv], {
       cwd: spec.cwd,
       env: spec.env,
       detached: true,
