@@ -227,6 +227,8 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       projects: projects.url,
       temporal: { address: temporal.address, namespace: temporal.namespace, taskQueue: env.TEMPORAL_TASK_QUEUE, uiUrl: temporal.uiUrl },
       heartbeatTimeoutMs: env.KEELSON_RUN_HEARTBEAT_TIMEOUT_MS,
+      runsUrl: runs.url,
+      capabilityPollMs: env.KEELSON_CAPABILITY_POLL_MS,
       log: log.child({ service: 'sessions' }),
     });
     stops.push({ name: 'sessions subgraph', stop: () => sessions.stop() });
@@ -245,6 +247,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
         source: new GraphqlTranscriptSource(sessions.url, serviceIdentity(security.assertions, 'memory'), memoryLog),
         runs: new GraphqlRunTurnSource(runs.url, serviceIdentity(security.assertions, 'memory'), memoryLog),
       },
+      capabilityPollMs: env.KEELSON_CAPABILITY_POLL_MS,
       log: memoryLog,
     });
     stops.push({ name: 'memory subgraph', stop: () => memory.stop() });
@@ -261,6 +264,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
         temporal: { address: temporal.address, namespace: temporal.namespace, taskQueue: env.TEMPORAL_TASK_QUEUE, ...(temporal.uiUrl ? { uiUrl: temporal.uiUrl } : {}) },
         projectsUrl: projects.url,
       }),
+      capabilityPollMs: env.KEELSON_CAPABILITY_POLL_MS,
       log: log.child({ service: 'swarms' }),
     });
     stops.push({ name: 'swarms subgraph', stop: () => swarms.stop() });

@@ -1,10 +1,15 @@
 import { byKeys, type SubgraphContext } from '@keelson/kit';
 import type { ApprovalRecord, CapabilityReport, HarnessControlPlane, HarnessId, SessionView, TaskExecutorInfo, TaskRecord } from '@keelson/harness';
+import type { EventLog } from '@keelson/kit';
+import type { ApprovalService } from './approval/approval.service';
 import type { TaskService } from './task/task.service';
 
 export interface SessionsServices {
   plane: HarnessControlPlane;
   tasks: TaskService;
+  /** The approval inbox (this subgraph serves the operator plane). */
+  approvals: ApprovalService;
+  events: EventLog;
 }
 
 export interface SessionsContext extends SubgraphContext {

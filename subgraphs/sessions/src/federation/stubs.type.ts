@@ -29,3 +29,11 @@ export class PageInfo {
   @Field(() => String, { nullable: true, description: 'Pass as `after` for the next page; null on an empty page.' })
   endCursor!: string | null;
 }
+
+/** The swarms subgraph's entity: a swarm gate names its swarm by reference. */
+@ObjectType({ description: 'A swarm (owned by the swarms subgraph).' })
+@Directive('@key(fields: "id", resolvable: false)')
+export class Swarm {
+  @Field(() => ID)
+  id!: string;
+}
