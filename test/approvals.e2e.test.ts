@@ -316,5 +316,16 @@ describe('one approval inbox across a run gate, a policy ask and a claude-code t
     expect(next.map((c) => c.cursor)).toContain(removed.at(-1)!.cursor);
     expect(next.some((c) => c.cursor === after.at(-1)!.cursor)).toBe(false);
     await resumed.close();
+
+    // The other owners say theirs on the same stream: the stamp rib is active, memory search has a mode.
+    const all = subscribe<{ capabilitiesChanged: Change }>(mesh.gatewayWsUrl, query, { a: null });
+    const seen: Change[] = [];
+    await take(all, (c) => {
+      seen.push(c);
+      return seen.some((x) => x.source === 'RIB' && x.id === 'stamp') && seen.some((x) => x.source === 'MEMORY_SEARCH');
+    });
+    expect(seen.find((x) => x.source === 'RIB' && x.id === 'stamp')).toMatchObject({ available: true, previous: null, state: { active: true } });
+    expect(seen.find((x) => x.source === 'MEMORY_SEARCH')).toMatchObject({ id: 'search', state: { mode: expect.stringMatching(/^(HYBRID|LEXICAL)$/) } });
+    await all.close();
   });
 });

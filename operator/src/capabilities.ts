@@ -18,6 +18,11 @@ export interface CapabilityWatcherOptions {
   observe: () => Promise<CapabilityObservation[]>;
   /** How often to compare. */
   intervalMs: number;
+  /**
+   * `observe` lists everything there is (active ribs): a key it no longer lists whose last event said
+   * available is reported unavailable. @default false (every key is always listed)
+   */
+  complete?: { reason: string };
   log: { warn(obj: unknown, msg?: string): void };
 }
 
@@ -58,6 +63,16 @@ export class CapabilityWatcher {
   async poll(): Promise<number> {
     if (this.stopped) return 0;
     const seen = await this.opts.observe();
+    if (this.opts.complete) {
+      const listed = new Set(seen.map((o) => o.id));
+      const last = (await this.opts.dataSource.query(
+        `SELECT DISTINCT ON (key) key, payload FROM events WHERE stream = $1 AND key LIKE $2 ORDER BY key, seq DESC`,
+        [streams.capabilities, `${this.opts.source}:%`],
+      )) as { key: string; payload: CapabilityChangePayload }[];
+      for (const { payload } of last) {
+        if (payload.available && !listed.has(payload.id)) seen.push({ id: payload.id, available: false, state: { active: false }, reason: this.opts.complete.reason });
+      }
+    }
     let changes = 0;
     for (const o of seen) {
       const key = `${this.opts.source}:${o.id}`;

@@ -201,6 +201,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       log: log.child({ service: 'ribs' }),
       ...(opts.ribHost ? { ribHost: opts.ribHost } : {}),
       runs: ribRuns.wiring,
+      capabilityPollMs: env.KEELSON_CAPABILITY_POLL_MS,
     });
     stops.push({ name: 'ribs subgraph', stop: () => ribs.stop() });
     progress(`Ribs: ${ribs.host.ribIds.join(', ') || 'none active'}`);
