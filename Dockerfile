@@ -16,6 +16,7 @@ COPY subgraphs/runs/package.json subgraphs/runs/
 COPY subgraphs/sessions/package.json subgraphs/sessions/
 COPY subgraphs/memory/package.json subgraphs/memory/
 COPY subgraphs/swarms/package.json subgraphs/swarms/
+COPY operator/package.json operator/
 COPY harness/package.json harness/
 COPY ribs/shared/package.json ribs/shared/
 COPY ribs/host/package.json ribs/host/

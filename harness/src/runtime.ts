@@ -1,4 +1,5 @@
 import { createDataSource, EventLog, EventNotifier, initializeAndMigrate } from '@keelson/platform';
+import { OperatorApprovals1764460800600 } from '@keelson/operator';
 import type { Logger, PgTimeouts, ServiceIdentity } from '@keelson/service';
 import type { DataSource } from 'typeorm';
 import type { CliDriver } from './drivers/cliDriver';
@@ -11,7 +12,7 @@ import { createDriverRegistry } from './registry';
 import type { HarnessSettings } from './settings';
 
 /** The control plane's migrations (the sessions subgraph's history, `sessions_migrations`). */
-export const sessionsMigrations = [SessionsTables1764460800400];
+export const sessionsMigrations = [SessionsTables1764460800400, OperatorApprovals1764460800600];
 export const SESSIONS_MIGRATIONS_TABLE = 'sessions_migrations';
 
 export interface HarnessRuntimeOptions {

@@ -103,6 +103,11 @@ export const envSchema = z.object({
   /** Where the gateway finds the sessions subgraph, and memory capture fetches transcripts (set in docker-compose). @default http://127.0.0.1:<KEELSON_SESSIONS_PORT>/graphql */
   KEELSON_SESSIONS_URL: z.string().url().optional(),
   /**
+   * How often each owning process compares its capability read fields (harness CLIs on PATH, active
+   * ribs, the swarm bus, memory search) with the last `capabilitiesChanged` event. @default 10000
+   */
+  KEELSON_CAPABILITY_POLL_MS: z.coerce.number().int().min(100).default(10_000),
+  /**
    * The model endpoint every harness CLI calls: Anthropic Messages at `<url>/v1/messages`, OpenAI
    * Chat Completions and Responses at `<url>/v1`. Unset: each CLI keeps its vendor's default endpoint.
    */

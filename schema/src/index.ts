@@ -104,3 +104,5 @@ export type { RefreshAttach, RefreshLive, RefreshDetach, RegionRefreshStatus, Re
 export { scopes, scopeSchema, callerKinds, callerSchema, actorOf, effectiveScopes, satisfiesScopes, ASSERTION_HEADER, ASSERTION_PARAM, closeCodes } from './auth';
 export type { Scope, CallerKind, Caller, Actor } from './auth';
 export * from './swarm';
+export { approvalKinds, approvalStatuses, approvalEventTypes, capabilitySources, CAPABILITY_CHANGED } from './operator';
+export type { ApprovalKind, ApprovalStatus, ApprovalEventType, ApprovalEventPayload, CapabilitySource, CapabilityChangePayload } from './operator';

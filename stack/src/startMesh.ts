@@ -207,6 +207,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       log: log.child({ service: 'ribs' }),
       ...(opts.ribHost ? { ribHost: opts.ribHost } : {}),
       runs: ribRuns.wiring,
+      capabilityPollMs: env.KEELSON_CAPABILITY_POLL_MS,
     });
     stops.push({ name: 'ribs subgraph', stop: () => ribs.stop() });
     progress(`Ribs: ${ribs.host.ribIds.join(', ') || 'none active'}`);
@@ -233,6 +234,8 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       projects: projects.url,
       temporal: { address: temporal.address, namespace: temporal.namespace, taskQueue: env.TEMPORAL_TASK_QUEUE, uiUrl: temporal.uiUrl },
       heartbeatTimeoutMs: env.KEELSON_RUN_HEARTBEAT_TIMEOUT_MS,
+      runsUrl: runs.url,
+      capabilityPollMs: env.KEELSON_CAPABILITY_POLL_MS,
       log: log.child({ service: 'sessions' }),
     });
     stops.push({ name: 'sessions subgraph', stop: () => sessions.stop() });
@@ -251,6 +254,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
         source: new GraphqlTranscriptSource(sessions.url, serviceIdentity(security.assertions, 'memory'), memoryLog),
         runs: new GraphqlRunTurnSource(runs.url, serviceIdentity(security.assertions, 'memory'), memoryLog),
       },
+      capabilityPollMs: env.KEELSON_CAPABILITY_POLL_MS,
       log: memoryLog,
     });
     stops.push({ name: 'memory subgraph', stop: () => memory.stop() });
@@ -267,6 +271,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
         temporal: { address: temporal.address, namespace: temporal.namespace, taskQueue: env.TEMPORAL_TASK_QUEUE, ...(temporal.uiUrl ? { uiUrl: temporal.uiUrl } : {}) },
         projectsUrl: projects.url,
       }),
+      capabilityPollMs: env.KEELSON_CAPABILITY_POLL_MS,
       log: log.child({ service: 'swarms' }),
     });
     stops.push({ name: 'swarms subgraph', stop: () => swarms.stop() });

@@ -4,6 +4,7 @@ import { createSandbox, type ProcessSandbox, createDataSource, EventLog, EventNo
 import { expandHome, parseEnv } from '@keelson/schema';
 import type { Logger, PgTimeouts, ServiceIdentity } from '@keelson/service';
 import type { DataSource } from 'typeorm';
+import { OperatorApprovals1764460800600 } from '@keelson/operator';
 import { AgentTurnTables1764460800320 } from '@keelson/providers';
 import type { ActivityDeps, OpRegistry, PromptNodeExecutor } from './activities';
 import { builtinOps } from './activities/ops/countdown';
@@ -15,7 +16,7 @@ import { RunNodePrompt1764460800330 } from './store/runNodePrompt.migration';
 import { RunsTables1764460800300 } from './store/runsTables.migration';
 
 /** The runs subgraph's migrations, in order (it runs them; a worker process runs the same list). */
-export const runsMigrations = [RunsTables1764460800300, AgentTurnTables1764460800320, RunNodePrompt1764460800330];
+export const runsMigrations = [RunsTables1764460800300, AgentTurnTables1764460800320, RunNodePrompt1764460800330, OperatorApprovals1764460800600];
 export const RUNS_MIGRATIONS_TABLE = 'runs_migrations';
 
 export interface ActivityDepsOptions {

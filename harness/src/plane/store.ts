@@ -1,6 +1,8 @@
 import type { EventLog } from '@keelson/platform';
 import { hostname } from 'node:os';
-import { MeshError, streams, type ApprovalDecision, type EventEnvelope, type HarnessEventPayloads, type HarnessEventType, type RunStatus } from '@keelson/schema';
+import { ApprovalLedger } from '@keelson/operator';
+import { actorOf, MeshError, streams, type ApprovalDecision, type EventEnvelope, type HarnessEventPayloads, type HarnessEventType, type RunStatus } from '@keelson/schema';
+import { currentCaller } from '@keelson/service';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { HarnessId, SessionId } from '../ids';
 
@@ -96,6 +98,11 @@ export interface TurnHolder {
   startedAt: Date | null;
 }
 
+/** The approval inbox's name of a harness permission request. */
+export function harnessApprovalKey(sessionId: string, requestId: string): string {
+  return `harness:${sessionId}:${requestId}`;
+}
+
 /** Who this process is, in leases. */
 export const HOST = hostname();
 
@@ -106,10 +113,14 @@ export const HOST = hostname();
  * transaction of the state change it reports.
  */
 export class HarnessStore {
+  private readonly ledger: ApprovalLedger;
+
   constructor(
     readonly dataSource: DataSource,
     private readonly events: EventLog,
-  ) {}
+  ) {
+    this.ledger = new ApprovalLedger(events);
+  }
 
   async byIds(ids: readonly string[]): Promise<SessionRecord[]> {
     if (!ids.length) return [];
@@ -336,13 +347,24 @@ export class HarnessStore {
     if (!requests.length) return;
     await this.dataSource.transaction(async (m) => {
       for (const r of requests) {
-        const inserted = await rows<{ requestId: string }>(
+        const inserted = await rows<{ requestId: string; projectId: string | null; harnessId: string }>(
           m,
           `INSERT INTO harness_approvals (session_id, request_id, turn_id, tool_name, tool_input) VALUES ($1, $2, $3, $4, $5::jsonb)
-           ON CONFLICT DO NOTHING RETURNING request_id AS "requestId"`,
+           ON CONFLICT DO NOTHING
+           RETURNING request_id AS "requestId", (SELECT project_id FROM harness_sessions WHERE id = $1) AS "projectId",
+             (SELECT harness_id FROM harness_sessions WHERE id = $1) AS "harnessId"`,
           [sessionId, r.requestId, turnId, r.toolName, JSON.stringify(r.input ?? null)],
         );
-        if (inserted.length) await this.appendIn(m, sessionId, 'APPROVAL_REQUEST', r, turnId);
+        if (!inserted.length) continue;
+        await this.appendIn(m, sessionId, 'APPROVAL_REQUEST', r, turnId);
+        await this.ledger.open(m, {
+          sourceKey: harnessApprovalKey(sessionId, r.requestId),
+          kind: 'HARNESS_TOOL',
+          question: `${inserted[0]!.harnessId ?? 'The harness'} asks to use ${r.toolName}${r.reason ? `: ${r.reason}` : ''}`,
+          detail: { requestId: r.requestId, toolName: r.toolName, input: r.input ?? null, reason: r.reason, turnId },
+          sessionId,
+          projectId: inserted[0]!.projectId,
+        });
       }
     });
   }
@@ -372,6 +394,8 @@ export class HarnessStore {
       if (row.status !== 'pending') throw new MeshError('CONFLICT', `approval request ${requestId} was already answered (${row.status})`);
       await m.query('UPDATE harness_approvals SET status = $3, resolved_at = now() WHERE session_id = $1 AND request_id = $2', [sessionId, requestId, decision === 'APPROVE' ? 'approved' : 'denied']);
       await this.appendIn(m, sessionId, 'APPROVAL_RESOLVED', { requestId, decision }, null);
+      const caller = currentCaller();
+      await this.ledger.answer(m, harnessApprovalKey(sessionId, requestId), { decision, answer: decision, actor: caller ? actorOf(caller) : null });
       return row;
     });
   }

@@ -13,6 +13,8 @@ export interface MemoryConfig {
   sessionsUrl: string;
   /** Where capture reads prompt-node turns: the runs subgraph (KEELSON_RUNS_URL). */
   runsUrl: string;
+  /** How often the search mode is compared for capabilitiesChanged (KEELSON_CAPABILITY_POLL_MS). */
+  capabilityPollMs: number;
 }
 
 /** The one place the memory subgraph reads process.env. */
@@ -27,6 +29,7 @@ export function loadMemoryConfig(env: NodeJS.ProcessEnv = process.env): MemoryCo
     settings: memorySettings(e),
     sessionsUrl: e.KEELSON_SESSIONS_URL ?? `http://127.0.0.1:${e.KEELSON_SESSIONS_PORT}/graphql`,
     runsUrl: e.KEELSON_RUNS_URL ?? `http://127.0.0.1:${e.KEELSON_RUNS_PORT}/graphql`,
+    capabilityPollMs: e.KEELSON_CAPABILITY_POLL_MS,
   };
 }
 

@@ -1,4 +1,5 @@
 import { openDomainState } from '@keelson/platform';
+import { CapabilityWatcher } from '@keelson/operator';
 import { startSubgraph } from '@keelson/kit';
 import type { Logger, MeshSecurity } from '@keelson/service';
 import { CaptureConsumer } from './capture/captureConsumer';
@@ -74,6 +75,8 @@ export interface StartMemoryOptions {
   settings: MemorySettings;
   /** Capture from the `harness` (and `runs`) stream; without it no consumer runs. */
   capture?: CaptureOptions;
+  /** How often the search mode is compared for capabilitiesChanged. @default 10000 */
+  capabilityPollMs?: number;
   log: Logger;
 }
 
@@ -102,6 +105,7 @@ export async function start(opts: StartMemoryOptions): Promise<RunningMemory> {
   let capture: CaptureConsumer | undefined;
   let runCapture: RunCaptureConsumer | undefined;
   let indexer: VectorIndexer | undefined;
+  let watcher: CapabilityWatcher | undefined;
   try {
     const deps = { dataSource, events, settings: opts.settings, log: opts.log };
     const mode = new SearchModeState(await detectSearchMode(dataSource, opts.settings, opts.log), opts.settings.embeddings?.timeoutMs);
@@ -155,6 +159,18 @@ export async function start(opts: StartMemoryOptions): Promise<RunningMemory> {
       capture,
       runCapture,
     };
+    // capabilitiesChanged: the search mode as memorySearchMode answers it, compared here.
+    watcher = new CapabilityWatcher({
+      dataSource,
+      events,
+      source: 'MEMORY_SEARCH',
+      intervalMs: opts.capabilityPollMs ?? 10_000,
+      log: opts.log,
+      observe: async () => {
+        const now = mode.current;
+        return [{ id: 'search', available: now.mode === 'HYBRID', state: { mode: now.mode }, reason: now.reason }];
+      },
+    });
     const { schema } = await buildMemorySchema();
     const served = await startSubgraph<MemoryContext>({
       name: 'memory',
@@ -165,18 +181,21 @@ export async function start(opts: StartMemoryOptions): Promise<RunningMemory> {
       log: opts.log,
       context: (base) => ({ ...base, services }),
       onStop: async () => {
+        await watcher?.stop();
         await capture?.stop();
         await runCapture?.stop();
         await indexer?.stop();
         await state.close();
       },
     });
+    watcher.start();
     if (opts.capture?.autoStart !== false) {
       await capture?.start();
       await runCapture?.start();
     }
     return { url: served.url, wsUrl: served.wsUrl, services, queryCount: () => queries.count, stop: served.stop };
   } catch (err) {
+    await watcher?.stop();
     await capture?.stop();
     await runCapture?.stop();
     await indexer?.stop();

@@ -1,4 +1,5 @@
 import { openDomainState } from '@keelson/platform';
+import { CapabilityWatcher } from '@keelson/operator';
 import { createExec, createRibHost, type RibHost, type RibHostOptions } from '@keelson/host';
 import { startSubgraph } from '@keelson/kit';
 import { serviceIdentity, type Logger, type MeshSecurity } from '@keelson/service';
@@ -63,6 +64,8 @@ export interface StartRibsOptions {
    * approval gates and the region heartbeat. Absent, ribs get none of them (they fail closed).
    */
   runs?: RibRunsWiring;
+  /** How often the active ribs are compared for capabilitiesChanged. @default 10000 */
+  capabilityPollMs?: number;
 }
 
 export interface RunningRibs {
@@ -102,7 +105,9 @@ export async function start(opts: StartRibsOptions): Promise<RunningRibs> {
   let host: RibHost | undefined;
   let nudges: ManifestNudges | undefined;
   const runtime = opts.runs ? new RibRuntime(opts.runs, { home: opts.settings.home, log: opts.log.child({ component: 'rib-runs' }) }) : undefined;
+  let watcher: CapabilityWatcher | undefined;
   const teardown = async () => {
+    await watcher?.stop();
     await runtime?.stop();
     await nudges?.stop();
     await host?.dispose();
@@ -145,6 +150,18 @@ export async function start(opts: StartRibsOptions): Promise<RunningRibs> {
       onStop: teardown,
     });
     opts.log.info({ ribs: host.ribIds, projectsUrl: opts.settings.projectsUrl }, 'ribs active');
+    // capabilitiesChanged: the active ribs as ribManifest lists them, compared here (a rib left out of
+    // this boot's activation is reported deactivated).
+    const active = host;
+    watcher = new CapabilityWatcher({
+      dataSource,
+      events,
+      source: 'RIB',
+      intervalMs: opts.capabilityPollMs ?? 10_000,
+      log: opts.log,
+      complete: { reason: 'not active in the ribs service (not installed, filtered out, or its activation failed)' },
+      observe: async () => active.ribIds.map((id) => ({ id, available: true, state: { active: true }, reason: null })),
+    }).start();
     return { url: served.url, wsUrl: served.wsUrl, host, services, queryCount: () => queries.count, stop: served.stop };
   } catch (err) {
     await teardown();

@@ -15,6 +15,9 @@ export interface SessionsConfig {
   temporal: TemporalTarget | null;
   /** Heartbeat timeout of a task's CLI turn. */
   heartbeatTimeoutMs: number;
+  /** Where answerApproval answers run gates and policy asks: the runs subgraph (KEELSON_RUNS_URL). */
+  runsUrl: string;
+  capabilityPollMs: number;
 }
 
 /** The projects subgraph's URL: KEELSON_PROJECTS_URL, else loopback on KEELSON_PROJECTS_PORT. */
@@ -37,5 +40,7 @@ export function loadSessionsConfig(env: NodeJS.ProcessEnv = process.env): Sessio
       ? { address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE, taskQueue: e.TEMPORAL_TASK_QUEUE, uiUrl: e.TEMPORAL_UI_URL }
       : null,
     heartbeatTimeoutMs: e.KEELSON_RUN_HEARTBEAT_TIMEOUT_MS,
+    runsUrl: e.KEELSON_RUNS_URL ?? `http://127.0.0.1:${e.KEELSON_RUNS_PORT}/graphql`,
+    capabilityPollMs: e.KEELSON_CAPABILITY_POLL_MS,
   };
 }

@@ -1,6 +1,7 @@
-import { type IdempotencyKeys } from '@keelson/platform';
+import type { EventLog, IdempotencyKeys } from '@keelson/platform';
 import { byKeys, type SubgraphContext } from '@keelson/kit';
 import type { ApprovalRecord, CapabilityReport, HarnessControlPlane, HarnessId, SessionView, TaskExecutorInfo, TaskRecord } from '@keelson/harness';
+import type { ApprovalService } from './approval/approval.service';
 import type { TaskService } from './task/task.service';
 
 export interface SessionsServices {
@@ -8,6 +9,9 @@ export interface SessionsServices {
   tasks: TaskService;
   /** runTask's, startSession's and sendUserTurn's idempotency keys. */
   idempotency: IdempotencyKeys;
+  /** The approval inbox (this subgraph serves the operator plane). */
+  approvals: ApprovalService;
+  events: EventLog;
 }
 
 export interface SessionsContext extends SubgraphContext {

@@ -1,7 +1,9 @@
 import { IdempotencyKeys } from '@keelson/platform';
-import { startHarnessRuntime, type CliDriver, type HarnessId, type HarnessRuntime, type HarnessSettings, type ProjectsApi } from '@keelson/harness';
+import { HARNESS_IDS, startHarnessRuntime, type CliDriver, type HarnessId, type HarnessRuntime, type HarnessSettings, type ProjectsApi } from '@keelson/harness';
 import { startSubgraph } from '@keelson/kit';
+import { ApprovalReader, CapabilityWatcher } from '@keelson/operator';
 import { serviceIdentity, type Logger, type MeshSecurity } from '@keelson/service';
+import { ApprovalService, graphqlRunGateDoor } from './approval/approval.service';
 import type { SessionsContext, SessionsServices } from './context';
 import { buildSessionsSchema } from './schema';
 import { TaskService, type TemporalTarget } from './task/task.service';
@@ -28,6 +30,10 @@ export interface StartSessionsOptions {
   heartbeatTimeoutMs?: number;
   /** Replaces drivers (tests). */
   drivers?: Partial<Record<HarnessId, CliDriver>>;
+  /** The runs subgraph's GraphQL URL: answerApproval answers run gates and policy asks through it. Absent: those are SERVICE_UNAVAILABLE. */
+  runsUrl?: string;
+  /** How often the harnesses' `installed` is compared for capabilitiesChanged. @default 10000 */
+  capabilityPollMs?: number;
   log: Logger;
 }
 
@@ -45,8 +51,28 @@ export async function start(opts: StartSessionsOptions): Promise<RunningSessions
   const projects = typeof opts.projects === 'string' ? { url: opts.projects, identity: serviceIdentity(opts.security.assertions, 'sessions') } : opts.projects;
   const runtime = await startHarnessRuntime({ databaseUrl: opts.databaseUrl, settings: opts.settings, projects, log: opts.log, drivers: opts.drivers, pg: opts.security.pg });
   const tasks = new TaskService(runtime.plane, opts.temporal, opts.log, opts.heartbeatTimeoutMs ?? 30_000);
+  // capabilitiesChanged: the harnesses' `installed`, as the read field computes it, compared here.
+  const watcher = new CapabilityWatcher({
+    dataSource: runtime.dataSource,
+    events: runtime.events,
+    source: 'HARNESS',
+    intervalMs: opts.capabilityPollMs ?? 10_000,
+    log: opts.log,
+    observe: () =>
+      Promise.all(
+        HARNESS_IDS.map(async (id) => {
+          const report = await runtime.plane.capabilities(id);
+          return { id, available: report.installed, state: { installed: report.installed, version: report.version }, reason: report.installed ? null : (report.reasons.startSession ?? report.reasons.resume ?? null) };
+        }),
+      ),
+  });
   try {
-    const services: SessionsServices = { plane: runtime.plane, tasks, idempotency: new IdempotencyKeys(runtime.dataSource) };
+    const approvals = new ApprovalService(
+      new ApprovalReader(runtime.dataSource),
+      runtime.plane,
+      opts.runsUrl ? graphqlRunGateDoor(opts.runsUrl, opts.security.assertions, serviceIdentity(opts.security.assertions, 'sessions')) : null,
+    );
+    const services: SessionsServices = { plane: runtime.plane, tasks, approvals, events: runtime.events, idempotency: new IdempotencyKeys(runtime.dataSource) };
     const { schema } = await buildSessionsSchema();
     const served = await startSubgraph<SessionsContext>({
       name: 'sessions',
@@ -57,12 +83,15 @@ export async function start(opts: StartSessionsOptions): Promise<RunningSessions
       log: opts.log,
       context: (base) => ({ ...base, services }),
       onStop: async () => {
+        await watcher.stop();
         await tasks.stop();
         await runtime.stop();
       },
     });
+    watcher.start();
     return { url: served.url, wsUrl: served.wsUrl, runtime, services, stop: served.stop };
   } catch (err) {
+    await watcher.stop();
     await tasks.stop();
     await runtime.stop();
     throw err;

@@ -1,5 +1,6 @@
 import { isHarnessId } from '@keelson/harness';
 import type { ReferenceResolvers } from '@keelson/kit';
+import { toApproval } from './approval/approval.type';
 import { loadersOf, type SessionsContext } from './context';
 import { harnessOf } from './harness/harness.resolver';
 import { toSession } from './session/session.type';
@@ -14,6 +15,12 @@ export const referenceResolvers: ReferenceResolvers = {
     __resolveReference: async (ref: { id: string }, ctx: SessionsContext) => {
       const view = await loadersOf(ctx).session.load(ref.id);
       return view ? toSession(view) : null;
+    },
+  },
+  Approval: {
+    __resolveReference: async (ref: { id: string }, ctx: SessionsContext) => {
+      const [row] = await ctx.services.approvals.reader.byIds([ref.id]);
+      return row ? toApproval(row) : null;
     },
   },
   Task: {

@@ -1,7 +1,9 @@
 import { buildFederatedSchema, type FederatedSchema } from '@keelson/kit';
+import { ApprovalEventResolver, ApprovalResolver } from './approval/approval.resolver';
+import { CapabilityResolver } from './capability/capability.resolver';
 import { HarnessEventResolver } from './event/harnessEvent.resolver';
 import { harnessEventTypesList } from './event/harnessEvent.type';
-import { Project, Run } from './federation/stubs.type';
+import { Project, Run, Swarm } from './federation/stubs.type';
 import { HarnessResolver } from './harness/harness.resolver';
 import { referenceResolvers } from './references';
 import { SessionResolver } from './session/session.resolver';
@@ -10,8 +12,8 @@ import { TaskResolver } from './task/task.resolver';
 /** The sessions subgraph schema; needs no database, so composition can build it offline. */
 export function buildSessionsSchema(): Promise<FederatedSchema> {
   return buildFederatedSchema({
-    resolvers: [HarnessResolver, SessionResolver, TaskResolver, HarnessEventResolver],
-    orphanedTypes: [...harnessEventTypesList, Project, Run],
+    resolvers: [HarnessResolver, SessionResolver, TaskResolver, HarnessEventResolver, ApprovalResolver, ApprovalEventResolver, CapabilityResolver],
+    orphanedTypes: [...harnessEventTypesList, Project, Run, Swarm],
     referenceResolvers,
   });
 }

@@ -12,6 +12,8 @@ export interface SwarmsConfig {
   security: MeshSecurity;
   logLevel: MeshEnv['KEELSON_LOG_LEVEL'];
   settings: SwarmsSettings;
+  /** How often the bus is compared for capabilitiesChanged (KEELSON_CAPABILITY_POLL_MS). */
+  capabilityPollMs: number;
 }
 
 /** Resolves the swarms domain's settings from the environment (`raw` carries the CLICKCLACK_* variables). */
@@ -42,5 +44,6 @@ export function loadSwarmsConfig(env: NodeJS.ProcessEnv = process.env): SwarmsCo
     security: meshSecurityFromEnv(e),
     logLevel: e.KEELSON_LOG_LEVEL,
     settings: swarmsSettings(e, env),
+    capabilityPollMs: e.KEELSON_CAPABILITY_POLL_MS,
   };
 }

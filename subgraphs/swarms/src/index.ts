@@ -1,5 +1,6 @@
 import { IdempotencyKeys, openDomainState } from '@keelson/platform';
 import { startSubgraph } from '@keelson/kit';
+import { CapabilityWatcher } from '@keelson/operator';
 import { BusAccess, SwarmStore } from '@keelson/rib-swarm';
 import { serviceIdentity, type Logger, type MeshSecurity } from '@keelson/service';
 import { connectClient, OpStore, projectsGraphqlApi, swarmMigrations, SWARM_MIGRATIONS_TABLE, type ProjectsApi } from '@keelson/temporal';
@@ -27,6 +28,8 @@ export interface StartSwarmsOptions {
   settings: SwarmsSettings;
   /** Replaces the projects subgraph's API (tests). */
   projects?: ProjectsApi;
+  /** How often the bus is compared for capabilitiesChanged. @default 10000 */
+  capabilityPollMs?: number;
   log: Logger;
 }
 
@@ -83,6 +86,19 @@ export async function start(opts: StartSwarmsOptions): Promise<RunningSwarms> {
       idempotency: new IdempotencyKeys(dataSource),
     };
     opts.log.info({ mode: opts.settings.bus.mode, ...(opts.settings.bus.mode === 'UNAVAILABLE' ? { reason: opts.settings.bus.reason } : { url: opts.settings.bus.url }) }, 'swarm bus');
+    // capabilitiesChanged: the bus as swarmServer answers it, compared here.
+    const server = services.server;
+    const watcher = new CapabilityWatcher({
+      dataSource,
+      events,
+      source: 'SWARM_BUS',
+      intervalMs: opts.capabilityPollMs ?? 10_000,
+      log: opts.log,
+      observe: async () => {
+        const now = await server.status();
+        return [{ id: 'bus', available: now.running, state: { mode: now.mode, running: now.running }, reason: now.reason }];
+      },
+    });
     const { schema } = await buildSwarmsSchema();
     const served = await startSubgraph<SwarmsContext>({
       name: 'swarms',
@@ -93,10 +109,12 @@ export async function start(opts: StartSwarmsOptions): Promise<RunningSwarms> {
       log: opts.log,
       context: (base) => ({ ...base, services }),
       onStop: async () => {
+        await watcher.stop();
         if (bus.managed && (await store.countRunning().catch(() => 1)) === 0) await bus.managed.stop().catch((err: unknown) => opts.log.warn({ err }, 'stopping the managed ClickClack failed'));
         await closeAll();
       },
     });
+    watcher.start();
     return { url: served.url, wsUrl: served.wsUrl, services, bus, stop: served.stop };
   } catch (err) {
     await closeAll();

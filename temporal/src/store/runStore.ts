@@ -1,9 +1,11 @@
 import type { EventLog } from '@keelson/platform';
+import { ApprovalLedger } from '@keelson/operator';
 import {
   type Actor,
   finalNodeStatuses,
   isTerminalRunStatus,
   MeshError,
+  POLICY_APPROVAL_WORKFLOW,
   streams,
   WHEN_VALUE_CHARS,
   type RunEventPayload,
@@ -141,6 +143,11 @@ const RUN_COLUMNS =
   'id, workflow_name, definition, inputs, status, launch, cwd, artifacts_dir, checkout, project_id, rib_id, started_by_rib_id, temporal_workflow_id';
 const NODE_COLUMNS = 'node_id, status, launch, attempt, failures, output, exit_code, error';
 
+/** The approval inbox's name of a pause. */
+export function approvalKeyOf(pauseId: string): string {
+  return `run:${pauseId}`;
+}
+
 /** The value a `when` condition compares: the start of the trimmed output. */
 export function whenValue(output: string | null | undefined): string {
   return (output ?? '').trim().slice(0, WHEN_VALUE_CHARS);
@@ -152,10 +159,14 @@ export function whenValue(output: string | null | undefined): string {
  * (a worker killed between commit and reply) writes neither state nor event twice.
  */
 export class RunStore {
+  private readonly approvals: ApprovalLedger;
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly events: EventLog,
-  ) {}
+  ) {
+    this.approvals = new ApprovalLedger(events);
+  }
 
   private append(m: EntityManager, type: RunEventType, payload: RunEventPayload, actor?: Actor) {
     return this.events.append(m, { stream: streams.runs, key: payload.runId, type, payload, ...(actor ? { actor } : {}) });
@@ -373,6 +384,15 @@ export class RunStore {
         [runId, nodeId, launch],
       );
       await this.append(m, 'NODE_WAITING', { runId, launch, nodeId, pauseId });
+      // The inbox's row, in the gate's transaction: a policy ask is a policy-approval run's gate.
+      await this.approvals.open(m, {
+        sourceKey: approvalKeyOf(pauseId),
+        kind: run.workflowName === POLICY_APPROVAL_WORKFLOW ? 'POLICY_ASK' : 'RUN_GATE',
+        question: prompt,
+        detail: { runId, nodeId, pauseId, launch, workflowName: run.workflowName, artifacts: artifacts.length },
+        runId,
+        projectId: run.projectId,
+      });
       if (run.status === 'RUNNING') {
         await m.query(`UPDATE runs SET status = 'PAUSED' WHERE id = $1`, [runId]);
         await this.append(m, 'RUN_PAUSED', { runId, launch, nodeId, pauseId });
@@ -405,6 +425,11 @@ export class RunStore {
         [pauseId, pgText(answer.text)],
       );
       await this.append(m, 'APPROVAL_ANSWERED', { runId, launch, nodeId, pauseId, decision: answer.decision }, answer.actor);
+      await this.approvals.answer(m, approvalKeyOf(pauseId), {
+        decision: answer.decision === 'approved' ? 'APPROVE' : 'DENY',
+        answer: answer.text,
+        actor: answer.actor ?? null,
+      });
       await m.query(
         `UPDATE run_nodes SET status = $3, output = $4, output_bytes = $5, output_truncated = false, error = $6, completed_at = now()
          WHERE run_id = $1 AND node_id = $2`,
@@ -435,10 +460,18 @@ export class RunStore {
     return this.dataSource.transaction(async (m) => {
       const run = await this.lockRun(m, runId);
       if (run.launch !== launch || isTerminalRunStatus(run.status)) return { changed: false, run };
-      const closed = await rows<{ node_id: string }>(
+      const closed = await rows<{ node_id: string; pause_id: string }>(
         m,
-        `UPDATE run_pauses SET closed_at = now(), closed_by = $2 WHERE run_id = $1 AND closed_at IS NULL RETURNING node_id`,
+        `UPDATE run_pauses SET closed_at = now(), closed_by = $2 WHERE run_id = $1 AND closed_at IS NULL RETURNING node_id, pause_id`,
         [runId, status.toLowerCase()],
+      );
+      // A policy ask's run is cancelled when its asker stops waiting: that approval expired.
+      const expired = run.workflowName === POLICY_APPROVAL_WORKFLOW && status === 'CANCELLED';
+      await this.approvals.close(
+        m,
+        closed.map((c) => approvalKeyOf(c.pause_id)),
+        expired ? 'EXPIRED' : 'CANCELLED',
+        expired ? 'the asker stopped waiting' : `the run ${status.toLowerCase()}`,
       );
       for (const { node_id: nodeId } of closed) {
         const settled = await rows(

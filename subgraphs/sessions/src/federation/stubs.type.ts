@@ -19,3 +19,10 @@ export class Run {
   id!: string;
 }
 
+/** The swarms subgraph's entity: a swarm gate names its swarm by reference. */
+@ObjectType({ description: 'A swarm (owned by the swarms subgraph).' })
+@Directive('@key(fields: "id", resolvable: false)')
+export class Swarm {
+  @Field(() => ID)
+  id!: string;
+}
