@@ -31,6 +31,7 @@ import {
 } from '@keelson/temporal';
 import type { Client } from '@temporalio/client';
 import { ensureDatabase } from './database';
+import { ribAgentSeams } from './ribAgentSeams';
 import { lateRibRuns, ribWorkflowSource, workerApprovals } from './ribRuns';
 
 export interface MeshOptions {
@@ -192,6 +193,18 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       heartbeatTimeoutMs: env.KEELSON_RUN_HEARTBEAT_TIMEOUT_MS,
       tuning: opts.ribRuns,
     });
+    // runAgentTurn / getProviders / getMemory for the ribs here, as for the worker's (memory and the
+    // runs domain come up later; the seams reach them once they are).
+    const late: { ribs?: RunningRibs; runs?: RunningRuns; memory?: RunningMemory } = {};
+    const agentSeams = ribAgentSeams({
+      env: rawEnv,
+      home,
+      host: () => late.ribs?.host,
+      db: () => late.runs?.services.dataSource,
+      memoryUrl: () => late.memory?.url,
+      identity: serviceIdentity(security.assertions, 'ribs'),
+      log: log.child({ service: 'ribs' }),
+    });
     const ribs = await startRibs({
       databaseUrl: env.DATABASE_URL,
       host: env.KEELSON_HOST,
@@ -199,9 +212,10 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       security,
       settings: { ...ribsSettings(env, userHome, rawEnv), projectsUrl: projects.url },
       log: log.child({ service: 'ribs' }),
-      ...(opts.ribHost ? { ribHost: opts.ribHost } : {}),
+      ribHost: { ...opts.ribHost, seams: (ribId) => ({ ...agentSeams.seams(ribId), ...(opts.ribHost?.seams?.(ribId) ?? {}) }) },
       runs: ribRuns.wiring,
     });
+    late.ribs = ribs;
     stops.push({ name: 'ribs subgraph', stop: () => ribs.stop() });
     progress(`Ribs: ${ribs.host.ribIds.join(', ') || 'none active'}`);
 
@@ -214,6 +228,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       settings: { ...runsSettings(env, { userHome, temporal, projectsUrl: projects.url }), ribWorkflows: ribWorkflowSource(ribs.host) },
       log: log.child({ service: 'runs' }),
     });
+    late.runs = runs;
     stops.push({ name: 'runs subgraph', stop: () => runs.stop() });
     ribRuns.attach(runs.services);
 
@@ -247,6 +262,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       },
       log: memoryLog,
     });
+    late.memory = memory;
     stops.push({ name: 'memory subgraph', stop: () => memory.stop() });
     progress(`Memory: search is ${memory.services.mode.reason}`);
 
