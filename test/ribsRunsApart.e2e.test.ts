@@ -9,6 +9,8 @@ import { loadRibsServiceConfig, loadRunsServiceConfig, startRibsService, startRu
 import { projectsSettings, start as startProjects, type RunningProjects } from '@keelson/subgraph-projects';
 import type { RunningRibs } from '@keelson/subgraph-ribs';
 import type { RunningRuns } from '@keelson/subgraph-runs';
+import { startModelServer, type ModelServer } from '@keelson/model-server';
+import { memorySettings, start as startMemory, type RunningMemory } from '@keelson/subgraph-memory';
 import { createTestDatabase, type TestDatabase } from './support/db';
 import { gqlData, registerCredentials } from './support/client';
 import { assertionCredentials } from './support/auth';
@@ -46,6 +48,16 @@ const labRib: Rib = {
       const { runId } = await ctx.startWorkflow!('lab-hello', { who: 'the ribs process' });
       return { ok: true, data: { runId } };
     }
+    if (action.type === 'agent-turn') {
+      // The seed 000 seams, in the ribs process: a turn through its provider registry, what it lists, and memory.
+      const turn = ctx.runAgentTurn!({ prompt: 'BOARD_TURN the lab asks for a one-line summary' });
+      const result = await turn.result;
+      const providers = ctx.getProviders!().map((p) => p.id);
+      const memory = ctx.getMemory!();
+      const { id } = await memory.writeback({ text: `lab decided: ${result.text}`, kind: 'decision' });
+      const recalled = await memory.recall({ query: 'lab decided' });
+      return { ok: true, data: { status: result.status, text: result.text, providerId: result.providerId ?? null, providers, memoryId: id, recalled } };
+    }
     if (action.type === 'run-inline') {
       const result = await ctx.runWorkflow!({ name: 'lab-inline', nodes: [{ id: 'add', type: 'bash', bash: 'echo $((2 + 3))' }] });
       return { ok: true, data: result };
@@ -67,8 +79,11 @@ describe('the ribs and runs services booted apart, as docker-compose runs them',
   let ribs: RunningRibs | undefined;
   let runs: RunningRuns | undefined;
   let worker: WorkerProcess | undefined;
+  let model: ModelServer | undefined;
+  let memory: RunningMemory | undefined;
 
   beforeAll(async () => {
+    model = await startModelServer({ rules: [{ name: 'board', match: { regex: '^BOARD_TURN' }, reply: { text: 'the board is green' } }] });
     db = await createTestDatabase();
     dir = await mkdtemp(join(tmpdir(), 'keelson-apart-'));
     const gitconfig = join(dir, 'gitconfig');
@@ -85,6 +100,8 @@ describe('the ribs and runs services booted apart, as docker-compose runs them',
       TEMPORAL_TASK_QUEUE: `test-apart-${randomUUID()}`,
       KEELSON_RIB_WORKFLOW_GRANTS: 'lab:lab-hello',
       KEELSON_MEMORY_COMPACTION_INTERVAL_MS: '0',
+      KEELSON_MODEL_BASE_URL: model.url,
+      KEELSON_MODEL_API_KEY: 'keelson-test',
     };
     // Every process reads the same KEELSON_HOME, so all share its assertion key (as with KEELSON_ASSERTION_SECRET in compose).
     const security = meshSecurityFromEnv(parseEnv(base));
@@ -96,7 +113,9 @@ describe('the ribs and runs services booted apart, as docker-compose runs them',
       settings: projectsSettings(parseEnv(base), homedir(), base),
       log: silentLogger(),
     });
-    const env: NodeJS.ProcessEnv = { ...base, KEELSON_PROJECTS_URL: projects.url };
+    // The memory subgraph as its own service: the ribs process reaches it by URL (getMemory).
+    memory = await startMemory({ databaseUrl: db.url, host: '127.0.0.1', port: 0, security, settings: memorySettings(parseEnv(base)), log: silentLogger() });
+    const env: NodeJS.ProcessEnv = { ...base, KEELSON_PROJECTS_URL: projects.url, KEELSON_MEMORY_URL: memory.url };
     const ribHost = { available: { lab: labRib } };
     // Both open the runs domain's tables on a fresh database at once: the migration lock serializes them.
     const [ribsBoot, runsBoot] = await Promise.allSettled([
@@ -116,7 +135,9 @@ describe('the ribs and runs services booted apart, as docker-compose runs them',
     await worker?.stop();
     await runs?.stop();
     await ribs?.stop();
+    await memory?.stop();
     await projects?.stop();
+    await model?.stop();
     await db?.drop();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
@@ -160,5 +181,20 @@ describe('the ribs and runs services booted apart, as docker-compose runs them',
   it('runs an in-memory definition through runWorkflow from the ribs service and returns its outcome', async () => {
     const { ribAction } = await gqlData<{ ribAction: { ok: boolean; data: unknown } }>(ribs!.url, 'mutation { ribAction(ribId: "lab", type: "run-inline") { ok data } }');
     expect(ribAction).toEqual({ ok: true, data: { status: 'succeeded', nodes: { add: { state: 'succeeded', output: '5\n' } } } });
+  });
+
+  it('runs an agent turn from a board action in the ribs process against the local model server, lists its providers and writes and recalls memory through the memory subgraph', async () => {
+    const before = model!.requests().length;
+    const { ribAction } = await gqlData<{ ribAction: { ok: boolean; error: string | null; data: { status: string; text: string; providerId: string | null; providers: string[]; memoryId: string; recalled: { id: string; kind: string; text: string }[] } } }>(
+      ribs!.url,
+      'mutation { ribAction(ribId: "lab", type: "agent-turn") { ok data error } }',
+    );
+    expect(ribAction).toMatchObject({ ok: true, error: null });
+    expect(ribAction.data).toMatchObject({ status: 'ok', text: 'the board is green' });
+    expect(ribAction.data.providers).toContain(ribAction.data.providerId);
+    // The model server heard the turn, from this process's provider registry.
+    const heard = model!.requests().slice(before).filter((r) => (r.userText ?? '').startsWith('BOARD_TURN'));
+    expect(heard.length).toBeGreaterThan(0);
+    expect(ribAction.data.recalled).toContainEqual(expect.objectContaining({ id: ribAction.data.memoryId, kind: 'decision', text: 'lab decided: the board is green' }));
   });
 });

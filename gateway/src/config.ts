@@ -52,13 +52,14 @@ export function subscriptionLimitsFromEnv(env: MeshEnv): NonNullable<GatewayOpti
 
 /**
  * Everything `startGateway` needs but the logger and the credential check, from the environment
- * and the checked-in supergraph.
+ * and the supergraph file (`KEELSON_SUPERGRAPH_FILE`, else the checked-in one).
  */
 export async function loadGatewayConfig(
   rawEnv: Record<string, string | undefined>,
-): Promise<Omit<GatewayOptions, 'log' | 'credentials'> & { env: MeshEnv; logLevel: MeshEnv['KEELSON_LOG_LEVEL'] }> {
+): Promise<Omit<GatewayOptions, 'log' | 'credentials'> & { env: MeshEnv; logLevel: MeshEnv['KEELSON_LOG_LEVEL']; supergraphFile: string }> {
   const env = parseEnv(rawEnv);
-  const supergraphSdl = await readFile(supergraphPath(), 'utf8');
+  const supergraphFile = env.KEELSON_SUPERGRAPH_FILE ?? supergraphPath();
+  const supergraphSdl = await readFile(supergraphFile, 'utf8');
   const names = Supergraph.build(supergraphForPlanning(supergraphSdl)).subgraphsMetadata().map((s) => s.name);
   return {
     env,
@@ -69,5 +70,6 @@ export async function loadGatewayConfig(
     subgraphUrls: subgraphUrlsFromEnv(env, names, rawEnv),
     subscriptions: subscriptionLimitsFromEnv(env),
     logLevel: env.KEELSON_LOG_LEVEL,
+    supergraphFile,
   };
 }

@@ -3,9 +3,10 @@ import { jwtSettingsFromEnv, openIdentity, type Identity } from '@keelson/identi
 import { createLogger } from '@keelson/service';
 import { loadGatewayConfig } from './config';
 import { startGateway } from './startGateway';
+import { reloadSupergraphOnChange } from './supergraphReload';
 
 loadGatewayConfig(process.env)
-  .then(async ({ logLevel, env, ...config }) => {
+  .then(async ({ logLevel, env, supergraphFile, ...config }) => {
     const log = createLogger('gateway', logLevel);
     let identity: Identity | undefined;
     try {
@@ -14,7 +15,11 @@ loadGatewayConfig(process.env)
         identity = await openIdentity({ databaseUrl: env.DATABASE_URL, log, pg: config.security.pg, ...(jwt ? { jwt } : {}) });
       }
       const running = await startGateway({ ...config, log, ...(identity ? { credentials: identity.authenticator } : {}) });
-      const stop = () => void running.stop().then(() => identity?.close()).then(() => process.exit(0));
+      const unwatch = reloadSupergraphOnChange(supergraphFile, running, log);
+      const stop = () => {
+        unwatch();
+        void running.stop().then(() => identity?.close()).then(() => process.exit(0));
+      };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
     } catch (err) {

@@ -13,7 +13,7 @@ import { createGatewayErrorFormatter } from './errors';
 import { graphiqlRoutes, loadGraphiQL } from './graphiql';
 import { subgraphFetcher } from './subgraphFetcher';
 import { resolveSubgraphEndpoints, SubgraphDataSource } from './subgraphEndpoints';
-import { useSubscriptionRouter, type SubscriptionRouterOptions } from './subscriptionRouter';
+import { useSubscriptionRouter, type SubscriptionRouter, type SubscriptionRouterOptions } from './subscriptionRouter';
 
 export interface GatewayOptions {
   /** The composed supergraph (`schema/supergraph.graphql`). */
@@ -40,6 +40,12 @@ export interface GatewayOptions {
 }
 
 export interface RunningGateway {
+  /**
+   * Serves `supergraphSdl` from now on: queries and new subscriptions are planned against it while
+   * open subscriptions stay open on the graph they began with. An SDL that does not build is
+   * refused (the error is thrown) and the graph in force stays.
+   */
+  reload(supergraphSdl: string): Promise<void>;
   /** http://host:port/graphql */
   url: string;
   /** ws://host:port/graphql */
@@ -78,19 +84,29 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const { log, security } = options;
   if (security.auth === 'on' && !options.credentials) throw new Error('the gateway needs a credential check while authentication is on');
 
-  const planningSdl = supergraphForPlanning(options.supergraphSdl);
-  const supergraph = Supergraph.build(planningSdl);
-  const scopeMap = enforcedScopes(planningSdl, log);
-  const apiSchema = supergraph.apiSchema().toGraphQLJSSchema();
-  const endpoints = resolveSubgraphEndpoints(supergraph, options.subgraphUrls);
   const fetcher = subgraphFetcher();
-  const dataSources: Record<string, SubgraphDataSource> = {};
-  for (const endpoint of endpoints.values()) dataSources[endpoint.name] = new SubgraphDataSource(endpoint, security.assertions, log, fetcher.fetcher);
+  /** Everything read from one supergraph; a reload builds the next one whole before swapping. */
+  const graphOf = (supergraphSdl: string) => {
+    const planningSdl = supergraphForPlanning(supergraphSdl);
+    const supergraph = Supergraph.build(planningSdl);
+    const scopeMap = enforcedScopes(planningSdl, log);
+    const apiSchema = supergraph.apiSchema().toGraphQLJSSchema();
+    const endpoints = resolveSubgraphEndpoints(supergraph, options.subgraphUrls);
+    const dataSources: Record<string, SubgraphDataSource> = {};
+    for (const endpoint of endpoints.values()) dataSources[endpoint.name] = new SubgraphDataSource(endpoint, security.assertions, log, fetcher.fetcher);
+    return { planningSdl, supergraph, scopeMap, apiSchema, endpoints, dataSources };
+  };
+  let graph = graphOf(options.supergraphSdl);
+  let updateGateway: ((planningSdl: string) => void) | undefined;
 
   const gateway = new ApolloGateway({
-    supergraphSdl: planningSdl,
+    // A function, so a reload can hand Apollo the next supergraph (`update`).
+    supergraphSdl: async ({ update }) => {
+      updateGateway = update;
+      return { supergraphSdl: graph.planningSdl };
+    },
     buildService: ({ name }) => {
-      const dataSource = dataSources[name];
+      const dataSource = graph.dataSources[name];
       if (!dataSource) throw new Error(`no endpoint for subgraph "${name}"`);
       return dataSource;
     },
@@ -111,12 +127,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     logger: log,
     // The process owner handles SIGINT/SIGTERM and stops services in order.
     stopOnTerminationSignals: false,
-    plugins: [ApolloServerPluginLandingPageDisabled(), scopePlugin(apiSchema, scopeMap), ...protection.plugins],
+    plugins: [ApolloServerPluginLandingPageDisabled(), scopePlugin(() => ({ schema: graph.apiSchema, map: graph.scopeMap })), ...protection.plugins],
   });
   const graphiql = graphiqlRoutes(await loadGraphiQL(log));
   const authenticate = async (authorization: string | undefined): Promise<{ caller: Caller; expiresAt?: number }> =>
     security.auth === 'off' ? { caller: anonymousCaller } : options.credentials!.authenticate(authorization);
 
+  let subscriptionRouter: SubscriptionRouter | undefined;
   const served = await serveGraphQL<GatewayContext>({
     name: 'gateway',
     host,
@@ -132,11 +149,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     websocket: (wss) => {
       const router = useSubscriptionRouter(wss, {
         ...options.subscriptions,
-        supergraph,
-        apiSchema,
-        endpoints,
-        dataSources,
-        scopeMap,
+        supergraph: graph.supergraph,
+        apiSchema: graph.apiSchema,
+        endpoints: graph.endpoints,
+        dataSources: graph.dataSources,
+        scopeMap: graph.scopeMap,
         limits: security.limits,
         assertions: security.assertions,
         authenticate,
@@ -144,9 +161,19 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         formatError,
         log,
       });
+      subscriptionRouter = router;
       return () => router.dispose();
     },
   });
 
-  return { url: served.url, wsUrl: served.wsUrl, port: served.port, stop: () => served.stop().finally(() => fetcher.close()) };
+  const reload = async (supergraphSdl: string): Promise<void> => {
+    const next = graphOf(supergraphSdl);
+    if (!updateGateway) throw new Error('the gateway has not loaded its first supergraph yet');
+    graph = next;
+    updateGateway(next.planningSdl);
+    subscriptionRouter?.reload(next);
+    log.info({ subgraphs: [...next.endpoints.keys()] }, 'supergraph reloaded');
+  };
+
+  return { reload, url: served.url, wsUrl: served.wsUrl, port: served.port, stop: () => served.stop().finally(() => fetcher.close()) };
 }

@@ -65,7 +65,15 @@ export interface SubscriptionRouterOptions {
   recheckIntervalMs?: number;
 }
 
+/** The parts of the router that a supergraph reload replaces. */
+export type RouterGraph = Pick<SubscriptionRouterOptions, 'supergraph' | 'apiSchema' | 'scopeMap' | 'endpoints' | 'dataSources'>;
+
 export interface SubscriptionRouter {
+  /**
+   * Plans subscriptions from now on against `graph`. Open subscriptions keep the graph they were
+   * planned with, and their sockets: a reload never closes a stream.
+   */
+  reload(graph: RouterGraph): void;
   /** Closes every client connection and every upstream socket. */
   dispose(): Promise<void>;
 }
@@ -90,6 +98,8 @@ interface Route {
 interface RouteContext {
   route: Route;
   pool: UpstreamPool;
+  /** The graph's parts the subscription was planned with (kept across reloads). */
+  shared: Shared;
 }
 
 /** What the router keeps on each graphql-ws connection. */
@@ -418,20 +428,26 @@ class RoutedSubscription implements AsyncIterableIterator<ExecutionResult, undef
  * checked against the declared scopes (FORBIDDEN) and capped per socket before it is planned.
  */
 export function useSubscriptionRouter(wss: WebSocketServer, options: SubscriptionRouterOptions): SubscriptionRouter {
-  const { supergraph, endpoints, formatError, log, scopeMap, limits } = options;
-  const apiSchema = supergraph.apiSchema();
-  const schema = options.apiSchema;
-  const planner = new QueryPlanner(supergraph);
+  const { formatError, log, limits } = options;
   const rules: ValidationRule[] = [...specifiedRules, ...armor(limits).validationRules];
   const maxSubscriptions = options.maxSubscriptionsPerSocket ?? 100;
   const maxConnections = options.maxConnectionsPerCredential ?? 50;
-  const shared: Shared = {
-    supergraphSchema: supergraph.schema.toGraphQLJSSchema(),
-    apiSchema,
-    dataSources: options.dataSources,
-    maxQueuedEvents: options.maxQueuedEvents ?? 1000,
-    log,
-  };
+  /** Everything planning reads from the supergraph; swapped whole by `reload`. */
+  const prepare = (graph: RouterGraph) => ({
+    schema: graph.apiSchema,
+    apiSchema: graph.supergraph.apiSchema(),
+    scopeMap: graph.scopeMap,
+    endpoints: graph.endpoints,
+    planner: new QueryPlanner(graph.supergraph),
+    shared: {
+      supergraphSchema: graph.supergraph.schema.toGraphQLJSSchema(),
+      apiSchema: graph.supergraph.apiSchema(),
+      dataSources: graph.dataSources,
+      maxQueuedEvents: options.maxQueuedEvents ?? 1000,
+      log,
+    } satisfies Shared,
+  });
+  let current = prepare(options);
   const socketImpl = upstreamSocket(options.upstreamConnectTimeoutMs ?? 5000);
   const pools = new Map<object, UpstreamPool>();
   /** Open sockets by credential key (`token:<id>` for API tokens). */
@@ -473,6 +489,7 @@ export function useSubscriptionRouter(wss: WebSocketServer, options: Subscriptio
 
   /** Parses, validates, authorizes and plans one subscribe payload: a route, or the errors that reject it. */
   const plan = (payload: SubscribePayload, caller: Caller): Route | GraphQLError[] => {
+    const { schema, apiSchema, scopeMap, endpoints, planner } = current;
     let document: DocumentNode;
     try {
       document = parseLimited(payload.query, limits);
@@ -566,9 +583,9 @@ export function useSubscriptionRouter(wss: WebSocketServer, options: Subscriptio
           }
           const route = plan(payload, ctx.extra.caller!);
           if (Array.isArray(route)) return route;
-          const routeContext: RouteContext = { route, pool: poolOf(ctx) };
+          const routeContext: RouteContext = { route, pool: poolOf(ctx), shared: current.shared };
           return {
-            schema,
+            schema: current.schema,
             document: route.document,
             operationName: route.operationName,
             variableValues: route.variables,
@@ -579,7 +596,7 @@ export function useSubscriptionRouter(wss: WebSocketServer, options: Subscriptio
         }
       },
       subscribe: (args) => {
-        const { route, pool } = args.contextValue as RouteContext;
+        const { route, pool, shared } = args.contextValue as RouteContext;
         return new RoutedSubscription(route, pool, shared);
       },
       onNext: (_ctx, _id, _payload, _args, result) => ({
@@ -596,6 +613,9 @@ export function useSubscriptionRouter(wss: WebSocketServer, options: Subscriptio
   );
 
   return {
+    reload(graph) {
+      current = prepare(graph);
+    },
     async dispose() {
       clearInterval(recheck);
       unsubscribeRevoked?.();

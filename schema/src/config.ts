@@ -60,6 +60,11 @@ export const envSchema = z.object({
    */
   KEELSON_ALLOWED_ORIGINS: z.string().optional(),
   KEELSON_GATEWAY_PORT: port(4000),
+  /**
+   * The supergraph the gateway process serves; it reloads it when the file changes or on SIGHUP,
+   * keeping open subscriptions open. @default the checked-in `schema/supergraph.graphql`
+   */
+  KEELSON_SUPERGRAPH_FILE: z.string().min(1).optional(),
   KEELSON_PROJECTS_PORT: port(4001),
   KEELSON_RIBS_PORT: port(4002),
   KEELSON_RUNS_PORT: port(4003),

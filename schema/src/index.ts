@@ -55,6 +55,8 @@ export type {
   RespondResult,
   DagRunStatus,
   DurableOpStatus,
+  OpSteerResult,
+  OpWorkOutcome,
 } from './runs';
 export {
   workflowDefinitionSchema,

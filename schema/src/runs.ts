@@ -86,6 +86,12 @@ export const runLimits = {
   /** Longest op log line and steer note. */
   opLineChars: 4096,
   steerNoteBytes: 16 * 1024,
+  /** Steers one op accepts in its life; more are rejected (the op's history stays bounded). */
+  steersPerOp: 500,
+  /** Accepted steers not yet recorded as frames; a flood beyond this is rejected until they are. */
+  steersPending: 8,
+  /** Characters of a caller's steer key (the Temporal update id that deduplicates it). */
+  steerKeyChars: 128,
   /** Bytes of an op's JSON result kept. */
   opResultBytes: 256 * 1024,
   /** Bytes of one run input value. */
@@ -104,8 +110,12 @@ export const runMessages = {
 } as const;
 
 export const opMessages = {
-  /** Signal on `durableOp`: a steering note for the running op. */
+  /** Signal on `durableOp`/`ribOp`: a steering note for the running op (kept for older callers; unanswered). */
   steer: 'steer',
+  /** Update on `durableOp`/`ribOp`: a steering note, validated (rejected once the op is finishing, over its caps); the update id deduplicates. */
+  steerNote: 'steerNote',
+  /** Signal from an op's work child (`opWork`) to its op workflow: the work ended, with its outcome. */
+  workDone: 'opWorkDone',
   /** Query on `durableOp`: live status. */
   status: 'status',
 } as const;
@@ -139,6 +149,20 @@ export interface DagRunStatus {
   /** Set once the run stopped scheduling (failing, cancelling, finishing). */
   closing: boolean;
 }
+
+/** The `steerNote` Update's result (a rejection is an Update failure whose type is an error code). */
+export interface OpSteerResult {
+  /** The steer's place among the op's steers (its `OP_STEERED` frame's `index`). */
+  index: number;
+  /** True when this caller key had already been accepted (nothing new was queued). */
+  duplicate: boolean;
+}
+
+/** How an op's work child (`opWork`) ended, signalled to its op workflow. */
+export type OpWorkOutcome =
+  | { outcome: 'SUCCEEDED' }
+  | { outcome: 'CANCELLED' }
+  | { outcome: 'FAILED'; message: string; type: string };
 
 /** The `status` Query's answer on `durableOp`. */
 export interface DurableOpStatus {

@@ -12,6 +12,8 @@ export const workflowTypes = {
   harnessTask: 'harnessTask',
   /** A rib's `registerOp`: the work runs in the registering process, held by an activity on its own task queue. */
   ribOp: 'ribOp',
+  /** The work of a `durableOp`/`ribOp` as a child workflow, so the op itself can continue as new while it runs. */
+  opWork: 'opWork',
   /** The server heartbeat of one snapshot region: refresh on its cadence, six times slower while idle. */
   regionRefresh: 'regionRefresh',
   /** Summarises long memory conversations, window by window, through the provider registry (started by a Temporal Schedule). */
@@ -25,6 +27,8 @@ export const workflowKinds = {
   proof: 'proof',
   run: 'run',
   op: 'op',
+  /** The work child of an op (`opWork`, `op-work-<op id>`). */
+  opWork: 'op-work',
   task: 'task',
   /** A region's refresh heartbeat (`regionRefresh`). */
   refresh: 'refresh',

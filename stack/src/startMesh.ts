@@ -32,6 +32,7 @@ import {
 import type { Client } from '@temporalio/client';
 import { ensureDatabase } from './database';
 import { claimHome, recordStart, type OwnedProcessNote } from './ownership';
+import { ribAgentSeams } from './ribAgentSeams';
 import { lateRibRuns, ribWorkflowSource, workerApprovals } from './ribRuns';
 
 export interface MeshOptions {
@@ -198,6 +199,18 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       heartbeatTimeoutMs: env.KEELSON_RUN_HEARTBEAT_TIMEOUT_MS,
       tuning: opts.ribRuns,
     });
+    // runAgentTurn / getProviders / getMemory for the ribs here, as for the worker's (memory and the
+    // runs domain come up later; the seams reach them once they are).
+    const late: { ribs?: RunningRibs; runs?: RunningRuns; memory?: RunningMemory } = {};
+    const agentSeams = ribAgentSeams({
+      env: rawEnv,
+      home,
+      host: () => late.ribs?.host,
+      db: () => late.runs?.services.dataSource,
+      memoryUrl: () => late.memory?.url,
+      identity: serviceIdentity(security.assertions, 'ribs'),
+      log: log.child({ service: 'ribs' }),
+    });
     const ribs = await startRibs({
       databaseUrl: env.DATABASE_URL,
       host: env.KEELSON_HOST,
@@ -205,10 +218,11 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       security,
       settings: { ...ribsSettings(env, userHome, rawEnv), projectsUrl: projects.url },
       log: log.child({ service: 'ribs' }),
-      ...(opts.ribHost ? { ribHost: opts.ribHost } : {}),
+      ribHost: { ...opts.ribHost, seams: (ribId) => ({ ...agentSeams.seams(ribId), ...(opts.ribHost?.seams?.(ribId) ?? {}) }) },
       runs: ribRuns.wiring,
       capabilityPollMs: env.KEELSON_CAPABILITY_POLL_MS,
     });
+    late.ribs = ribs;
     stops.push({ name: 'ribs subgraph', stop: () => ribs.stop() });
     progress(`Ribs: ${ribs.host.ribIds.join(', ') || 'none active'}`);
 
@@ -221,6 +235,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       settings: { ...runsSettings(env, { userHome, temporal, projectsUrl: projects.url }), ribWorkflows: ribWorkflowSource(ribs.host) },
       log: log.child({ service: 'runs' }),
     });
+    late.runs = runs;
     stops.push({ name: 'runs subgraph', stop: () => runs.stop() });
     ribRuns.attach(runs.services);
 
@@ -257,6 +272,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       capabilityPollMs: env.KEELSON_CAPABILITY_POLL_MS,
       log: memoryLog,
     });
+    late.memory = memory;
     stops.push({ name: 'memory subgraph', stop: () => memory.stop() });
     progress(`Memory: search is ${memory.services.mode.reason}`);
 

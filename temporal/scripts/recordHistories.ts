@@ -11,7 +11,9 @@ import { workflowTypes } from '@keelson/schema';
 import { ADDRESS_ENV } from '../../test/support/temporalServer';
 import { connectClient, createActivities, ensureTemporalCli, startDevServer, startEcho, startWorker } from '../src';
 import { opWorkflowId, startOpWorkflow } from '../src/runClient';
-import { respondUpdate, steerSignal } from '../src/workflows/messages';
+import { opSteerUpdate, respondUpdate, steerSignal } from '../src/workflows/messages';
+import { opWorkWorkflowId } from '../src/workflows/opWork';
+import { STEER_KEY_PREFIX } from '../src/workflows/steerableOp';
 import { RunHarness } from '../test/runHarness';
 
 const TASK_QUEUE = 'record-histories';
@@ -113,7 +115,49 @@ const scenarios: Record<string, Scenario> = {
     await handle.result();
     return { workflowId };
   },
+  // An op whose work runs in the opWork child, steered through the Update (once with a caller key, repeated).
+  [`${workflowTypes.durableOp}-steered`]: async ({ client, runs }) => {
+    const { workflowId } = await steeredOp(client, runs, '00000002-0000-4000-8000-000000000002');
+    return { workflowId };
+  },
+  // That op's work child.
+  [workflowTypes.opWork]: async ({ client, runs }) => {
+    await steeredOp(client, runs, '00000003-0000-4000-8000-000000000003');
+    return { workflowId: opWorkWorkflowId('00000003-0000-4000-8000-000000000003') };
+  },
+  // The first execution of an op that continues as new while it runs and is steered…
+  [`${workflowTypes.durableOp}-continuedAsNew`]: async ({ client, runs }) => {
+    const { workflowId } = await steeredOp(client, runs, '00000004-0000-4000-8000-000000000004', 20);
+    const [first] = await firstAndLastExecution(client, workflowId);
+    return { workflowId, runId: first };
+  },
+  // …and the last execution of another, from carried steers.
+  [`${workflowTypes.durableOp}-continued`]: async ({ client, runs }) => {
+    const { workflowId } = await steeredOp(client, runs, '00000005-0000-4000-8000-000000000005', 20);
+    const executions = await firstAndLastExecution(client, workflowId);
+    return { workflowId, runId: executions.at(-1) };
+  },
 };
+
+/** A countdown op steered through the `steerNote` Update (the last note ends it), optionally continuing as new. */
+async function steeredOp(client: Client, runs: RunHarness, opId: string, maxHistoryEvents?: number): Promise<{ workflowId: string }> {
+  const store = runs.opened.deps.ops!.store;
+  const workflowId = opWorkflowId('countdown', opId);
+  await store.createOp({ id: opId, kind: 'countdown', title: 'recorded', input: { steps: 200, intervalMs: 100 }, ribId: null, projectId: null, steerable: true, temporalWorkflowId: workflowId });
+  const handle = await startOpWorkflow(client, {
+    taskQueue: runs.taskQueue,
+    workflowId,
+    title: 'recorded',
+    input: { opId, kind: 'countdown', heartbeatTimeoutMs: 3000, ...(maxHistoryEvents ? { maxHistoryEvents } : {}) },
+  });
+  const notes = maxHistoryEvents ? ['one', 'two', 'three', 'four', 'five', 'six'] : ['keep going'];
+  for (const note of notes) await handle.executeUpdate(opSteerUpdate, { args: [note], updateId: `${STEER_KEY_PREFIX}${note}` });
+  await handle.executeUpdate(opSteerUpdate, { args: [notes[0]!], updateId: `${STEER_KEY_PREFIX}${notes[0]}` });
+  await handle.executeUpdate(opSteerUpdate, { args: ['finish'] });
+  await handle.result();
+  await client.workflow.getHandle(opWorkWorkflowId(opId)).result();
+  return { workflowId };
+}
 
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });

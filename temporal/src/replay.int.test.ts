@@ -16,7 +16,7 @@ describe('recorded workflow histories', () => {
     bundle = await workflowBundle();
   });
 
-  it('include one for every workflow type, and the run workflow\'s continue-as-new and cancel paths', () => {
+  it('include one for every workflow type, and the run and op workflows\' continue-as-new and cancel paths', () => {
     expect(histories).toEqual(
       expect.arrayContaining([
         'echoWorkflow.json',
@@ -25,6 +25,10 @@ describe('recorded workflow histories', () => {
         'dagRun-continued.json',
         'dagRun-cancelled.json',
         'durableOp.json',
+        'durableOp-steered.json',
+        'durableOp-continuedAsNew.json',
+        'durableOp-continued.json',
+        'opWork.json',
         'swarm.json',
         'swarm-stopped.json',
         'swarm-continuedAsNew.json',

@@ -11,15 +11,17 @@ export interface GatewayContext {
 /**
  * Enforces the supergraph's `@authenticated` / `@requiresScopes` on every operation once it is
  * resolved and before the gateway plans it: an unmet requirement is FORBIDDEN (403) naming the
- * field and the scope it needs, and nothing reaches a subgraph.
+ * field and the scope it needs, and nothing reaches a subgraph. `current` names the supergraph in
+ * force (a reload replaces it).
  */
-export function scopePlugin(schema: GraphQLSchema, map: ScopeMap): ApolloServerPlugin<GatewayContext> {
+export function scopePlugin(current: () => { schema: GraphQLSchema; map: ScopeMap }): ApolloServerPlugin<GatewayContext> {
   return {
     async requestDidStart() {
       return {
         async didResolveOperation({ document, operation, contextValue }) {
           // Apollo Server resolves the operation before this hook; without one it already failed.
           if (!operation) return;
+          const { schema, map } = current();
           const denied = checkScopes(schema, map, document, operation, contextValue.caller);
           if (denied) throw denied;
         },

@@ -7,6 +7,9 @@ export { dagRun } from './dagRun';
 export type { DagRunInput, DagRunResult, CarriedDagState, NodeState } from './dagRun';
 export { durableOp } from './durableOp';
 export type { DurableOpInput, DurableOpResult } from './durableOp';
+export { opWork } from './opWork';
+export type { OpWorkInput, OpWorkKind } from './opWork';
+export type { CarriedOpState } from './steerableOp';
 
 const { echo } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',

@@ -1,7 +1,7 @@
 // The run workflows' Temporal messages, shared by the workflows and their clients (schema/PROTOCOL.md
 // "Run workflows: signals, updates, queries").
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import { opMessages, runMessages, type DagRunStatus, type DurableOpStatus, type RespondInput, type RespondResult } from '@keelson/schema';
+import { opMessages, runMessages, type DagRunStatus, type DurableOpStatus, type OpSteerResult, type RespondInput, type RespondResult } from '@keelson/schema';
 
 /** Update `respond` on `dagRun`: answer an approval gate (validated; a rejection carries the reason). */
 export const respondUpdate = defineUpdate<RespondResult, [RespondInput]>(runMessages.respond);
@@ -9,8 +9,11 @@ export const respondUpdate = defineUpdate<RespondResult, [RespondInput]>(runMess
 /** Query `status` on `dagRun`. */
 export const runStatusQuery = defineQuery<DagRunStatus>(runMessages.status);
 
-/** Signal `steer` on `durableOp`: one steering note. */
+/** Signal `steer` on `durableOp`/`ribOp`: one steering note, unanswered (older callers; the swarm takes it too). */
 export const steerSignal = defineSignal<[string]>(opMessages.steer);
+
+/** Update `steerNote` on `durableOp`/`ribOp`: one steering note, accepted with its index or rejected with the reason. */
+export const opSteerUpdate = defineUpdate<OpSteerResult, [string]>(opMessages.steerNote);
 
 /** Query `status` on `durableOp`. */
 export const opStatusQuery = defineQuery<DurableOpStatus>(opMessages.status);

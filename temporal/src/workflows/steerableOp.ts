@@ -1,73 +1,242 @@
 // Deterministic code only: this module runs in the workflow sandbox and is replayed from history.
-import { ApplicationFailure, CancellationScope, condition, proxyActivities, setHandler } from '@temporalio/workflow';
-import type { DurableOpStatus, RunStatus } from '@keelson/schema';
+import {
+  allHandlersFinished,
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  ContinueAsNew,
+  currentUpdateInfo,
+  getExternalWorkflowHandle,
+  isCancellation,
+  ParentClosePolicy,
+  patched,
+  proxyActivities,
+  setHandler,
+  startChild,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { runLimits, workflowKinds, type DurableOpStatus, type OpSteerResult, type OpWorkOutcome, type RunStatus } from '@keelson/schema';
 import type { OpActivities } from '../activities/ops/opActivities';
-import { opStatusQuery, steerSignal } from './messages';
+import { searchAttributeKeys } from '../searchAttributeKeys';
+import { opStatusQuery, opSteerUpdate, steerSignal } from './messages';
+import { describeWorkFailure, opWork, opWorkDoneSignal, opWorkWorkflowId, startWork, type OpWorkKind } from './opWork';
 
 const book = proxyActivities<OpActivities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', nonRetryableErrorTypes: ['BAD_USER_INPUT', 'NOT_FOUND', 'CONFLICT'] },
 });
 
-/** One op workflow's own parts: the activity that does (or holds) the work, and how its end reads. */
+/** The patch that moved an op's work into the `opWork` child (older executions replay without it). */
+export const OP_WORK_CHILD_PATCH = 'op-work-child';
+
+/** Update ids with this prefix are a caller's key: remembered across continue-as-new so a retry is a duplicate. */
+export const STEER_KEY_PREFIX = 'key:';
+
+/** What an op workflow hands its next run when it continues as new. */
+export interface CarriedOpState {
+  /** Steers accepted so far (the next one's index). */
+  accepted: number;
+  /** Steers recorded as `OP_STEERED` frames so far. */
+  delivered: number;
+  /** Accepted steers not yet recorded, in order: index `delivered + i`. */
+  pending: string[];
+  /** Caller keys (update ids) of accepted steers → their index. */
+  keys: Record<string, number>;
+  /** The work's outcome, when it arrived during the hand-over. */
+  outcome?: OpWorkOutcome;
+  continuations: number;
+}
+
+/** One op workflow's own parts. */
 export interface SteerableOp {
   opId: string;
-  /** The activity doing or holding the work; resolves when it is done. */
-  work(): Promise<unknown>;
-  /** Whether `err`, thrown by the work while this workflow is cancelled, is that cancellation. */
-  isCancelled(err: unknown): boolean;
-  /** The FAILED message and error type for `cause`, the innermost cause of what the work threw. */
-  failure(cause: unknown, err: unknown): { message: string; type: string };
+  /** The activity doing or holding the work. */
+  work: OpWorkKind;
+  /** State from the previous run (continue-as-new). */
+  carried?: CarriedOpState;
+  /** Continue-as-new threshold (tests lower it). @default Temporal's suggestion only */
+  maxHistoryEvents?: number;
+  /** Continues the op workflow as new with `carried`. */
+  continueAsNew(carried: CarriedOpState): Promise<never>;
 }
 
 /**
- * The life of a durable op, shared by `durableOp` and `ribOp`: `beginOp`; the `steer` Signal's notes
- * forwarded in order as `OP_STEERED` frames while the work runs; the `status` Query; one terminal
- * status settled even when cancelled (CANCELLED) or failed (FAILED, non-retryable, with the type
- * `failure` names).
+ * The life of a durable op, shared by `durableOp` and `ribOp`: `beginOp`; the work as the `opWork`
+ * child; steers through the `steerNote` Update (validated: rejected once the op is finishing, when
+ * `runLimits.steersPending` wait, or after `runLimits.steersPerOp`; a caller key deduplicates) or the
+ * older `steer` Signal, recorded in order as `OP_STEERED` frames; the `status` Query; continue-as-new
+ * before the history grows large, carrying the steers not yet recorded; one terminal status settled
+ * even when cancelled (CANCELLED) or failed (FAILED, non-retryable, with the work's error type).
+ * Executions begun before the `opWork` child ran the work activity themselves and never continue.
  */
 export async function runSteerableOp(op: SteerableOp): Promise<{ opId: string; status: 'SUCCEEDED' }> {
-  const { opId } = op;
-  const notes: string[] = [];
-  let delivered = 0;
+  const { opId, carried } = op;
+  const queue: string[] = [...(carried?.pending ?? [])];
+  const keys = new Map<string, number>(Object.entries(carried?.keys ?? {}));
+  let accepted = carried?.accepted ?? 0;
+  let delivered = carried?.delivered ?? 0;
   let status: RunStatus = 'RUNNING';
   let workDone = false;
+  let handingOver = false;
 
+  const take = (note: string): number => {
+    queue.push(note);
+    return accepted++;
+  };
+  const refusal = (note: unknown): ApplicationFailure | undefined => {
+    if (typeof note !== 'string' || !note.trim()) return ApplicationFailure.create({ type: 'BAD_USER_INPUT', message: 'the note is empty', nonRetryable: true });
+    if (status !== 'RUNNING' || workDone) return ApplicationFailure.create({ type: 'CONFLICT', message: `op ${opId} has finished; a finished op cannot be steered`, nonRetryable: true });
+    return undefined;
+  };
   setHandler(steerSignal, (note: string) => {
-    if (status === 'RUNNING' && !workDone && typeof note === 'string') notes.push(note);
+    if (!refusal(note) && queue.length < runLimits.steersPending && accepted < runLimits.steersPerOp) take(note);
   });
-  setHandler(opStatusQuery, (): DurableOpStatus => ({ opId, status, steersReceived: notes.length, steersDelivered: delivered }));
+  setHandler(
+    opSteerUpdate,
+    (note: string): OpSteerResult => {
+      const key = currentUpdateInfo()?.id;
+      const known = key === undefined ? undefined : keys.get(key);
+      if (known !== undefined) return { index: known, duplicate: true };
+      const index = take(note);
+      if (key?.startsWith(STEER_KEY_PREFIX)) keys.set(key, index);
+      return { index, duplicate: false };
+    },
+    {
+      validator: (note: string) => {
+        const refused = refusal(note);
+        if (refused) throw refused;
+        const key = currentUpdateInfo()?.id;
+        if (key !== undefined && keys.has(key)) return;
+        if (accepted >= runLimits.steersPerOp) {
+          throw ApplicationFailure.create({ type: 'CONFLICT', message: `op ${opId} took its ${runLimits.steersPerOp} steers; it accepts no more`, nonRetryable: true });
+        }
+        if (queue.length >= runLimits.steersPending) {
+          throw ApplicationFailure.create({ type: 'CONFLICT', message: `op ${opId} has ${queue.length} steers waiting to be delivered (at most ${runLimits.steersPending}); steer again once they are`, nonRetryable: true });
+        }
+      },
+    },
+  );
+  setHandler(opStatusQuery, (): DurableOpStatus => ({ opId, status, steersReceived: accepted, steersDelivered: delivered }));
+
+  // Records accepted steers in order; stops once the work is done and nothing waits, or at a hand-over.
+  const forward = async (): Promise<void> => {
+    for (;;) {
+      await condition(() => queue.length > 0 || workDone || handingOver);
+      if (handingOver || queue.length === 0) return;
+      await book.recordSteer({ opId, index: delivered, note: queue[0]! });
+      queue.shift();
+      delivered += 1;
+    }
+  };
+  const settleFailed = async (failure: { message: string; type: string }): Promise<never> => {
+    status = 'FAILED';
+    await CancellationScope.nonCancellable(() => book.settleOp({ opId, status: 'FAILED', error: failure.message }));
+    throw ApplicationFailure.create({ type: failure.type, message: failure.message, nonRetryable: true });
+  };
+
+  if (!carried && !patched(OP_WORK_CHILD_PATCH)) {
+    // Executions begun before the work child: the work activity runs here.
+    try {
+      await book.beginOp({ opId });
+      const forwarding = forward();
+      forwarding.catch(() => undefined);
+      try {
+        await startWork(op);
+      } finally {
+        workDone = true;
+      }
+      await forwarding;
+      status = 'SUCCEEDED';
+      return { opId, status: 'SUCCEEDED' };
+    } catch (err) {
+      if ((op.work.type === 'rib' || isCancellation(err)) && CancellationScope.current().consideredCancelled) {
+        status = 'CANCELLED';
+        await CancellationScope.nonCancellable(() => book.settleOp({ opId, status: 'CANCELLED', error: 'cancelled by request' }));
+        throw err;
+      }
+      return await settleFailed(describeWorkFailure(op, err));
+    }
+  }
+
+  const info = workflowInfo();
+  const childId = opWorkWorkflowId(opId);
+  let outcome: OpWorkOutcome | undefined = carried?.outcome;
+  let childStarted = carried !== undefined;
+  setHandler(opWorkDoneSignal, (o: OpWorkOutcome) => {
+    outcome ??= o;
+  });
+  // The outcome may arrive while handing over: it travels with the state.
+  const withOutcome = (): { outcome?: OpWorkOutcome } => (outcome !== undefined ? { outcome } : {});
+  const shouldHandOver = () => {
+    const now = workflowInfo();
+    return now.continueAsNewSuggested || (op.maxHistoryEvents !== undefined && now.historyLength >= op.maxHistoryEvents);
+  };
 
   try {
-    await book.beginOp({ opId });
-    const forwarding = (async () => {
-      for (;;) {
-        await condition(() => delivered < notes.length || workDone);
-        if (delivered >= notes.length) return;
-        await book.recordSteer({ opId, index: delivered, note: notes[delivered]! });
-        delivered += 1;
-      }
-    })();
+    if (!carried) {
+      await book.beginOp({ opId });
+      await CancellationScope.nonCancellable(() =>
+        startChild(opWork, {
+          workflowId: childId,
+          args: [{ opId, opWorkflowId: info.workflowId, work: op.work }],
+          // The op may continue as new while the work runs; a cancel reaches the child below.
+          parentClosePolicy: ParentClosePolicy.ABANDON,
+          typedSearchAttributes: [{ key: searchAttributeKeys.kind, value: workflowKinds.opWork }],
+          memo: { opId },
+        }),
+      );
+      childStarted = true;
+    }
+    const forwarding = forward();
     forwarding.catch(() => undefined);
-    try {
-      await op.work();
-    } finally {
-      workDone = true;
+    await condition(() => outcome !== undefined || shouldHandOver());
+    if (outcome === undefined) {
+      handingOver = true;
+      await forwarding;
+      await condition(allHandlersFinished);
+      return await op.continueAsNew({
+        accepted,
+        delivered,
+        pending: [...queue],
+        keys: Object.fromEntries(keys),
+        ...withOutcome(),
+        continuations: (carried?.continuations ?? 0) + 1,
+      });
     }
+    workDone = true;
     await forwarding;
-    status = 'SUCCEEDED';
-    return { opId, status: 'SUCCEEDED' };
-  } catch (err) {
-    if (op.isCancelled(err) && CancellationScope.current().consideredCancelled) {
-      status = 'CANCELLED';
-      await CancellationScope.nonCancellable(() => book.settleOp({ opId, status: 'CANCELLED', error: 'cancelled by request' }));
-      throw err;
+    const ended: OpWorkOutcome = outcome;
+    if (ended.outcome === 'SUCCEEDED') {
+      status = 'SUCCEEDED';
+      return { opId, status: 'SUCCEEDED' };
     }
-    let cause: unknown = err;
-    while (cause instanceof Error && cause.cause instanceof Error) cause = cause.cause;
-    const { message, type } = op.failure(cause, err);
-    status = 'FAILED';
-    await CancellationScope.nonCancellable(() => book.settleOp({ opId, status: 'FAILED', error: message }));
-    throw ApplicationFailure.create({ type, message, nonRetryable: true });
+    if (ended.outcome === 'CANCELLED') {
+      status = 'CANCELLED';
+      await CancellationScope.nonCancellable(() => book.settleOp({ opId, status: 'CANCELLED', error: 'its work was cancelled' }));
+      throw ApplicationFailure.create({ type: 'CONFLICT', message: `op ${opId}: its work was cancelled`, nonRetryable: true });
+    }
+    return await settleFailed(ended);
+  } catch (err) {
+    // Handing over to the next run, or settled already (FAILED, or its work cancelled): it stands.
+    if (err instanceof ContinueAsNew || status !== 'RUNNING') throw err;
+    if (!isCancellation(err) || !CancellationScope.current().consideredCancelled) return await settleFailed(describeWorkFailure(op, err));
+    await CancellationScope.nonCancellable(async () => {
+      if (childStarted && outcome === undefined) {
+        try {
+          await getExternalWorkflowHandle(childId).cancel();
+        } catch {
+          // Already closed: its outcome is on the way.
+        }
+        await condition(() => outcome !== undefined, op.work.heartbeatTimeoutMs * 3 + 60_000);
+      }
+    });
+    workDone = true;
+    if (outcome?.outcome === 'SUCCEEDED') {
+      status = 'SUCCEEDED';
+      return { opId, status: 'SUCCEEDED' };
+    }
+    status = 'CANCELLED';
+    await CancellationScope.nonCancellable(() => book.settleOp({ opId, status: 'CANCELLED', error: 'cancelled by request' }));
+    throw err;
   }
 }

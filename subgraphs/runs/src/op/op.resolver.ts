@@ -23,9 +23,17 @@ export class OpResolver {
   }
 
   @RequiresScope('operate')
-  @Mutation(() => Op, { description: 'Sends a steering note to a running steerable op; CONFLICT once the op finished.' })
-  steerOp(@Ctx() ctx: RunsContext, @Arg('id', () => ID) id: string, @Arg('note') note: string): Promise<Op> {
-    return ctx.services.ops.steer(id, note);
+  @Mutation(() => Op, {
+    description:
+      'Steers a running steerable op, answered at once: the op is returned once the note is accepted (recorded as its next OP_STEERED frame, in order); CONFLICT with the reason once the op is finishing or finished, or when it has too many steers waiting or took its most. The same key is one steer however often it is sent.',
+  })
+  steerOp(
+    @Ctx() ctx: RunsContext,
+    @Arg('id', () => ID) id: string,
+    @Arg('note') note: string,
+    @Arg('key', () => String, { nullable: true, description: 'A caller key: a retry with the same key is the same steer (at most 128 characters).' }) key?: string | null,
+  ): Promise<Op> {
+    return ctx.services.ops.steer(id, note, key);
   }
 
   @FieldResolver(() => OpFrameConnection, { description: 'The op\'s frames, oldest first (the same cursors opFrames resumes from).' })

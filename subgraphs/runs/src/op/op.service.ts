@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { parseInput } from '@keelson/kit';
-import { isTerminalRunStatus, isUuid, MeshError, runLimits, utf8Bytes } from '@keelson/schema';
-import { opWorkflowId, startOpWorkflow, steerSignal, workflowUiUrl, type OpStore } from '@keelson/temporal';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { errorCodeSchema, isTerminalRunStatus, isUuid, MeshError, runLimits, utf8Bytes } from '@keelson/schema';
+import { opSteerUpdate, opWorkflowId, startOpWorkflow, STEER_KEY_PREFIX, swarmSteerUpdate, workflowUiUrl, type OpStore } from '@keelson/temporal';
+import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { In, type DataSource } from 'typeorm';
 import { z } from 'zod';
 import type { RunsSettings } from '../settings';
@@ -22,6 +22,8 @@ const startOpSchema = z.object({
   projectId: z.string().refine(isUuid, 'expected a project id').nullish(),
   ribId: z.string().min(1).max(64).nullish(),
   steerable: z.boolean().default(false),
+  /** Continue-as-new threshold of this op's workflow (tests lower it). @default the runs settings' */
+  maxHistoryEvents: z.number().int().min(20).optional(),
 });
 export type StartOpArgs = z.input<typeof startOpSchema>;
 
@@ -29,6 +31,13 @@ const noteSchema = z
   .string()
   .refine((s) => s.trim() !== '', 'must not be empty')
   .refine((s) => utf8Bytes(s) <= runLimits.steerNoteBytes, `must be at most ${runLimits.steerNoteBytes} bytes`);
+
+const keySchema = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
+  .max(runLimits.steerKeyChars, `must be at most ${runLimits.steerKeyChars} characters`)
+  .nullish();
 
 /** Durable ops: start (the rib host's registerOp will call it), cancel, steer, read. */
 export class OpService {
@@ -73,7 +82,12 @@ export class OpService {
         title,
         rib: args.ribId,
         project: args.projectId,
-        input: { opId: id, kind: args.kind, heartbeatTimeoutMs: this.deps.settings.heartbeatTimeoutMs },
+        input: {
+          opId: id,
+          kind: args.kind,
+          heartbeatTimeoutMs: this.deps.settings.heartbeatTimeoutMs,
+          ...((args.maxHistoryEvents ?? this.deps.settings.maxHistoryEvents) ? { maxHistoryEvents: args.maxHistoryEvents ?? this.deps.settings.maxHistoryEvents } : {}),
+        },
       });
     } catch (err) {
       await this.deps.store.failToStart(id, (err as Error).message);
@@ -95,19 +109,38 @@ export class OpService {
     return this.require(id);
   }
 
-  /** Sends a steering note to a running steerable op; fails cleanly once the op is terminal. */
-  async steer(id: string, rawNote: string): Promise<Op> {
+  /**
+   * Steers a running steerable op through its workflow's `steerNote` Update: answered at once,
+   * accepted (the note is recorded as the next `OP_STEERED` frame, in order) or rejected with the
+   * reason: CONFLICT once the op is finishing or finished, or over its caps (`runLimits.steersPending`
+   * waiting, `runLimits.steersPerOp` in all). The same `key` is one steer however often it is sent.
+   * A swarm's op is steered through the swarm's own Update.
+   */
+  async steer(id: string, rawNote: string, rawKey?: string | null): Promise<Op> {
     const note = parseInput(noteSchema, rawNote, 'note');
+    const key = parseInput(keySchema, rawKey, 'key');
     const op = await this.require(id);
     if (!op.steerable) throw new MeshError('CAPABILITY_UNSUPPORTED', `op ${op.id} (${op.kind}) was not started as steerable`);
-    const finished = () => new MeshError('CONFLICT', `op ${op.id} is ${op.status}; a finished op cannot be steered`);
-    if (isTerminalRunStatus(op.status)) throw finished();
+    const finished = (status: string) => new MeshError('CONFLICT', `op ${op.id} is ${status}; a finished op cannot be steered`);
+    if (isTerminalRunStatus(op.status)) throw finished(op.status);
+    const handle = this.deps.temporal.workflow.getHandle(op.temporalWorkflowId);
+    const updateId = key ? `${STEER_KEY_PREFIX}${key}` : randomUUID();
     try {
-      await this.deps.temporal.workflow.getHandle(op.temporalWorkflowId).signal(steerSignal, note);
+      if (op.kind === 'swarm') {
+        const answer = await handle.executeUpdate(swarmSteerUpdate, { args: [note], updateId });
+        if (!answer.accepted) throw new MeshError('CONFLICT', `op ${op.id} refused the steer: ${answer.reason ?? 'no reason given'}`);
+      } else {
+        await handle.executeUpdate(opSteerUpdate, { args: [note], updateId });
+      }
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) {
         const now = await this.require(id);
-        throw new MeshError('CONFLICT', `op ${op.id} is ${now.status === 'RUNNING' ? 'no longer running' : now.status}; a finished op cannot be steered`);
+        throw finished(now.status === 'RUNNING' ? 'no longer running' : now.status);
+      }
+      if (err instanceof WorkflowUpdateFailedError) {
+        const cause = err.cause;
+        const code = errorCodeSchema.safeParse(cause instanceof ApplicationFailure ? cause.type : undefined);
+        throw new MeshError(code.success ? code.data : 'CONFLICT', cause?.message ?? err.message);
       }
       throw err;
     }

@@ -1,0 +1,103 @@
+import { connectClient } from '@keelson/temporal';
+import { runLimits } from '@keelson/schema';
+import { gql, gqlData } from './support/client';
+import { startTestMesh, type TestMesh } from './support/mesh';
+import { quietTemporalRuntime } from './support/temporalServer';
+
+quietTemporalRuntime();
+
+interface OpView {
+  id: string;
+  status: string;
+  result: { counted: number; steered: string[] } | null;
+  frames: { edges: { node: { type: string; note: string | null } }[] };
+}
+
+describe('steerOp: a Temporal Update, answered, capped, deduplicated, across continue-as-new', () => {
+  let mesh: TestMesh;
+  let url: string;
+
+  const getOp = async (id: string) =>
+    (await gqlData<{ op: OpView }>(url, 'query ($id: ID!) { op(id: $id) { id status result frames(first: 500) { edges { node { type note } } } } }', { id })).op;
+  const waitForOp = async (id: string, done: (op: OpView) => boolean, timeoutMs = 30_000) => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const op = await getOp(id);
+      if (done(op)) return op;
+      if (Date.now() > deadline) throw new Error(`op ${id} stayed ${op.status}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+  const steer = (id: string, note: string, key?: string) =>
+    gql<{ steerOp: { id: string; status: string } }>(url, 'mutation ($id: ID!, $n: String!, $k: String) { steerOp(id: $id, note: $n, key: $k) { id status } }', { id, n: note, k: key ?? null });
+  const steered = (op: OpView) => op.frames.edges.filter((e) => e.node.type === 'OP_STEERED').map((e) => e.node.note);
+
+  beforeAll(async () => {
+    mesh = await startTestMesh({ KEELSON_RUN_HEARTBEAT_TIMEOUT_MS: '3000' });
+    url = mesh.gatewayUrl;
+  });
+
+  afterAll(async () => {
+    await mesh?.teardown();
+  });
+
+  it('accepts a steer on a live op (a repeated key is one steer) and rejects one on a finished op', async () => {
+    const op = await mesh.runs.services.ops.start({ kind: 'countdown', input: { steps: 200, intervalMs: 100 }, steerable: true });
+    const first = await steer(op.id, 'look left', 'k-1');
+    expect(first.errors).toBeUndefined();
+    expect(first.data?.steerOp).toEqual({ id: op.id, status: 'RUNNING' });
+    expect((await steer(op.id, 'look left', 'k-1')).errors).toBeUndefined();
+    expect((await steer(op.id, 'finish', 'k-2')).errors).toBeUndefined();
+    const done = await waitForOp(op.id, (o) => o.status !== 'RUNNING');
+    expect(done.status).toBe('SUCCEEDED');
+    expect(steered(done)).toEqual(['look left', 'finish']);
+    expect(done.result?.steered).toEqual(['look left', 'finish']);
+
+    const late = await steer(op.id, 'too late');
+    expect(late.errors?.[0]).toMatchObject({ message: `op ${op.id} is SUCCEEDED; a finished op cannot be steered`, extensions: { code: 'CONFLICT' } });
+    const blank = await steer(op.id, '   ');
+    expect(blank.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+  });
+
+  it('caps a steer flood: what is over the cap is rejected with the reason, every accepted steer is delivered once', async () => {
+    const op = await mesh.runs.services.ops.start({ kind: 'countdown', input: { steps: 600, intervalMs: 100 }, steerable: true });
+    const notes = Array.from({ length: 60 }, (_, i) => `flood ${i}`);
+    const answers = await Promise.all(notes.map((n) => steer(op.id, n)));
+    const accepted = notes.filter((_, i) => !answers[i]!.errors);
+    const rejected = answers.filter((a) => a.errors).map((a) => a.errors![0]!);
+    console.log(`steer flood: ${accepted.length} accepted, ${rejected.length} rejected (at most ${runLimits.steersPending} waiting)`);
+    expect(accepted.length).toBeGreaterThan(0);
+    expect(rejected.length).toBeGreaterThan(0);
+    for (const r of rejected) {
+      expect(r.extensions?.code).toBe('CONFLICT');
+      expect(r.message).toMatch(new RegExp(`steers waiting to be delivered \\(at most ${runLimits.steersPending}\\)`));
+    }
+    const all = await waitForOp(op.id, (o) => steered(o).length >= accepted.length);
+    expect([...steered(all)].sort()).toEqual([...accepted].sort());
+    await gqlData(url, 'mutation ($id: ID!) { cancelOp(id: $id) { id } }', { id: op.id });
+    expect((await waitForOp(op.id, (o) => o.status !== 'RUNNING')).status).toBe('CANCELLED');
+  });
+
+  it('continues as new while it runs and keeps its steers in order', async () => {
+    const op = await mesh.runs.services.ops.start({ kind: 'countdown', input: { steps: 600, intervalMs: 100 }, steerable: true, maxHistoryEvents: 30 });
+    const notes = Array.from({ length: 12 }, (_, i) => `note ${i}`);
+    for (const note of notes) expect((await steer(op.id, note, `can-${note}`)).errors).toBeUndefined();
+    // A retry of an early key after the op moved on to a new run is still one steer.
+    expect((await steer(op.id, notes[0]!, `can-${notes[0]}`)).errors).toBeUndefined();
+    expect((await steer(op.id, 'finish')).errors).toBeUndefined();
+    const done = await waitForOp(op.id, (o) => o.status !== 'RUNNING');
+    expect(done.status).toBe('SUCCEEDED');
+    expect(steered(done)).toEqual([...notes, 'finish']);
+    expect(done.result?.steered).toEqual([...notes, 'finish']);
+
+    const client = await connectClient({ address: mesh.temporal.address, namespace: mesh.temporal.namespace });
+    try {
+      const runs: string[] = [];
+      for await (const e of client.workflow.list({ query: `WorkflowId = '${op.temporalWorkflowId}'` })) runs.push(e.runId);
+      console.log(`op ${op.id} ran as ${runs.length} executions`);
+      expect(runs.length).toBeGreaterThan(1);
+    } finally {
+      await client.connection.close();
+    }
+  });
+});
