@@ -10,6 +10,7 @@ import { createDriverRegistry, harnessSettings } from '@keelson/harness';
 import { probeBwrap, runGit, SANDBOX_FIX } from '@keelson/platform';
 import { expandHome, isLoopback, parseEnv } from '@keelson/schema';
 import { ClickClackClient, ManagedBus, resolveBusSetup } from '@keelson/rib-swarm';
+import { tracingFromEnv } from '@keelson/service';
 import { findTemporalCli, TEMPORAL_CLI_VERSION } from '@keelson/temporal';
 import { Client } from 'pg';
 
@@ -57,6 +58,23 @@ export async function swarmBusCheck(env: NodeJS.ProcessEnv, home: string): Promi
   if (status.running) return { status: 'ok', detail: `managed ClickClack ${version} (${setup.binary}) running at ${setup.url}, pid ${status.pid}` };
   if (await bus.client().answers()) return { status: 'warn', detail: `port ${setup.port} is taken by a server this mesh does not own; set CLICKCLACK_PORT (or CLICKCLACK_URL to use it)` };
   return { status: 'ok', detail: `managed ClickClack ${version} (${setup.binary}) on 127.0.0.1:${setup.port}, started by the first swarm; data in ${bus.dataDir}` };
+}
+
+/**
+ * Tracing: off unless OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT names a receiver; on, whether that
+ * receiver takes an (empty) OTLP/HTTP export.
+ */
+export async function tracingCheck(env: NodeJS.ProcessEnv): Promise<Omit<Check, 'name'>> {
+  const settings = tracingFromEnv(env);
+  if (!settings.enabled) return { status: 'ok', detail: `off: ${settings.reason} (README "Traces and metrics")` };
+  try {
+    const res = await fetch(settings.tracesUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"resourceSpans":[]}', signal: AbortSignal.timeout(5000) });
+    return res.ok
+      ? { status: 'ok', detail: `on: OTLP/HTTP to ${settings.tracesUrl} (it accepts exports)` }
+      : { status: 'warn', detail: `on, but ${settings.tracesUrl} answered ${res.status} to an empty export: spans may be dropped` };
+  } catch (err) {
+    return { status: 'warn', detail: `on, but ${settings.tracesUrl} is unreachable (${(err as Error).message}): spans are dropped until it answers` };
+  }
 }
 
 /** `npm run doctor`: the state of every dependency `npm start` needs, one line each. */
@@ -164,6 +182,13 @@ export async function doctor(env: NodeJS.ProcessEnv = process.env): Promise<Chec
         ? { status: 'warn', detail: `in use: ${busy.join(', ')} (another mesh running? override with KEELSON_*_PORT)` }
         : { status: 'ok', detail: ports.map(([n, p]) => `${n} ${p}`).join(', ') + ' free' };
     }),
+    check('tracing', () => tracingCheck(env)),
+    check('metrics', async () => ({
+      status: 'ok',
+      detail: `every service serves Prometheus at GET /metrics (one scrape per process); Temporal worker metrics ${
+        e.KEELSON_WORKER_METRICS_PORT > 0 ? `at http://${e.KEELSON_HOST}:${e.KEELSON_WORKER_METRICS_PORT}/metrics` : 'off (KEELSON_WORKER_METRICS_PORT=0)'
+      }`,
+    })),
     check('harness', async () => {
       const drivers = Object.values(createDriverRegistry(harnessSettings(e, env)));
       const reports = await Promise.all(drivers.filter((d) => d.implemented).map((d) => d.report()));

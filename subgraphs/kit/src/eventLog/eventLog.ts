@@ -1,5 +1,5 @@
 import { actorOf, decodeCursor, encodeCursor, EVENTS_CHANNEL, MeshError, type Actor, type EventEnvelope } from '@keelson/schema';
-import { currentCaller } from '@keelson/service';
+import { currentCaller, registerLagSource, type LagSample } from '@keelson/service';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { EventNotifier } from './notifier';
 
@@ -94,10 +94,14 @@ export class EventLog {
    * follows live: in order, no gap, no duplicate. Ends when the consumer calls `return()`.
    * A read failure ends the iterator with SERVICE_UNAVAILABLE; the consumer resumes from its last cursor.
    */
-  tail<P = unknown>(stream: string, after?: string | null, opts: { key?: string } = {}): AsyncIterableIterator<EventEnvelope<P>> {
-    return new Tail<P>(this, this.notifier, stream, decodeCursor(after), opts.key);
+  tail<P = unknown>(stream: string, after?: string | null, opts: { key?: string; consumer?: string } = {}): AsyncIterableIterator<EventEnvelope<P>> {
+    return new Tail<P>(this, this.notifier, stream, decodeCursor(after), opts.key, opts.consumer ?? `${stream} subscription`);
   }
 }
+
+/** Every tail following live in this process, for the `keelson_event_log_lag_events` gauge. */
+const liveTails = new Set<{ lag(): LagSample }>();
+registerLagSource(() => [...liveTails].map((t) => t.lag()));
 
 class Tail<P> implements AsyncIterableIterator<EventEnvelope<P>> {
   private buffer: EventEnvelope<P>[] = [];
@@ -110,9 +114,23 @@ class Tail<P> implements AsyncIterableIterator<EventEnvelope<P>> {
     private readonly stream: string,
     private cursor: number,
     private readonly key: string | undefined,
+    private readonly consumer: string,
   ) {}
 
+  /**
+   * Events of the stream past this tail's cursor as far as this process knows: the notified head,
+   * or what it has read and not yet delivered. A tail following one key counts what it has read of
+   * that key and not delivered (other keys' events are not its to read).
+   */
+  lag(): LagSample {
+    if (this.key !== undefined) return { stream: this.stream, consumer: this.consumer, lag: this.buffer.length };
+    const last = this.buffer[this.buffer.length - 1]?.seq ?? this.cursor;
+    const head = Math.max(this.notifier.headOf(this.stream), last);
+    return { stream: this.stream, consumer: this.consumer, lag: Math.max(0, head - this.cursor) };
+  }
+
   async next(): Promise<IteratorResult<EventEnvelope<P>>> {
+    if (!this.finished) liveTails.add(this);
     await this.notifier.ready();
     while (!this.finished) {
       const event = this.buffer.shift();
@@ -137,6 +155,7 @@ class Tail<P> implements AsyncIterableIterator<EventEnvelope<P>> {
 
   async return(): Promise<IteratorResult<EventEnvelope<P>>> {
     this.finished = true;
+    liveTails.delete(this);
     this.buffer = [];
     this.abort.abort();
     return { value: undefined, done: true };
