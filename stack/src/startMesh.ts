@@ -135,6 +135,13 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
   const tracing = startTracing(tracingFromEnv(rawEnv), 'mesh');
   stops.push({ name: 'tracing', stop: () => tracing.stop() });
   progress(tracing.settings.enabled ? `Tracing: OTLP/HTTP to ${tracing.settings.tracesUrl}` : 'Tracing: off (set OTEL_EXPORTER_OTLP_ENDPOINT to turn it on)');
+  // Before anything touches Temporal (the ribs' and sessions' clients install a default Runtime):
+  // the SDK's logger, and worker metrics on a port of their own; with ephemeral ports (tests) only when asked for by name.
+  const workerMetricsPort = opts.ephemeralPorts && !rawEnv.KEELSON_WORKER_METRICS_PORT ? 0 : env.KEELSON_WORKER_METRICS_PORT;
+  const workerMetricsAddress = workerMetricsPort > 0 && opts.worker !== false ? `${env.KEELSON_HOST}:${workerMetricsPort}` : undefined;
+  const runtimeInstalled = configureTemporalRuntime(env.KEELSON_LOG_LEVEL === 'debug' ? 'info' : 'warn', workerMetricsAddress ? { metricsAddress: workerMetricsAddress } : {});
+  if (workerMetricsAddress && !runtimeInstalled) log.warn({ address: workerMetricsAddress }, 'the Temporal Runtime was installed earlier in this process: worker metrics are not served');
+  const workerMetricsUrl = workerMetricsAddress && runtimeInstalled ? `http://${workerMetricsAddress}/metrics` : null;
 
   try {
     progress(`Postgres: checking ${new URL(env.DATABASE_URL).host}`);
@@ -278,12 +285,6 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
     stops.push({ name: 'swarm operator tools', stop: async () => configureSwarmOperator(undefined) });
     progress(`Swarms: the bus is ${swarms.bus.setup.mode === 'UNAVAILABLE' ? `unavailable (${swarms.bus.setup.reason})` : `${swarms.bus.setup.mode.toLowerCase()} at ${swarms.bus.setup.url}`}`);
 
-    // Worker metrics on a port of their own; with ephemeral ports (tests) only when asked for by name.
-    const workerMetricsPort = opts.ephemeralPorts && !rawEnv.KEELSON_WORKER_METRICS_PORT ? 0 : env.KEELSON_WORKER_METRICS_PORT;
-    const workerMetricsAddress = workerMetricsPort > 0 && opts.worker !== false ? `${env.KEELSON_HOST}:${workerMetricsPort}` : undefined;
-    const runtimeInstalled = configureTemporalRuntime(env.KEELSON_LOG_LEVEL === 'debug' ? 'info' : 'warn', workerMetricsAddress ? { metricsAddress: workerMetricsAddress } : {});
-    if (workerMetricsAddress && !runtimeInstalled) log.warn({ address: workerMetricsAddress }, 'the Temporal Runtime was installed earlier in this process: worker metrics are not served');
-    const workerMetricsUrl = workerMetricsAddress && runtimeInstalled ? `http://${workerMetricsAddress}/metrics` : null;
     progress(`Worker: polling ${temporal.address}`);
     if (opts.worker !== false) {
       const workerLog = log.child({ service: 'worker' });
