@@ -2,7 +2,7 @@ import { operationFromDocument, type Schema, type Supergraph } from '@apollo/fed
 import { buildOperationContext, executeQueryPlan, type GraphQLDataSource } from '@apollo/gateway';
 import { QueryPlanner, type FetchNode, type PlanNode, type QueryPlan } from '@apollo/query-planner';
 import { ASSERTION_PARAM, closeCodes, type Caller } from '@keelson/schema';
-import { armor, clientSocket, parseLimited, type AssertionKey, type ClientSocketConstructor, type Logger, type RequestLimits } from '@keelson/service';
+import { armor, clientSocket, parseLimited, subscriptionGauge, type AssertionKey, type ClientSocketConstructor, type Logger, type RequestLimits } from '@keelson/service';
 import {
   getOperationAST,
   getVariableValues,
@@ -542,6 +542,7 @@ export function useSubscriptionRouter(wss: WebSocketServer, options: Subscriptio
   };
 
   wss.options.maxPayload = Math.min(MAX_MESSAGE_BYTES, limits.maxBodyBytes);
+  const gauge = subscriptionGauge('gateway');
   const server = useServer<Record<string, unknown> | undefined, Connection>(
     {
       isProd: true,
@@ -599,6 +600,11 @@ export function useSubscriptionRouter(wss: WebSocketServer, options: Subscriptio
         const { route, pool, shared } = args.contextValue as RouteContext;
         return new RoutedSubscription(route, pool, shared);
       },
+      onOperation: (ctx, id, _payload, args, result) => {
+        gauge.opened(ctx, id, args, result);
+        return undefined;
+      },
+      onComplete: (ctx, id) => gauge.closed(ctx, id),
       onNext: (_ctx, _id, _payload, _args, result) => ({
         ...(result.data !== undefined ? { data: result.data } : {}),
         ...(result.errors?.length ? { errors: result.errors.flatMap(format) } : {}),

@@ -253,6 +253,15 @@ export const envSchema = z.object({
   KEELSON_PG_IDLE_IN_TRANSACTION_TIMEOUT_MS: positiveMs(60_000),
   /** How long opening a Postgres connection may take. @default 10000 */
   KEELSON_PG_CONNECT_TIMEOUT_MS: positiveMs(10_000),
+  /**
+   * OpenTelemetry traces over OTLP/HTTP: the collector's (or Jaeger's) base URL, `/v1/traces` appended.
+   * Unset (and OTEL_EXPORTER_OTLP_TRACES_ENDPOINT unset): tracing is off.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  /** The full OTLP/HTTP traces URL; wins over OTEL_EXPORTER_OTLP_ENDPOINT. */
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
+  /** Where the Temporal worker's SDK metrics are served for Prometheus (`/metrics` on KEELSON_HOST); 0 is off. @default 4009 */
+  KEELSON_WORKER_METRICS_PORT: port(4009),
   /** debug | info | warn | error. @default info */
   KEELSON_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });

@@ -1,3 +1,4 @@
+import { traceHeaders } from './telemetry/tracing';
 import { errorCodeSchema, MeshError } from '@keelson/schema';
 import type { ServiceIdentity } from './auth/serviceIdentity';
 
@@ -26,7 +27,7 @@ export function serviceCaller(name: string, url: string, opts: { timeoutMs?: num
       const timeout = AbortSignal.timeout(timeoutMs);
       res = await fetch(url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...(await opts.identity.headers()) },
+        headers: { 'content-type': 'application/json', ...(await opts.identity.headers()), ...traceHeaders() },
         body: JSON.stringify({ query, variables }),
         signal: call.signal ? AbortSignal.any([call.signal, timeout]) : timeout,
       });

@@ -18,3 +18,8 @@ export { armor, parseLimited, limitsFromEnv, defaultLimits } from './limits';
 export type { RequestLimits, ArmorProtection } from './limits';
 export { meshSecurityFromEnv, testSecurity, defaultPgTimeouts } from './auth/meshSecurity';
 export type { MeshSecurity, PgTimeouts } from './auth/meshSecurity';
+export { tracingFromEnv, startTracing, tracingActive, inService, serviceTracer, serviceName, spanProcessorFor, traceparentEnv, traceHeaders, traceFields, processSpan } from './telemetry/tracing';
+export type { Tracing, TracingSettings } from './telemetry/tracing';
+export { metricsRegistry, metricsPlugin, metricsRoute, operationLabel, subscriptionOpened, subscriptionGauge, registerLagSource } from './telemetry/metrics';
+export type { LagSample } from './telemetry/metrics';
+export { serverSpan, tracingPlugin } from './telemetry/httpSpans';

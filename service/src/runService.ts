@@ -1,8 +1,10 @@
 import { createLogger, type Logger } from './logger';
+import { startTracing, tracingFromEnv, type Tracing } from './telemetry/tracing';
 
 /**
- * A service's process entry: starts it with a logger, stops it on SIGINT/SIGTERM, exits 1 with the
- * reason logged when it cannot start. `main.ts` files are one call to this.
+ * A service's process entry: starts it with a logger (and tracing, when OTEL_EXPORTER_OTLP_* says
+ * so), stops it on SIGINT/SIGTERM, exits 1 with the reason logged when it cannot start. `main.ts`
+ * files are one call to this.
  */
 export function runService<C extends { logLevel: string }>(
   name: string,
@@ -10,12 +12,19 @@ export function runService<C extends { logLevel: string }>(
   start: (config: C & { log: Logger }) => Promise<{ stop(): Promise<void> }>,
 ): void {
   let log = createLogger(name);
+  let tracing: Tracing | undefined;
   try {
     const config = loadConfig();
     log = createLogger(name, config.logLevel);
+    tracing = startTracing(tracingFromEnv(process.env), name);
+    if (tracing.settings.enabled) log.info({ traces: tracing.settings.tracesUrl }, 'tracing on (OTLP/HTTP)');
     start({ ...config, log }).then(
       (running) => {
-        const stop = () => void running.stop().then(() => process.exit(0));
+        const stop = () =>
+          void running
+            .stop()
+            .then(() => tracing?.stop())
+            .then(() => process.exit(0));
         process.once('SIGINT', stop);
         process.once('SIGTERM', stop);
       },

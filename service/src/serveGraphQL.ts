@@ -9,6 +9,8 @@ import { corsOrigin, hostAllowed, originAllowed, type AccessPolicy } from './aut
 import { runAsCaller } from './auth/callerContext';
 import { assertBindAllowed } from './bindGuard';
 import type { Logger } from './logger';
+import { metricsPlugin, metricsRoute } from './telemetry/metrics';
+import { serverSpan, tracingPlugin } from './telemetry/httpSpans';
 
 /** The largest request body accepted, in bytes, after decompression. @default 1 MiB */
 const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -36,7 +38,10 @@ export interface ServeOptions<TContext extends BaseContext> {
   context: (req: IncomingMessage, caller: Caller) => Promise<TContext>;
   /** Attaches the subscription server; returns its dispose function. */
   websocket?: (wss: WebSocketServer) => () => Promise<void> | void;
-  /** Extra GET routes (exact path), e.g. a health probe or an explorer page; served without a credential. */
+  /**
+   * Extra GET routes (exact path), e.g. a health probe or an explorer page; served without a
+   * credential. `GET /metrics` (Prometheus) is always served.
+   */
   routes?: Record<string, RouteHandler>;
   /** @default /graphql */
   path?: string;
@@ -133,7 +138,10 @@ export async function serveGraphQL<TContext extends BaseContext>(opts: ServeOpti
   const path = opts.path ?? '/graphql';
   const maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   assertBindAllowed(opts.name, opts.host, opts.auth, opts.log);
+  opts.apollo.addPlugin(metricsPlugin<TContext>(opts.name, opts.log));
+  opts.apollo.addPlugin(tracingPlugin<TContext>());
   await opts.apollo.start();
+  const routes: Record<string, RouteHandler> = { '/metrics': metricsRoute(), ...opts.routes };
 
   /** Host and Origin checks shared by requests and upgrades; a refusal names what to configure. */
   const screen = (req: IncomingMessage): void => {
@@ -164,7 +172,7 @@ export async function serveGraphQL<TContext extends BaseContext>(opts: ServeOpti
       res.end();
       return;
     }
-    const route = opts.routes?.[url.pathname];
+    const route = routes[url.pathname];
     if (route && req.method === 'GET') return route(req, res);
     if (url.pathname !== path) {
       sendJsonError(res, 404, `no route ${url.pathname}; GraphQL is served at ${path}`, 'NOT_FOUND');
@@ -208,7 +216,7 @@ export async function serveGraphQL<TContext extends BaseContext>(opts: ServeOpti
   };
 
   const server = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
+    serverSpan(opts.name, req, res, () => handle(req, res)).catch((err: unknown) => {
       if (err instanceof Refusal) {
         // Drain what the client still sends, so it reads the answer instead of a reset.
         req.resume();

@@ -10,6 +10,7 @@ import { createDriverRegistry, harnessSettings } from '@keelson/harness';
 import { findOrphanGroups, findOwnedProcesses, probeBwrap, runGit, SANDBOX_FIX } from '@keelson/platform';
 import { expandHome, isLoopback, parseEnv } from '@keelson/schema';
 import { ClickClackClient, ManagedBus, resolveBusSetup } from '@keelson/rib-swarm';
+import { tracingFromEnv } from '@keelson/service';
 import { findTemporalCli, TEMPORAL_CLI_VERSION } from '@keelson/temporal';
 import { Client } from 'pg';
 import { readLastStart } from './ownership';
@@ -81,6 +82,23 @@ export async function processesCheck(home: string): Promise<Omit<Check, 'name'>>
   if (orphans.length === 0) return { status: 'ok', detail: notes.join('; ') };
   notes.push(`${orphans.length} orphaned group(s) a crash left (${orphans.map((o) => `${o.kind} pgid ${o.pgid}`).join(', ')}): the next start ends them`);
   return { status: 'warn', detail: notes.join('; ') };
+}
+
+/**
+ * Tracing: off unless OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT names a receiver; on, whether that
+ * receiver takes an (empty) OTLP/HTTP export.
+ */
+export async function tracingCheck(env: NodeJS.ProcessEnv): Promise<Omit<Check, 'name'>> {
+  const settings = tracingFromEnv(env);
+  if (!settings.enabled) return { status: 'ok', detail: `off: ${settings.reason} (README "Traces and metrics")` };
+  try {
+    const res = await fetch(settings.tracesUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"resourceSpans":[]}', signal: AbortSignal.timeout(5000) });
+    return res.ok
+      ? { status: 'ok', detail: `on: OTLP/HTTP to ${settings.tracesUrl} (it accepts exports)` }
+      : { status: 'warn', detail: `on, but ${settings.tracesUrl} answered ${res.status} to an empty export: spans may be dropped` };
+  } catch (err) {
+    return { status: 'warn', detail: `on, but ${settings.tracesUrl} is unreachable (${(err as Error).message}): spans are dropped until it answers` };
+  }
 }
 
 /** `npm run doctor`: the state of every dependency `npm start` needs, one line each. */
@@ -188,6 +206,13 @@ export async function doctor(env: NodeJS.ProcessEnv = process.env): Promise<Chec
         ? { status: 'warn', detail: `in use: ${busy.join(', ')} (another mesh running? override with KEELSON_*_PORT)` }
         : { status: 'ok', detail: ports.map(([n, p]) => `${n} ${p}`).join(', ') + ' free' };
     }),
+    check('tracing', () => tracingCheck(env)),
+    check('metrics', async () => ({
+      status: 'ok',
+      detail: `every service serves Prometheus at GET /metrics (one scrape per process); Temporal worker metrics ${
+        e.KEELSON_WORKER_METRICS_PORT > 0 ? `at http://${e.KEELSON_HOST}:${e.KEELSON_WORKER_METRICS_PORT}/metrics` : 'off (KEELSON_WORKER_METRICS_PORT=0)'
+      }`,
+    })),
     check('harness', async () => {
       const drivers = Object.values(createDriverRegistry(harnessSettings(e, env)));
       const reports = await Promise.all(drivers.filter((d) => d.implemented).map((d) => d.report()));

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { startGateway, subscriptionLimitsFromEnv } from '@keelson/gateway';
 import { jwtSettingsFromEnv } from '@keelson/identity';
 import { expandHome, parseEnv, type MeshEnv } from '@keelson/schema';
-import { createLogger, meshSecurityFromEnv, serviceIdentity, type Logger, type MeshSecurity } from '@keelson/service';
+import { createLogger, meshSecurityFromEnv, serviceIdentity, startTracing, tracingFromEnv, type Logger, type MeshSecurity, type TracingSettings } from '@keelson/service';
 import { start as startIdentity, type RunningIdentity } from '@keelson/subgraph-identity';
 import { GraphqlRunTurnSource, GraphqlTranscriptSource, memorySettings, start as startMemory, type RunningMemory } from '@keelson/subgraph-memory';
 import { projectsSettings, start as startProjects, type RunningProjects } from '@keelson/subgraph-projects';
@@ -87,6 +87,10 @@ export interface RunningMesh {
   adminToken: { token: string; path: string; created: boolean } | null;
   /** The Temporal Schedule of memory compaction passes, or null when compaction is off. */
   compactionScheduleId: string | null;
+  /** Where traces go (OTEL_EXPORTER_OTLP_*), or why there are none. */
+  tracing: TracingSettings & { flush(): Promise<void> };
+  /** The Temporal worker's Prometheus endpoint (KEELSON_WORKER_METRICS_PORT), or null when off. */
+  workerMetricsUrl: string | null;
   /** Stops everything in reverse boot order. Idempotent. */
   stop(): Promise<void>;
 }
@@ -128,6 +132,18 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       await step.stop().catch((err: unknown) => log.error({ err }, `stopping ${step.name} failed`));
     }
   };
+
+  // First: every service's spans, the Temporal client's and the worker's go through this setup.
+  const tracing = startTracing(tracingFromEnv(rawEnv), 'mesh');
+  stops.push({ name: 'tracing', stop: () => tracing.stop() });
+  progress(tracing.settings.enabled ? `Tracing: OTLP/HTTP to ${tracing.settings.tracesUrl}` : 'Tracing: off (set OTEL_EXPORTER_OTLP_ENDPOINT to turn it on)');
+  // Before anything touches Temporal (the ribs' and sessions' clients install a default Runtime):
+  // the SDK's logger, and worker metrics on a port of their own; with ephemeral ports (tests) only when asked for by name.
+  const workerMetricsPort = opts.ephemeralPorts && !rawEnv.KEELSON_WORKER_METRICS_PORT ? 0 : env.KEELSON_WORKER_METRICS_PORT;
+  const workerMetricsAddress = workerMetricsPort > 0 && opts.worker !== false ? `${env.KEELSON_HOST}:${workerMetricsPort}` : undefined;
+  const runtimeInstalled = configureTemporalRuntime(env.KEELSON_LOG_LEVEL === 'debug' ? 'info' : 'warn', workerMetricsAddress ? { metricsAddress: workerMetricsAddress } : {});
+  if (workerMetricsAddress && !runtimeInstalled) log.warn({ address: workerMetricsAddress }, 'the Temporal Runtime was installed earlier in this process: worker metrics are not served');
+  const workerMetricsUrl = workerMetricsAddress && runtimeInstalled ? `http://${workerMetricsAddress}/metrics` : null;
 
   try {
     // Groups a crashed start on this home orphaned (harness CLIs, bash/script nodes) end first.
@@ -296,7 +312,6 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
     stops.push({ name: 'swarm operator tools', stop: async () => configureSwarmOperator(undefined) });
     progress(`Swarms: the bus is ${swarms.bus.setup.mode === 'UNAVAILABLE' ? `unavailable (${swarms.bus.setup.reason})` : `${swarms.bus.setup.mode.toLowerCase()} at ${swarms.bus.setup.url}`}`);
 
-    configureTemporalRuntime(env.KEELSON_LOG_LEVEL === 'debug' ? 'info' : 'warn');
     progress(`Worker: polling ${temporal.address}`);
     if (opts.worker !== false) {
       const workerLog = log.child({ service: 'worker' });
@@ -408,6 +423,8 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       security,
       adminToken,
       compactionScheduleId: compaction,
+      tracing: { ...tracing.settings, flush: () => tracing.flush() },
+      workerMetricsUrl,
       stop: () => (stopping ??= stopAll()),
     };
   } catch (err) {

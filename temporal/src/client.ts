@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { TASK_QUEUE, workflowTypes } from '@keelson/schema';
 import { searchAttributeKeys } from './searchAttributeKeys';
+import { clientTracingInterceptors } from './tracing';
 import type { echoWorkflow } from './workflows';
 
 export interface ConnectClientOptions {
@@ -11,10 +12,13 @@ export interface ConnectClientOptions {
   namespace?: string;
 }
 
-/** A workflow client on its own connection; close it with `client.connection.close()`. */
+/**
+ * A workflow client on its own connection; close it with `client.connection.close()`. Its calls
+ * carry the caller's trace context to the workflow (OpenTelemetry; inert while tracing is off).
+ */
 export async function connectClient({ address, namespace = 'default' }: ConnectClientOptions): Promise<Client> {
   const connection = await Connection.connect({ address });
-  return new Client({ connection, namespace });
+  return new Client({ connection, namespace, interceptors: { workflow: clientTracingInterceptors() } });
 }
 
 /**

@@ -68,7 +68,9 @@ export interface RunningStandaloneWorker {
 export async function startStandaloneWorker(opts: StartStandaloneWorkerOptions): Promise<RunningStandaloneWorker> {
   const { env, rawEnv, home, log } = opts;
   const identity: ServiceIdentity = serviceIdentity(opts.security.assertions, 'worker');
-  configureTemporalRuntime(env.KEELSON_LOG_LEVEL === 'debug' ? 'info' : 'warn');
+  const metricsAddress = env.KEELSON_WORKER_METRICS_PORT > 0 ? `${env.KEELSON_HOST}:${env.KEELSON_WORKER_METRICS_PORT}` : undefined;
+  configureTemporalRuntime(env.KEELSON_LOG_LEVEL === 'debug' ? 'info' : 'warn', metricsAddress ? { metricsAddress } : {});
+  if (metricsAddress) log.info({ url: `http://${metricsAddress}/metrics` }, 'worker metrics (Prometheus)');
   const opened = await openActivityDeps({
     databaseUrl: env.DATABASE_URL,
     env: rawEnv,

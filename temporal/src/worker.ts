@@ -1,6 +1,7 @@
 import { NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { TASK_QUEUE } from '@keelson/schema';
 import type { Activities } from './activities';
+import { workerTracing } from './tracing';
 import { workflowBundle } from './workflowBundle';
 
 export interface StartWorkerOptions {
@@ -25,11 +26,13 @@ export interface RunningWorker {
 /** Connects, creates and runs a worker polling `taskQueue` for mesh workflows and activities. */
 export async function startWorker(options: StartWorkerOptions): Promise<RunningWorker> {
   const { address, namespace = 'default', taskQueue = TASK_QUEUE, activities } = options;
-  const bundle = options.workflowBundle ?? (await workflowBundle());
+  // Tracing on: the traced bundle, activity spans and the workflows' span sink (see tracing.ts).
+  const tracing = workerTracing();
+  const bundle = options.workflowBundle ?? (await workflowBundle({ traced: tracing.sinks !== undefined }));
   const connection = await NativeConnection.connect({ address });
   let worker: Worker;
   try {
-    worker = await Worker.create({ connection, namespace, taskQueue, activities, workflowBundle: bundle });
+    worker = await Worker.create({ connection, namespace, taskQueue, activities, workflowBundle: bundle, ...tracing });
   } catch (error) {
     await connection.close();
     throw error;

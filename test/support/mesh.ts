@@ -55,6 +55,8 @@ export async function startTestMesh(extraEnv: NodeJS.ProcessEnv = {}, options: T
     GIT_CONFIG_NOSYSTEM: '1',
     TEMPORAL_ADDRESS: undefined,
     TEMPORAL_TASK_QUEUE: `test-mesh-${randomUUID()}`,
+    // Worker processes a test starts serve no metrics port unless the test names one.
+    KEELSON_WORKER_METRICS_PORT: '0',
     ...extraEnv,
   };
   let mesh: RunningMesh;

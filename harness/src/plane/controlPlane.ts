@@ -2,7 +2,7 @@ import type { EventNotifier } from '@keelson/platform';
 import { randomUUID } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { decodeCursor, MeshError, streams, type ApprovalDecision, type RunStatus, type TurnStatus } from '@keelson/schema';
-import type { Logger } from '@keelson/service';
+import { traceparentEnv, type Logger } from '@keelson/service';
 import type { DataSource } from 'typeorm';
 import { confinedPath, realpathDeep } from '../confine';
 import type { CapabilityReport, DriverEvent, HarnessDriver, HarnessEvent, SessionSummary, TaskExecutorInfo, TranscriptEntry } from '../contract';
@@ -380,7 +380,8 @@ export class HarnessControlPlane {
           text: opts.text,
           attachments: opts.attachments,
           allowTools: opts.allowTools,
-          env: { KEELSON_SESSION_ID: record.id, ...(opts.taskId ? { KEELSON_TASK_ID: opts.taskId } : {}) },
+          // TRACEPARENT: the CLI's turn continues the caller's trace (nothing while tracing is off).
+          env: { KEELSON_SESSION_ID: record.id, ...(opts.taskId ? { KEELSON_TASK_ID: opts.taskId } : {}), ...traceparentEnv() },
         }),
         cwd,
       );
@@ -413,7 +414,7 @@ export class HarnessControlPlane {
         text: opts.text,
         attachments: [],
         allowTools: [],
-        env: { KEELSON_TASK_ID: task.id },
+        env: { KEELSON_TASK_ID: task.id, ...traceparentEnv() },
       }),
       task.cwd,
     );

@@ -35,6 +35,8 @@ export function followHarnessEvents(dataSource: DataSource, notifier: EventNotif
   const keys = filter.sessionIds ? new Set(filter.sessionIds) : null;
   const prefix = filter.harnessId ? `${filter.harnessId}:` : null;
   return followStream<Record<string, unknown>>(notifier, streams.harness, after, {
+    consumer: 'harnessEvents subscription',
+    filtered: keys !== null || prefix !== null,
     async read(cursor) {
       const rows = (await dataSource.query(
         `SELECT stream, seq, key, type, payload, at FROM events

@@ -95,7 +95,11 @@ export class EventLog {
    * follows live: in order, no gap, no duplicate. Ends when the consumer calls `return()`.
    * A read failure ends the iterator with SERVICE_UNAVAILABLE; the consumer resumes from its last cursor.
    */
-  tail<P = unknown>(stream: string, after?: string | null, opts: { key?: string } = {}): AsyncIterableIterator<EventEnvelope<P>> {
-    return followStream<P>(this.notifier, stream, decodeCursor(after), { read: (cursor) => this.read<P>(stream, cursor, { key: opts.key }) });
+  tail<P = unknown>(stream: string, after?: string | null, opts: { key?: string; consumer?: string } = {}): AsyncIterableIterator<EventEnvelope<P>> {
+    return followStream<P>(this.notifier, stream, decodeCursor(after), {
+      read: (cursor) => this.read<P>(stream, cursor, { key: opts.key }),
+      consumer: opts.consumer ?? `${stream} subscription`,
+      filtered: opts.key !== undefined,
+    });
   }
 }

@@ -1,4 +1,5 @@
 import { MeshError, type EventEnvelope } from '@keelson/schema';
+import { registerLagSource, type LagSample } from '@keelson/service';
 import type { EventNotifier } from './notifier';
 
 /** How a follower reads one stream: a filtered page, and a hook for filters that grow as they read. */
@@ -7,7 +8,18 @@ export interface StreamReader<P> {
   read(after: number): Promise<EventEnvelope<P>[]>;
   /** Sees each event as it is yielded, before the next read (e.g. to follow a renamed key). */
   seen?(event: EventEnvelope<P>): void;
+  /** Who follows, for the `keelson_event_log_lag_events` gauge. @default '<stream> follower' */
+  consumer?: string;
+  /**
+   * The reader skips events of the stream (a key or another filter): its lag counts only what it
+   * has read and not delivered, since the stream's head says nothing about what it wants.
+   */
+  filtered?: boolean;
 }
+
+/** Every follower live in this process, for the `keelson_event_log_lag_events` gauge. */
+const liveFollowers = new Set<{ lag(): LagSample }>();
+registerLagSource(() => [...liveFollowers].map((f) => f.lag()));
 
 /**
  * The one reader loop of the event log: replays what a follower missed after `after`, then follows
@@ -31,7 +43,17 @@ class Follower<P> implements AsyncIterableIterator<EventEnvelope<P>> {
     private readonly reader: StreamReader<P>,
   ) {}
 
+  /** Events of the stream past this follower's cursor as far as this process knows. */
+  lag(): LagSample {
+    const consumer = this.reader.consumer ?? `${this.stream} follower`;
+    if (this.reader.filtered) return { stream: this.stream, consumer, lag: this.buffer.length };
+    const last = this.buffer[this.buffer.length - 1]?.seq ?? this.cursor;
+    const head = Math.max(this.notifier.headOf(this.stream), last);
+    return { stream: this.stream, consumer, lag: Math.max(0, head - this.cursor) };
+  }
+
   async next(): Promise<IteratorResult<EventEnvelope<P>>> {
+    if (!this.finished) liveFollowers.add(this);
     await this.notifier.ready();
     while (!this.finished) {
       const event = this.buffer.shift();
@@ -56,6 +78,7 @@ class Follower<P> implements AsyncIterableIterator<EventEnvelope<P>> {
 
   async return(): Promise<IteratorResult<EventEnvelope<P>>> {
     this.finished = true;
+    liveFollowers.delete(this);
     this.buffer = [];
     this.abort.abort();
     return { value: undefined, done: true };

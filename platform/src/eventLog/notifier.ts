@@ -31,6 +31,8 @@ export interface NotifierOptions {
 export class EventNotifier {
   private client: Client | undefined;
   private readonly versions = new Map<string, number>();
+  /** The highest sequence each stream was notified at (what lag is measured against). */
+  private readonly heads = new Map<string, number>();
   private epoch = 0;
   private readonly waiters = new Set<Waiter>();
   private listening: Promise<void> | undefined;
@@ -60,6 +62,11 @@ export class EventNotifier {
   /** True after `stop()`: no waiter is woken again, so tails end instead of waiting. */
   get isStopped(): boolean {
     return this.stopped;
+  }
+
+  /** The highest sequence of `stream` notified since this process listened (0 when none). */
+  headOf(stream: string): number {
+    return this.heads.get(stream) ?? 0;
   }
 
   ticket(stream: string): Ticket {
@@ -105,6 +112,8 @@ export class EventNotifier {
       if (msg.channel !== EVENTS_CHANNEL || !msg.payload) return;
       const stream = msg.payload.slice(0, msg.payload.lastIndexOf(':'));
       this.versions.set(stream, (this.versions.get(stream) ?? 0) + 1);
+      const seq = Number(msg.payload.slice(msg.payload.lastIndexOf(':') + 1));
+      if (Number.isSafeInteger(seq) && seq > (this.heads.get(stream) ?? 0)) this.heads.set(stream, seq);
       for (const w of [...this.waiters]) if (w.stream === stream) w.wake();
     });
     const lost = (err?: Error) => {

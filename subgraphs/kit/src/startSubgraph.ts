@@ -1,7 +1,7 @@
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginInlineTraceDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { ASSERTION_HEADER, ASSERTION_PARAM, closeCodes, scopes, type Caller } from '@keelson/schema';
-import { armor, healthRoute, parseLimited, serveGraphQL, type Logger, type MeshSecurity, type Served } from '@keelson/service';
+import { armor, healthRoute, parseLimited, serveGraphQL, subscriptionGauge, type Logger, type MeshSecurity, type Served } from '@keelson/service';
 import { getOperationAST, GraphQLError, specifiedRules, validate, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import type { IncomingMessage } from 'node:http';
@@ -88,6 +88,7 @@ export async function startSubgraph<TContext extends SubgraphContext>(opts: Star
     context: async (req, caller) => opts.context({ loaders: new RequestLoaders(), caller }, req),
     routes: { '/health': healthRoute(opts.name) },
     websocket: (wss) => {
+      const gauge = subscriptionGauge(opts.name);
       const server = useServer<Record<string, unknown>, { caller?: Caller }>(
         {
           schema: opts.schema,
@@ -121,6 +122,11 @@ export async function startSubgraph<TContext extends SubgraphContext>(opts: Star
           },
           context: async (ctx) => opts.context({ loaders: new RequestLoaders(), caller: ctx.extra.caller! }),
           subscribe: (args) => subscribeWithFreshContext(args, async () => opts.context({ loaders: new RequestLoaders(), caller: (args.contextValue as SubgraphContext).caller })),
+          onOperation: (ctx, id, _payload, args, result) => {
+            gauge.opened(ctx, id, args, result);
+            return undefined;
+          },
+          onComplete: (ctx, id) => gauge.closed(ctx, id),
           onError: (_ctx, _id, _payload, errors) => format(errors),
           onNext: (_ctx, _id, _payload, _args, result) =>
             result.errors ? { ...result, errors: format(result.errors) } : undefined,

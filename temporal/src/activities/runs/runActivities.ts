@@ -4,7 +4,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { createSandbox, sandboxEnv, SandboxUnavailableError, type ProcessSandbox } from '@keelson/platform';
 import { isTerminalRunStatus, MeshError, planOf, runLimits, type PlanNode, type RunNodeStatus, type WorkflowNode, type Actor } from '@keelson/schema';
-import type { Logger } from '@keelson/service';
+import { processSpan, type Logger } from '@keelson/service';
 import type { ProjectsApi } from '../../projectsApi';
 import { whenValue, type LaunchNodeState, type RunCheckoutRecord, type RunRecord, type RunStore } from '../../store/runStore';
 import { asActivity } from '../failures';
@@ -178,7 +178,7 @@ export function createRunActivities(deps: RunActivityDeps | undefined) {
           await store.attemptFailed(run.id, node.id, input.launch, ctx.info.attempt, { output: '', outputBytes: 0, truncated: false, exitCode: null, error: err.message });
           throw ApplicationFailure.create({ message: err.message, type: err.code, nonRetryable: true });
         }
-        const result = await runCommand({
+        const result = await processSpan(what, { 'keelson.run.id': run.id, 'keelson.node.id': node.id, 'keelson.node.type': node.type }, (traceEnv) => runCommand({
           argv: command.argv,
           cwd: run.cwd,
           env: {
@@ -191,12 +191,14 @@ export function createRunActivities(deps: RunActivityDeps | undefined) {
             KEELSON_NODE_ID: node.id,
             KEELSON_WORKFLOW: run.workflowName,
             KEELSON_ATTEMPT: String(ctx.info.attempt),
+            // The process continues the run's trace (nothing while tracing is off).
+            ...traceEnv,
           },
           timeoutMs,
           signal: ctx.cancellationSignal,
           maxOutputBytes: deps?.outputBytes ?? runLimits.outputBytes,
           onTick: (p) => ctx.heartbeat(p),
-        });
+        }));
         const captured = { output: result.output, outputBytes: result.outputBytes, truncated: result.truncated, exitCode: result.exitCode };
         if (result.cancelled) {
           // Only the run's cancel settles the node; a worker shutting down leaves it to the retry.

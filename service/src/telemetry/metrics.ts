@@ -1,0 +1,186 @@
+import type { ApolloServerPlugin, BaseContext } from '@apollo/server';
+import { getOperationAST, type DocumentNode } from 'graphql';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Logger } from '../logger';
+import type { RouteHandler } from '../serveGraphQL';
+
+/**
+ * The process's Prometheus registry: one per process, whatever services it hosts (`npm start` hosts
+ * them all), each series labelled with its `service`. Every service serves it at `GET /metrics`, so
+ * scrape one service per process.
+ */
+interface MeshMetrics {
+  registry: Registry;
+  requests: Counter<'service' | 'operation' | 'type' | 'outcome'>;
+  duration: Histogram<'service' | 'operation' | 'type'>;
+  subscriptions: Gauge<'service' | 'operation'>;
+  lagSources: Set<() => LagSample[]>;
+  operations: Map<string, Set<string>>;
+}
+
+/** One consumer of an event stream and how far behind the stream's head it is. */
+export interface LagSample {
+  stream: string;
+  consumer: string;
+  /** Events committed past the consumer's cursor, as far as this process knows. */
+  lag: number;
+}
+
+/** Distinct operation names kept per service; later ones count as `other` (clients choose names). */
+const MAX_OPERATIONS = 200;
+
+let metrics: MeshMetrics | undefined;
+
+function meshMetrics(): MeshMetrics {
+  if (metrics) return metrics;
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'keelson_' });
+  const lagSources = new Set<() => LagSample[]>();
+  metrics = {
+    registry,
+    requests: new Counter({
+      name: 'keelson_graphql_requests_total',
+      help: 'GraphQL operations served, per service, operation name, type and outcome (ok or error)',
+      labelNames: ['service', 'operation', 'type', 'outcome'],
+      registers: [registry],
+    }),
+    duration: new Histogram({
+      name: 'keelson_graphql_request_duration_seconds',
+      help: 'Latency of GraphQL operations over HTTP, per service, operation name and type',
+      labelNames: ['service', 'operation', 'type'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    subscriptions: new Gauge({
+      name: 'keelson_graphql_subscriptions_open',
+      help: 'Subscriptions open now, per service and operation name',
+      labelNames: ['service', 'operation'],
+      registers: [registry],
+    }),
+    lagSources,
+    operations: new Map(),
+  };
+  new Gauge({
+    name: 'keelson_event_log_lag_events',
+    help: 'Events committed to a stream past a consumer\'s cursor (the largest among that consumer\'s open tails)',
+    labelNames: ['stream', 'consumer'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const worst = new Map<string, LagSample>();
+      for (const source of lagSources) {
+        for (const sample of source()) {
+          const key = `${sample.stream}\u0000${sample.consumer}`;
+          const seen = worst.get(key);
+          if (!seen || sample.lag > seen.lag) worst.set(key, sample);
+        }
+      }
+      for (const s of worst.values()) this.set({ stream: s.stream, consumer: s.consumer }, s.lag);
+    },
+  });
+  return metrics;
+}
+
+/** The process registry (tests, and exporters other than the `/metrics` route). */
+export function metricsRegistry(): Registry {
+  return meshMetrics().registry;
+}
+
+/** A bounded operation label: the client's operation name, `anonymous`, or `other` past the cap. */
+export function operationLabel(service: string, name: string | null | undefined): string {
+  if (!name) return 'anonymous';
+  const m = meshMetrics();
+  let names = m.operations.get(service);
+  if (!names) m.operations.set(service, (names = new Set()));
+  if (names.has(name)) return name;
+  if (names.size >= MAX_OPERATIONS) return 'other';
+  names.add(name);
+  return name;
+}
+
+/**
+ * Counts and times every HTTP GraphQL operation of `service`, and logs it at debug level (with the
+ * trace id while tracing is on).
+ */
+export function metricsPlugin<TContext extends BaseContext>(service: string, log?: Logger): ApolloServerPlugin<TContext> {
+  const m = meshMetrics();
+  return {
+    async requestDidStart() {
+      const started = process.hrtime.bigint();
+      return {
+        async willSendResponse(ctx) {
+          const operation = operationLabel(service, ctx.operationName ?? ctx.request.operationName);
+          const type = ctx.operation?.operation ?? 'unknown';
+          const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+          const failed = ctx.response.body.kind === 'single' && (ctx.response.body.singleResult.errors?.length ?? 0) > 0;
+          m.requests.inc({ service, operation, type, outcome: failed ? 'error' : 'ok' });
+          m.duration.observe({ service, operation, type }, seconds);
+          log?.debug({ operation, type, outcome: failed ? 'error' : 'ok', ms: Math.round(seconds * 1000) }, 'graphql operation');
+        },
+      };
+    },
+  };
+}
+
+/** Marks one subscription of `service` open; call the returned function once when it ends. */
+export function subscriptionOpened(service: string, operationName: string | null | undefined): () => void {
+  const m = meshMetrics();
+  const labels = { service, operation: operationLabel(service, operationName) };
+  m.subscriptions.inc(labels);
+  m.requests.inc({ ...labels, type: 'subscription', outcome: 'ok' });
+  let open = true;
+  return () => {
+    if (!open) return;
+    open = false;
+    m.subscriptions.dec(labels);
+  };
+}
+
+/**
+ * Open-subscription bookkeeping for a graphql-ws server of `service`: `opened` from `onOperation`
+ * (counts only a stream that started), `closed` from `onComplete` (graphql-ws calls it when the
+ * client completes, the stream ends or fails, and when the socket closes).
+ */
+export function subscriptionGauge(service: string): {
+  opened(socketCtx: object, id: string, args: { document: DocumentNode; operationName?: string | null | undefined }, result: unknown): void;
+  closed(socketCtx: object, id: string): void;
+} {
+  const open = new WeakMap<object, Map<string, () => void>>();
+  return {
+    opened(socketCtx, id, args, result) {
+      if (!result || typeof (result as AsyncIterable<unknown>)[Symbol.asyncIterator] !== 'function') return;
+      const operationName = args.operationName ?? getOperationAST(args.document, undefined)?.name?.value;
+      let ids = open.get(socketCtx);
+      if (!ids) open.set(socketCtx, (ids = new Map()));
+      ids.get(id)?.();
+      ids.set(id, subscriptionOpened(service, operationName));
+    },
+    closed(socketCtx, id) {
+      const ids = open.get(socketCtx);
+      ids?.get(id)?.();
+      ids?.delete(id);
+    },
+  };
+}
+
+/** Adds a source of event-log lag samples (read at each scrape); returns its removal. */
+export function registerLagSource(source: () => LagSample[]): () => void {
+  const m = meshMetrics();
+  m.lagSources.add(source);
+  return () => m.lagSources.delete(source);
+}
+
+/** `GET /metrics`: the process registry in Prometheus' text format. */
+export function metricsRoute(): RouteHandler {
+  return async (_req, res) => {
+    const { registry } = meshMetrics();
+    try {
+      const body = await registry.metrics();
+      res.setHeader('content-type', registry.contentType);
+      res.end(body);
+    } catch (err) {
+      res.statusCode = 500;
+      res.end(`metrics failed: ${(err as Error).message}`);
+    }
+  };
+}

@@ -1,0 +1,63 @@
+import { freePort } from '@keelson/temporal';
+import { gqlData, subscribe } from './support/client';
+import { startTestMesh, type TestMesh } from './support/mesh';
+import { promQuery, startPrometheus, type Prometheus } from './support/observability';
+import { until } from './support/until';
+
+// No quietTemporalRuntime(): the mesh installs the SDK's Runtime itself, with the worker's metrics endpoint.
+
+describe('metrics into a real Prometheus', () => {
+  let prometheus: Prometheus | undefined;
+  let mesh: TestMesh;
+  let workerMetricsPort: number;
+
+  beforeAll(async () => {
+    workerMetricsPort = await freePort();
+    mesh = await startTestMesh({ KEELSON_WORKER_METRICS_PORT: String(workerMetricsPort) });
+  });
+
+  afterAll(async () => {
+    await mesh?.teardown();
+    await prometheus?.stop();
+  });
+
+  it('serves Prometheus metrics that a real Prometheus scrapes: requests and latency per operation, open subscriptions, event-log lag, Temporal worker metrics', async () => {
+    const hostOf = (u: string) => new URL(u).host;
+    prometheus = await startPrometheus([
+      { job: 'gateway', address: hostOf(mesh.gatewayUrl) },
+      { job: 'runs', address: hostOf(mesh.subgraphUrls.runs!) },
+      { job: 'worker', address: `127.0.0.1:${workerMetricsPort}` },
+    ]);
+    expect(mesh.workerMetricsUrl).toBe(`http://127.0.0.1:${workerMetricsPort}/metrics`);
+    const url = mesh.gatewayUrl;
+    for (let i = 0; i < 3; i += 1) await gqlData(url, 'query MetricsProbe { projects { id } }');
+    const events = subscribe(mesh.gatewayWsUrl, 'subscription WatchRuns { runEvents { cursor type } }');
+    try {
+      const series = (q: string) => until(`prometheus: ${q}`, () => promQuery(prometheus!, q), (r) => r.length > 0, 30_000);
+
+      const requests = await series('keelson_graphql_requests_total{job="gateway",service="gateway",operation="MetricsProbe",type="query",outcome="ok"} >= 3');
+      expect(Number(requests[0]!.value[1])).toBeGreaterThanOrEqual(3);
+      const latency = await series('keelson_graphql_request_duration_seconds_count{job="gateway",service="gateway",operation="MetricsProbe"}');
+      expect(Number(latency[0]!.value[1])).toBeGreaterThanOrEqual(3);
+      // The same query served by the projects subgraph, in this process's registry.
+      await series('keelson_graphql_request_duration_seconds_bucket{job="runs",service="projects",le="+Inf"}');
+
+      // One subscription open at the gateway and at the runs subgraph it is routed to.
+      const open = await series('keelson_graphql_subscriptions_open{job="gateway",service="gateway",operation="WatchRuns"} == 1');
+      expect(open[0]!.value[1]).toBe('1');
+      await series('keelson_graphql_subscriptions_open{job="gateway",service="runs"} >= 1');
+      // The runs subgraph's tail of the run stream: a consumer with its lag (caught up: 0).
+      const lag = await series('keelson_event_log_lag_events{job="runs",stream="runs"}');
+      expect(lag[0]!.metric.consumer).toBe('runs subscription');
+      expect(Number(lag[0]!.value[1])).toBeGreaterThanOrEqual(0);
+
+      // The Temporal SDK's worker metrics, scraped from the worker's own endpoint.
+      const worker = await series('{job="worker",__name__=~"temporal_.+"}');
+      expect(worker.map((r) => r.metric.__name__)).toEqual(expect.arrayContaining([expect.stringMatching(/^temporal_/)]));
+    } finally {
+      await events.close();
+    }
+    // Closed: the gauge comes back down.
+    await until('the closed subscription to leave the gauge', () => promQuery(prometheus!, 'keelson_graphql_subscriptions_open{job="gateway",service="gateway",operation="WatchRuns"}'), (r) => r[0]?.value[1] === '0', 30_000);
+  });
+});
