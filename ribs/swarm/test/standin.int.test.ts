@@ -58,7 +58,7 @@ describe('the ClickClack stand-in speaks the recorded wire protocol', () => {
         stderr: expect.stringContaining('flag provided but not defined: -access-log'),
       });
       expect((await run(BIN, ['version'])).stdout).toMatch(/^0\.7\.0 /);
-    }, 20_000);
+    }, 60_000);
   });
 
   describe('auth', () => {
