@@ -1,4 +1,5 @@
 import { defaultPgTimeouts, type Logger as LogSink, type PgTimeouts } from '@keelson/service';
+import { Client, type ClientConfig } from 'pg';
 import { DataSource, type Logger as OrmLogger, type MixedList, type EntitySchema } from 'typeorm';
 import { platformMigrations } from '../eventLog/eventLog.migration';
 
@@ -54,6 +55,19 @@ export interface MeshDataSource {
 export function createDataSource(opts: DataSourceOptions): MeshDataSource {
   const pg = opts.pg ?? defaultPgTimeouts;
   const queries = new QueryCounter(opts.log);
+  const log = opts.log;
+  /**
+   * A pooled connection that is never without an 'error' listener. The pool listens only while a
+   * connection is idle: one checked out (held by a transaction or query runner) whose backend is
+   * terminated would otherwise emit an unhandled 'error' and take the process down. Its next query
+   * fails instead, and the pool drops it.
+   */
+  class GuardedClient extends Client {
+    constructor(config?: string | ClientConfig) {
+      super(config);
+      this.on('error', (err) => log.warn({ err }, 'postgres connection lost'));
+    }
+  }
   const dataSource = new DataSource({
     type: 'postgres',
     url: opts.url,
@@ -74,6 +88,7 @@ export function createDataSource(opts: DataSourceOptions): MeshDataSource {
       statement_timeout: pg.statementTimeoutMs,
       idle_in_transaction_session_timeout: pg.idleInTransactionTimeoutMs,
       query_timeout: pg.statementTimeoutMs + 2_000,
+      Client: GuardedClient,
     },
   });
   return { dataSource, queries };
