@@ -19,8 +19,13 @@ async function typeOperation(page: Page, text: string): Promise<void> {
   await page.keyboard.press('Delete');
   // Monaco closes brackets and quotes as one types: type the opening halves only, it adds the rest.
   await page.keyboard.type(text);
-  // Close the completion list typing opened (it would cover the run button).
-  await page.keyboard.press('Escape');
+  // Close the completion list typing opened (it would cover the toolbar). It opens asynchronously,
+  // so press Escape until it is closed and stays closed.
+  for (let closedFor = 0, tries = 0; closedFor < 2 && tries < 20; tries++) {
+    await page.keyboard.press('Escape');
+    await page.waitForTimeout(150);
+    closedFor = (await page.locator('.suggest-widget.visible').count()) === 0 ? closedFor + 1 : 0;
+  }
 }
 
 describe('GraphiQL at the gateway, in a real headless Chromium', () => {
