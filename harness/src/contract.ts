@@ -10,9 +10,11 @@ export interface HarnessCapabilities {
   listSessions: boolean;
   startSession: boolean;
   attachments: boolean;
+  /** Input reaches a running turn: `steerSession` answers ACCEPTED instead of QUEUED. */
+  midTurnInput: boolean;
 }
 export type CapabilityName = keyof HarnessCapabilities;
-export const capabilityNames: readonly CapabilityName[] = ['interrupt', 'resume', 'approvals', 'liveStream', 'listSessions', 'startSession', 'attachments'];
+export const capabilityNames: readonly CapabilityName[] = ['interrupt', 'resume', 'approvals', 'liveStream', 'listSessions', 'startSession', 'attachments', 'midTurnInput'];
 
 /** The capabilities with a reason for every flag that is false. */
 export interface CapabilityReport {

@@ -44,7 +44,7 @@ export { UnavailableDriver } from './drivers/unavailable';
 export { createDriverRegistry } from './registry';
 export type { DriverRegistry } from './registry';
 export { HarnessControlPlane, toHarnessEvent, summaryOf } from './plane/controlPlane';
-export type { SessionView, TurnAccepted, TurnOutcome, ControlPlaneOptions } from './plane/controlPlane';
+export type { SessionView, TurnAccepted, TurnOutcome, TurnControl, ControlPlaneOptions } from './plane/controlPlane';
 export { HarnessStore, HOST } from './plane/store';
 export type { SessionRecord, TaskRecord, ApprovalRecord, NewSession } from './plane/store';
 export { followHarnessEvents } from './plane/tail';

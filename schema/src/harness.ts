@@ -86,3 +86,72 @@ export interface HarnessTaskResult {
   result: string | null;
   error: string | null;
 }
+
+/**
+ * `steerSession`'s answer: `ACCEPTED` into the live turn (a harness that takes input mid-turn),
+ * `QUEUED` as a next turn of the session (run durably by its `sessionSteer` workflow), `REJECTED`
+ * with the reason. Swarm and op steers answer `ACCEPTED` or `REJECTED`.
+ */
+export const steerStatuses = ['ACCEPTED', 'QUEUED', 'REJECTED'] as const;
+export type SteerStatus = (typeof steerStatuses)[number];
+
+/** Bounds of session steers. */
+export const sessionSteerLimits = {
+  /** Steers waiting in one session's queue (the one running included); more are rejected until it drains. */
+  queued: 5,
+  /** Longest steer text, in UTF-8 bytes. */
+  textBytes: 16 * 1024,
+  /** Characters of a caller's idempotency key (the Temporal update id that deduplicates it). */
+  keyChars: 128,
+  /** How long a drained queue's workflow waits for another steer before it ends. */
+  idleMs: 60_000,
+} as const;
+
+/** The `sessionSteer` workflow's names (workflow id `session-steer-<sessionId>`). */
+export const sessionSteerMessages = {
+  /** Update: one steer text for the session's queue; validated (empty, too long, queue full → rejected). */
+  steer: 'sessionSteer',
+  /** Query: the queue as it stands. */
+  status: 'sessionSteerStatus',
+} as const;
+
+/** The `sessionSteer` workflow's input. */
+export interface SessionSteerInput {
+  sessionId: string;
+  harnessId: string;
+  /** Steers carried over a continue-as-new, in order. */
+  pending?: SessionSteerItem[];
+  /** Steers delivered by earlier runs of this workflow id (continue-as-new). */
+  delivered?: number;
+  /** The turn activity's heartbeat timeout. @default 30000 */
+  heartbeatTimeoutMs?: number;
+}
+
+/** One queued steer: its id is the turn id it runs as (at most one turn per steer). */
+export interface SessionSteerItem {
+  steerId: string;
+  text: string;
+}
+
+/** The `sessionSteer` Update's answer. */
+export interface SessionSteerAnswer {
+  steerId: string;
+  /** 1 = the next turn to run once the session is free. */
+  position: number;
+}
+
+/** The `sessionSteerStatus` Query's answer. */
+export interface SessionSteerState {
+  sessionId: string;
+  queued: SessionSteerItem[];
+  running: string | null;
+  delivered: number;
+}
+
+/** How the turn of one steer ended (`sessionSteerTurn` activity). */
+export interface SessionSteerTurnResult {
+  steerId: string;
+  sessionId: string | null;
+  status: TurnStatus;
+  error: string | null;
+}

@@ -90,7 +90,7 @@ export type {
   ReasoningEffort,
   ScriptRuntime,
 } from './workflowDefinition';
-export { harnessEventTypes, turnStatuses, approvalDecisions, HARNESS_EVENT_TEXT_LIMIT } from './harness';
+export { harnessEventTypes, turnStatuses, approvalDecisions, HARNESS_EVENT_TEXT_LIMIT, steerStatuses, sessionSteerLimits, sessionSteerMessages } from './harness';
 export type {
   HarnessEventType,
   TurnStatus,
@@ -100,6 +100,12 @@ export type {
   HarnessEventPayload,
   HarnessTaskInput,
   HarnessTaskResult,
+  SteerStatus,
+  SessionSteerInput,
+  SessionSteerItem,
+  SessionSteerAnswer,
+  SessionSteerState,
+  SessionSteerTurnResult,
 } from './harness';
 export { refreshMessages, HOLDER_STOPPED, POLICY_APPROVAL_WORKFLOW, POLICY_APPROVAL_NODE } from './ribRuns';
 export type { RefreshAttach, RefreshLive, RefreshDetach, RegionRefreshStatus, RefreshOutcome } from './ribRuns';

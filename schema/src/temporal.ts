@@ -20,6 +20,8 @@ export const workflowTypes = {
   memoryCompaction: 'memoryCompaction',
   /** A swarm (seed 001): agents on a ClickClack bus, one durable op; bus events arrive as id-only signals. */
   swarm: 'swarm',
+  /** A session's queue of steers (`steerSession`), each run as the session's next turn in order. */
+  sessionSteer: 'sessionSteer',
 } as const;
 
 /** `KeelsonKind` values: what a Temporal workflow of the mesh is. */
@@ -36,6 +38,8 @@ export const workflowKinds = {
   compaction: 'compaction',
   /** A swarm (`swarm`): one durable op whose op row names this workflow. */
   swarm: 'swarm',
+  /** A session's steer queue (`sessionSteer`, `session-steer-<session id>`). */
+  steer: 'steer',
 } as const;
 
 /**

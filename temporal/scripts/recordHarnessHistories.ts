@@ -36,6 +36,9 @@ const plane: HarnessTaskPlane = {
   async interruptTask() {
     return true;
   },
+  async runSteerTurn() {
+    throw new Error('this recorder runs no session steers');
+  },
 };
 
 async function main(): Promise<void> {

@@ -25,6 +25,7 @@ export function openHarnessActivityDeps(env: MeshEnv, rawEnv: Record<string, str
     runTaskTurn: async (taskId, ctl) => (await open()).plane.runTaskTurn(taskId, ctl),
     settleTask: async (taskId, outcome) => (await open()).plane.settleTask(taskId, outcome),
     interruptTask: async (taskId) => (await open()).plane.interruptTask(taskId),
+    runSteerTurn: async (input, ctl) => (await open()).plane.runSteerTurn(input, ctl),
   };
   return {
     deps: { plane },

@@ -25,6 +25,7 @@ export { runWorkflowId, opWorkflowId, startRunWorkflow, startOpWorkflow } from '
 export type { StartRunOptions, StartOpOptions } from './runClient';
 export { respondUpdate, runStatusQuery, steerSignal, opSteerUpdate, opStatusQuery } from './workflows/messages';
 export { STEER_KEY_PREFIX } from './workflows/steerableOp';
+export { sessionSteerUpdate, sessionSteerStatusQuery, sessionSteerWorkflowId } from './workflows/sessionSteerMessages';
 export type { DagRunInput, DagRunResult, CarriedDagState, DurableOpInput, DurableOpResult } from './workflows';
 export { searchAttributeKeys } from './searchAttributeKeys';
 export { configureTemporalRuntime } from './runtime';

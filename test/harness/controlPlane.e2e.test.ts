@@ -108,7 +108,7 @@ describe('harness identity, capabilities and refusals through the gateway', () =
       harnesses: { id: string; installed: boolean; version: string | null; capabilities: Record<string, unknown> & { reasons: { capability: string; reason: string }[] }; taskExecutor: { implemented: boolean; reason: string | null } }[];
     }>(
       h.mesh.gatewayUrl,
-      '{ harnesses { id installed version capabilities { interrupt resume approvals liveStream listSessions startSession attachments reasons { capability reason } } taskExecutor { implemented reason } } }',
+      '{ harnesses { id installed version capabilities { interrupt resume approvals liveStream listSessions startSession attachments midTurnInput reasons { capability reason } } taskExecutor { implemented reason } } }',
     );
     expect(harnesses.map((x) => x.id)).toEqual(['claude-code', 'grok-build', 'kimi-code', 'hermes', 'codex', 'opencode', 'pi', 'qwen-code']);
     const by = Object.fromEntries(harnesses.map((x) => [x.id, x]));
@@ -116,7 +116,8 @@ describe('harness identity, capabilities and refusals through the gateway', () =
       const { reasons: _r, ...f } = by[id]!.capabilities;
       return f;
     };
-    const allOn = { interrupt: true, resume: true, liveStream: true, listSessions: true };
+    // No CLI takes input mid-turn as the mesh runs them (headless, stdin closed): steers queue as next turns.
+    const allOn = { interrupt: true, resume: true, liveStream: true, listSessions: true, midTurnInput: false };
     expect(flags('claude-code')).toEqual({ ...allOn, approvals: true, startSession: true, attachments: false });
     expect(flags('codex')).toEqual({ ...allOn, approvals: false, startSession: false, attachments: false });
     expect(flags('opencode')).toEqual({ ...allOn, approvals: false, startSession: false, attachments: false });
@@ -128,13 +129,14 @@ describe('harness identity, capabilities and refusals through the gateway', () =
     }
     for (const id of ['grok-build', 'kimi-code', 'hermes']) {
       expect(by[id]).toMatchObject({ installed: false, version: null, taskExecutor: { implemented: false } });
-      expect(Object.values(flags(id))).toEqual(Array(7).fill(false));
-      expect(by[id]!.capabilities.reasons).toHaveLength(7);
+      expect(Object.values(flags(id))).toEqual(Array(8).fill(false));
+      expect(by[id]!.capabilities.reasons).toHaveLength(8);
       expect(by[id]!.taskExecutor.reason).toMatch(/not on PATH|no headless/);
     }
     // Every false flag says why.
     expect(by.codex!.capabilities.reasons.find((r) => r.capability === 'startSession')!.reason).toMatch(/cannot pin/);
     expect(by.pi!.capabilities.reasons.find((r) => r.capability === 'approvals')!.reason).toMatch(/no permission gate/);
+    expect(by['claude-code']!.capabilities.reasons.find((r) => r.capability === 'midTurnInput')!.reason).toMatch(/stdin closed.*next turn/);
     expect((await gqlData<{ harness: unknown }>(h.mesh.gatewayUrl, '{ harness(id: "vim") { id } }')).harness).toBeNull();
   });
 

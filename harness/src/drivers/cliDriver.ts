@@ -58,8 +58,10 @@ export interface DriverFeatures {
   pinning: 'session-id' | 'file-path' | 'none';
   approvals: boolean;
   attachments: boolean;
+  /** Input reaches a running turn (a steer goes into the live turn). @default false */
+  midTurnInput?: boolean;
   /** Why a feature is off (shown as the capability's reason). */
-  reasons: Partial<Record<'startSession' | 'approvals' | 'attachments', string>>;
+  reasons: Partial<Record<'startSession' | 'approvals' | 'attachments' | 'midTurnInput', string>>;
 }
 
 export const EMPTY: MappedOutput = { events: [] };
@@ -123,7 +125,7 @@ export abstract class CliDriver {
   /** The flags and the reason for each false one, computed now. */
   async report(): Promise<CapabilityReport> {
     const found = this.implemented ? await this.locate() : await this.locate().catch(() => undefined);
-    const flags: HarnessCapabilities = { interrupt: false, resume: false, approvals: false, liveStream: false, listSessions: false, startSession: false, attachments: false };
+    const flags: HarnessCapabilities = { interrupt: false, resume: false, approvals: false, liveStream: false, listSessions: false, startSession: false, attachments: false, midTurnInput: false };
     const reasons: Partial<Record<CapabilityName, string>> = {};
     if (!this.implemented || !found) {
       const why = !found ? this.missingReason() : `no headless driver for ${this.harnessId} is wired in this mesh`;
@@ -140,6 +142,12 @@ export abstract class CliDriver {
     if (!flags.approvals) reasons.approvals = this.features.reasons.approvals ?? `${this.harnessId} reports no permission requests headless`;
     flags.attachments = this.features.attachments;
     if (!flags.attachments) reasons.attachments = this.features.reasons.attachments ?? `${this.harnessId} takes no file attachments headless`;
+    flags.midTurnInput = this.features.midTurnInput ?? false;
+    if (!flags.midTurnInput) {
+      reasons.midTurnInput =
+        this.features.reasons.midTurnInput ??
+        `the mesh runs ${this.harnessId} headless with the turn's text as an argument and stdin closed, so nothing reaches a running turn: a steer waits for the turn's end and runs as the next turn`;
+    }
     return { harnessId: this.harnessId, installed: true, version: found.version, flags, reasons };
   }
 

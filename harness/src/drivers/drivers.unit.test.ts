@@ -86,9 +86,17 @@ describe('driver command lines, homes and config', () => {
       const report = await drivers[id].report();
       expect(report).toMatchObject({ installed: false, version: null });
       expect(Object.values(report.flags).every((f) => f === false)).toBe(true);
-      expect(Object.keys(report.reasons)).toHaveLength(7);
+      expect(Object.keys(report.reasons)).toHaveLength(8);
       expect(await drivers[id].taskExecutor()).toMatchObject({ implemented: false });
       await expect(drivers[id].command('/bin/x', spec())).rejects.toMatchObject({ code: 'CAPABILITY_UNSUPPORTED' });
+    }
+  });
+
+  it('says no CLI takes input mid-turn as the mesh runs it, and why (steers queue as next turns)', async () => {
+    for (const id of ['claude-code', 'codex', 'opencode', 'pi', 'qwen-code'] as const) {
+      const report = await drivers[id].report();
+      expect(report.flags.midTurnInput).toBe(false);
+      expect(report.reasons.midTurnInput).toMatch(new RegExp(`runs ${id} headless .*stdin closed.*next turn`));
     }
   });
 });

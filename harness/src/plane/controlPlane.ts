@@ -63,6 +63,15 @@ interface TurnOptions {
   allowTools: string[];
   holder: string;
   taskId: string | null;
+  /** The turn's id when the caller fixes it (a steer's); a fresh UUID otherwise. */
+  turnId?: string;
+}
+
+/** How an activity drives a turn it runs: its attempt, Temporal's cancellation and heartbeat. */
+export interface TurnControl {
+  attempt: number;
+  signal: AbortSignal;
+  heartbeat: (details: unknown) => void;
 }
 
 export interface ControlPlaneOptions {
@@ -360,7 +369,7 @@ export class HarnessControlPlane {
   /** Takes the lease, spawns the CLI and follows it in the background. */
   private async startTurn(record: SessionRecord, cwd: string, opts: TurnOptions): Promise<LocalTurn> {
     const driver = this.drivers[record.harnessId];
-    const turnId = randomUUID();
+    const turnId = opts.turnId ?? randomUUID();
     const { lost } = await this.store.acquireTurn(record.id, turnId, opts.holder, this.settings.leaseMs);
     if (lost) {
       await this.store
@@ -720,7 +729,7 @@ export class HarnessControlPlane {
    * (cancellation) and KEELSON_TASK_ID in the child's environment.
    * @throws TURN_IN_FLIGHT (retryable) while an earlier attempt still runs.
    */
-  async runTaskTurn(taskId: string, ctl: { attempt: number; signal: AbortSignal; heartbeat: (details: unknown) => void }): Promise<TurnOutcome> {
+  async runTaskTurn(taskId: string, ctl: TurnControl): Promise<TurnOutcome> {
     const holder = `task:${taskId}:${ctl.attempt}:${HOST}:${process.pid}`;
     const task = await this.store.acquireTaskLease(taskId, holder, this.settings.leaseMs);
     let turn: LocalTurn | undefined;
@@ -750,6 +759,51 @@ export class HarnessControlPlane {
       ctl.signal.removeEventListener('abort', onAbort);
       await this.store.releaseTaskLease(taskId, holder).catch(() => undefined);
     }
+  }
+
+  /**
+   * One steer of a session's `sessionSteer` queue, run as the session's next turn with the steer's
+   * id as the turn id (the workflow's `sessionSteerTurn` activity). TURN_IN_FLIGHT (retried by
+   * Temporal) while another turn holds the session. A steer is never started twice: when its turn
+   * already left a trace (an earlier attempt, before a worker crash) the answer is how that turn
+   * ended — LOST when it never completed.
+   */
+  async runSteerTurn(input: { sessionId: string; steerId: string; text: string }, ctl: TurnControl): Promise<TurnOutcome> {
+    const { view } = await this.sessionFor(input.sessionId, 'resume', 'steerSession');
+    const record = view.record ?? (await this.adopt(view, true));
+    const earlier = await this.earlierSteerTurn(record, input.steerId);
+    if (earlier) return earlier;
+    let turn: LocalTurn | undefined;
+    const beat = setInterval(() => ctl.heartbeat({ sessionId: record.id, pgid: turn?.proc.pgid ?? null }), 1000);
+    const onAbort = () => {
+      if (turn) void this.interruptLocal(turn);
+    };
+    ctl.signal.addEventListener('abort', onAbort);
+    try {
+      const holder = `steer:${input.steerId}:${ctl.attempt}:${HOST}:${process.pid}`;
+      turn = await this.startTurn(record, await this.cwdOf(record), { text: input.text, attachments: [], allowTools: [], holder, taskId: record.taskId, turnId: input.steerId });
+      if (ctl.signal.aborted) onAbort();
+      return await turn.done;
+    } finally {
+      clearInterval(beat);
+      ctl.signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** How the turn `turnId` of the session went, when it was started before; null when it never was. */
+  private async earlierSteerTurn(record: SessionRecord, turnId: string): Promise<TurnOutcome | null> {
+    const outcome = (status: TurnStatus, error: string | null, result: string | null = null): TurnOutcome => ({ sessionId: record.id, turnId, status, result, error });
+    if (record.turnId === turnId) {
+      if (record.turnExpiresAt && record.turnExpiresAt.getTime() >= Date.now()) {
+        throw new MeshError('TURN_IN_FLIGHT', `session ${record.id}: the steer's turn ${turnId} is still running (held by ${record.turnHolder})`, { turnId, holder: record.turnHolder });
+      }
+      const error = 'the process running this steer stopped renewing its lease; the steer is not run again';
+      await this.store.completeTurn(record.id, turnId, { status: 'LOST', error });
+      return outcome('LOST', error);
+    }
+    const trace = await this.store.turnTrace(record.id, turnId);
+    if (trace.completed) return outcome(trace.completed.status, trace.completed.error ?? null, trace.completed.result ?? null);
+    return trace.started ? outcome('LOST', 'the steer\'s turn started before and never completed; it is not run again') : null;
   }
 
   /**

@@ -263,6 +263,20 @@ export class HarnessStore {
     });
   }
 
+  /**
+   * What the session's stream says of one turn id: whether any event carries it, and how it ended
+   * (its TurnComplete), so a turn with a caller-chosen id (a steer's) is started at most once.
+   */
+  async turnTrace(sessionId: string, turnId: string): Promise<{ started: boolean; completed: HarnessEventPayloads['TURN_COMPLETE'] | null }> {
+    const found = await rows<{ type: string; payload: HarnessEventPayloads['TURN_COMPLETE'] }>(
+      this.dataSource,
+      `SELECT type, payload FROM events WHERE stream = $1 AND key = $2 AND payload->>'turnId' = $3 ORDER BY seq`,
+      [streams.harness, sessionId, turnId],
+    );
+    const complete = found.find((e) => e.type === 'TURN_COMPLETE');
+    return { started: found.length > 0, completed: complete ? complete.payload : null };
+  }
+
   async setTurnPgid(sessionId: string, turnId: string, pgid: number): Promise<void> {
     await this.dataSource.query('UPDATE harness_sessions SET turn_pgid = $3 WHERE id = $1 AND turn_id = $2', [sessionId, turnId, pgid]);
   }

@@ -7,4 +7,5 @@ export { startSubgraph } from './startSubgraph';
 export type { SubgraphContext, StartSubgraphOptions } from './startSubgraph';
 export { RequiresScope, Authenticated } from './access';
 export { PageInfo, pageArgsSchema, pageOf } from './connection';
+export { SteerResult, SteerStatusEnum, steerResult } from './steerResult';
 export type { PageArgs } from './connection';

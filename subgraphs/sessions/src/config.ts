@@ -1,7 +1,7 @@
 import { meshSecurityFromEnv, type MeshSecurity } from '@keelson/service';
 import { harnessSettings, type HarnessSettings } from '@keelson/harness';
 import { parseEnv, type MeshEnv } from '@keelson/schema';
-import type { TemporalTarget } from './task/task.service';
+import type { TemporalTarget } from './temporalLink';
 
 export interface SessionsConfig {
   databaseUrl: string;

@@ -2,11 +2,14 @@ import type { EventLog, IdempotencyKeys } from '@keelson/platform';
 import { byKeys, type SubgraphContext } from '@keelson/kit';
 import type { ApprovalRecord, CapabilityReport, HarnessControlPlane, HarnessId, SessionView, TaskExecutorInfo, TaskRecord } from '@keelson/harness';
 import type { ApprovalService } from './approval/approval.service';
+import type { SteerService } from './steer/steer.service';
 import type { TaskService } from './task/task.service';
 
 export interface SessionsServices {
   plane: HarnessControlPlane;
   tasks: TaskService;
+  /** steerSession (the sessionSteer workflow per session). */
+  steers: SteerService;
   /** runTask's, startSession's and sendUserTurn's idempotency keys. */
   idempotency: IdempotencyKeys;
   /** The approval inbox (this subgraph serves the operator plane). */

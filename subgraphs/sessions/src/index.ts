@@ -6,13 +6,15 @@ import { serviceIdentity, type Logger, type MeshSecurity } from '@keelson/servic
 import { ApprovalService, graphqlRunGateDoor } from './approval/approval.service';
 import type { SessionsContext, SessionsServices } from './context';
 import { buildSessionsSchema } from './schema';
-import { TaskService, type TemporalTarget } from './task/task.service';
+import { SteerService } from './steer/steer.service';
+import { TaskService } from './task/task.service';
+import { TemporalLink, type TemporalTarget } from './temporalLink';
 
 export { buildSessionsSchema } from './schema';
 export { loadSessionsConfig, projectsUrlOf } from './config';
 export type { SessionsConfig } from './config';
 export type { SessionsServices } from './context';
-export type { TemporalTarget } from './task/task.service';
+export type { TemporalTarget } from './temporalLink';
 
 export interface StartSessionsOptions {
   databaseUrl: string;
@@ -50,7 +52,9 @@ export interface RunningSessions {
 export async function start(opts: StartSessionsOptions): Promise<RunningSessions> {
   const projects = typeof opts.projects === 'string' ? { url: opts.projects, identity: serviceIdentity(opts.security.assertions, 'sessions') } : opts.projects;
   const runtime = await startHarnessRuntime({ databaseUrl: opts.databaseUrl, settings: opts.settings, projects, log: opts.log, drivers: opts.drivers, pg: opts.security.pg });
-  const tasks = new TaskService(runtime.plane, opts.temporal, opts.log, opts.heartbeatTimeoutMs ?? 30_000);
+  const temporal = new TemporalLink(opts.temporal);
+  const tasks = new TaskService(runtime.plane, temporal, opts.log, opts.heartbeatTimeoutMs ?? 30_000);
+  const steers = new SteerService(runtime.plane, temporal, opts.log, opts.heartbeatTimeoutMs ?? 30_000);
   // capabilitiesChanged: the harnesses' `installed`, as the read field computes it, compared here.
   const watcher = new CapabilityWatcher({
     dataSource: runtime.dataSource,
@@ -72,7 +76,7 @@ export async function start(opts: StartSessionsOptions): Promise<RunningSessions
       runtime.plane,
       opts.runsUrl ? graphqlRunGateDoor(opts.runsUrl, opts.security.assertions, serviceIdentity(opts.security.assertions, 'sessions')) : null,
     );
-    const services: SessionsServices = { plane: runtime.plane, tasks, approvals, events: runtime.events, idempotency: new IdempotencyKeys(runtime.dataSource) };
+    const services: SessionsServices = { plane: runtime.plane, tasks, steers, approvals, events: runtime.events, idempotency: new IdempotencyKeys(runtime.dataSource) };
     const { schema } = await buildSessionsSchema();
     const served = await startSubgraph<SessionsContext>({
       name: 'sessions',
@@ -84,7 +88,7 @@ export async function start(opts: StartSessionsOptions): Promise<RunningSessions
       context: (base) => ({ ...base, services }),
       onStop: async () => {
         await watcher.stop();
-        await tasks.stop();
+        await temporal.stop();
         await runtime.stop();
       },
     });
@@ -92,7 +96,7 @@ export async function start(opts: StartSessionsOptions): Promise<RunningSessions
     return { url: served.url, wsUrl: served.wsUrl, runtime, services, stop: served.stop };
   } catch (err) {
     await watcher.stop();
-    await tasks.stop();
+    await temporal.stop();
     await runtime.stop();
     throw err;
   }

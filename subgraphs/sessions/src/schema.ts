@@ -7,12 +7,13 @@ import { Project, Run, Swarm } from './federation/stubs.type';
 import { HarnessResolver } from './harness/harness.resolver';
 import { referenceResolvers } from './references';
 import { SessionResolver } from './session/session.resolver';
+import { SteerResolver } from './steer/steer.resolver';
 import { TaskResolver } from './task/task.resolver';
 
 /** The sessions subgraph schema; needs no database, so composition can build it offline. */
 export function buildSessionsSchema(): Promise<FederatedSchema> {
   return buildFederatedSchema({
-    resolvers: [HarnessResolver, SessionResolver, TaskResolver, HarnessEventResolver, ApprovalResolver, ApprovalEventResolver, CapabilityResolver],
+    resolvers: [HarnessResolver, SessionResolver, TaskResolver, HarnessEventResolver, ApprovalResolver, ApprovalEventResolver, CapabilityResolver, SteerResolver],
     orphanedTypes: [...harnessEventTypesList, Project, Run, Swarm],
     referenceResolvers,
   });

@@ -3,8 +3,8 @@ import { ActivityCancellationType, ApplicationFailure, CancellationScope, Cancel
 import type { HarnessTaskInput, HarnessTaskResult } from '@keelson/schema';
 import type { Activities } from '../activities';
 
-/** Codes no retry of the turn can fix (the worker's `nonRetryableErrorTypes`). */
-const PERMANENT = ['BAD_USER_INPUT', 'NOT_FOUND', 'CONFLICT', 'CAPABILITY_UNSUPPORTED', 'FORBIDDEN', 'UNAUTHENTICATED', 'SERVICE_UNAVAILABLE'];
+/** Codes no retry of a CLI turn can fix (the turn activities' `nonRetryableErrorTypes`). */
+export const PERMANENT_TURN_FAILURES = ['BAD_USER_INPUT', 'NOT_FOUND', 'CONFLICT', 'CAPABILITY_UNSUPPORTED', 'FORBIDDEN', 'UNAUTHENTICATED', 'SERVICE_UNAVAILABLE'];
 
 /**
  * A harness CLI run headless for a task (`workflowTypes.harnessTask`, id `harness-task-<taskId>`):
@@ -19,7 +19,7 @@ export async function harnessTask(input: HarnessTaskInput): Promise<HarnessTaskR
     startToCloseTimeout: '2 hours',
     heartbeatTimeout: input.heartbeatTimeoutMs ?? 30_000,
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '15 seconds', maximumAttempts: 10, nonRetryableErrorTypes: PERMANENT },
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '15 seconds', maximumAttempts: 10, nonRetryableErrorTypes: PERMANENT_TURN_FAILURES },
   });
   const { harnessTaskSettle, harnessTaskInterrupt } = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 10 } });
 

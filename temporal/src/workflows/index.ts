@@ -26,3 +26,4 @@ export * from './ribWorkflows';
 export * from './memoryCompaction';
 export { swarm } from './swarm';
 export type { SwarmWorkflowInput, SwarmWorkflowResult, CarriedSwarmState, AgentState } from './swarm';
+export { sessionSteer } from './sessionSteer';

@@ -32,6 +32,9 @@ export class HarnessCapabilities {
   @Field({ description: 'sendUserTurn accepts attachments (files inside the session directory).' })
   attachments!: boolean;
 
+  @Field({ description: 'Input reaches a running turn: steerSession goes into the live turn (ACCEPTED) instead of waiting as the next turn (QUEUED).' })
+  midTurnInput!: boolean;
+
   @Field(() => [CapabilityReason], { description: 'One reason per capability that is false.' })
   reasons!: CapabilityReason[];
 }

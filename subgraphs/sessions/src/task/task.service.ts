@@ -1,35 +1,17 @@
 import type { HarnessControlPlane, TaskRecord } from '@keelson/harness';
 import { MeshError, workflowKinds, workflowTypes, type HarnessTaskInput } from '@keelson/schema';
 import type { Logger } from '@keelson/service';
-import { connectClient, searchAttributeKeys, workflowUiUrl } from '@keelson/temporal';
-import type { Client } from '@temporalio/client';
-
-export interface TemporalTarget {
-  address: string;
-  namespace: string;
-  taskQueue: string;
-  uiUrl?: string;
-}
+import { searchAttributeKeys } from '@keelson/temporal';
+import type { TemporalLink } from '../temporalLink';
 
 /** Starts tasks as `harnessTask` workflows; the worker's activity runs the CLI turn. */
 export class TaskService {
-  private client: Promise<Client> | undefined;
-
   constructor(
     private readonly plane: HarnessControlPlane,
-    private readonly temporal: TemporalTarget | null,
+    private readonly temporal: TemporalLink,
     private readonly log: Logger,
     private readonly heartbeatTimeoutMs: number,
   ) {}
-
-  private connect(): Promise<Client> {
-    if (!this.temporal) throw new MeshError('SERVICE_UNAVAILABLE', 'tasks need Temporal, and this sessions subgraph has no TEMPORAL_ADDRESS');
-    this.client ??= connectClient({ address: this.temporal.address, namespace: this.temporal.namespace }).catch((err: unknown) => {
-      this.client = undefined;
-      throw err;
-    });
-    return this.client;
-  }
 
   /**
    * Records the task (and, for harnesses that pin ids, its session), then starts its workflow with
@@ -39,9 +21,9 @@ export class TaskService {
     const task = await this.plane.createTask({ harnessId, prompt, projectId });
     const input: HarnessTaskInput = { taskId: task.id, harnessId: task.harnessId, projectId: task.projectId, heartbeatTimeoutMs: this.heartbeatTimeoutMs };
     try {
-      const client = await this.connect();
+      const client = await this.temporal.connect('tasks');
       const handle = await client.workflow.start(workflowTypes.harnessTask, {
-        taskQueue: this.temporal!.taskQueue,
+        taskQueue: this.temporal.taskQueue,
         workflowId: task.workflowId,
         args: [input],
         typedSearchAttributes: [
@@ -63,12 +45,6 @@ export class TaskService {
 
   /** The Web UI page of a task's workflow, when the UI's URL is known. */
   uiUrl(workflowId: string, runId: string | null): string | null {
-    return this.temporal?.uiUrl ? workflowUiUrl(this.temporal.uiUrl, this.temporal.namespace, workflowId, runId ?? undefined) : null;
-  }
-
-  async stop(): Promise<void> {
-    const client = await this.client?.catch(() => undefined);
-    this.client = undefined;
-    await client?.connection.close().catch(() => undefined);
+    return this.temporal.uiUrl(workflowId, runId);
   }
 }

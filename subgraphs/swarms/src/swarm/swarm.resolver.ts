@@ -1,5 +1,5 @@
 import { byId, IDEMPOTENCY_KEY, whole } from '@keelson/platform';
-import { RequiresScope } from '@keelson/kit';
+import { RequiresScope, SteerResult, steerResult } from '@keelson/kit';
 import type { SwarmRecord } from '@keelson/rib-swarm';
 import { resolveSwarmLimits, type EvidenceItem, type ParsedStartSwarmInput } from '@keelson/schema';
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
@@ -9,7 +9,6 @@ import { toSwarm } from './swarm.map';
 import { StartSwarmInput } from './swarm.input';
 import type { MessageView } from './swarm.service';
 import {
-  SteerResult,
   Swarm,
   SwarmAgent,
   SwarmChannel,
@@ -80,7 +79,8 @@ export class SwarmResolver {
   @RequiresScope('operate')
   @Mutation(() => SteerResult, { description: 'A steering note, posted as the operator (it wakes the lead) and recorded as the op\'s OP_STEERED frame; not accepted once the swarm has ended.' })
   async steerSwarm(@Ctx() ctx: SwarmsContext, @Arg('id', () => ID) id: string, @Arg('note') note: string): Promise<SteerResult> {
-    return Object.assign(new SteerResult(), await ctx.services.swarms.steer(id, note));
+    const answer = await ctx.services.swarms.steer(id, note);
+    return steerResult(answer.accepted ? 'ACCEPTED' : 'REJECTED', answer.reason);
   }
 
   @RequiresScope('operate')

@@ -237,16 +237,6 @@ export class SwarmConnection {
   pageInfo!: PageInfo;
 }
 
-@ObjectType({ description: 'Whether a steer was taken: rejected once the swarm has ended.' })
-@Directive('@shareable')
-export class SteerResult {
-  @Field()
-  accepted!: boolean;
-
-  @Field(() => String, { nullable: true })
-  reason!: string | null;
-}
-
 @ObjectType({ description: 'The swarms\' bus (ClickClack) as this mesh sees it. Reading it never starts anything.' })
 export class SwarmServer {
   @Field(() => SwarmBusModeEnum)

@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import type { HarnessTaskResult, RunStatus, TurnStatus } from '@keelson/schema';
+import type { HarnessTaskResult, RunStatus, SessionSteerTurnResult, TurnStatus } from '@keelson/schema';
 import { asActivity } from '../failures';
 
 /** How one CLI turn of a task ended (the control plane's `TurnOutcome`). */
@@ -20,6 +20,7 @@ export interface HarnessTaskPlane {
   runTaskTurn(taskId: string, ctl: { attempt: number; signal: AbortSignal; heartbeat: (details: unknown) => void }): Promise<HarnessTurnOutcome>;
   settleTask(taskId: string, outcome: { status: TurnStatus | RunStatus; result?: string | null; error?: string | null }): Promise<unknown>;
   interruptTask(taskId: string): Promise<boolean>;
+  runSteerTurn(input: { sessionId: string; steerId: string; text: string }, ctl: { attempt: number; signal: AbortSignal; heartbeat: (details: unknown) => void }): Promise<HarnessTurnOutcome>;
 }
 
 export interface HarnessActivityDeps {
@@ -66,6 +67,20 @@ export function createHarnessActivities(deps?: HarnessActivityDeps) {
     async harnessTaskInterrupt(input: { taskId: string }): Promise<boolean> {
       const { plane } = need();
       return asActivity(() => plane.interruptTask(input.taskId));
+    },
+
+    /**
+     * One steer of `sessionSteer`, run as the session's next turn with the steer's id as the turn id:
+     * TURN_IN_FLIGHT (retried) while another turn holds the session; a steer whose turn already
+     * started (an earlier attempt, before a worker crash) is never started again.
+     */
+    async sessionSteerTurn(input: { sessionId: string; steerId: string; text: string }): Promise<SessionSteerTurnResult> {
+      const { plane } = need();
+      const activity = Context.current();
+      const outcome = await asActivity(() =>
+        plane.runSteerTurn(input, { attempt: activity.info.attempt, signal: activity.cancellationSignal, heartbeat: (details) => activity.heartbeat(details) }),
+      );
+      return { steerId: input.steerId, sessionId: outcome.sessionId, status: outcome.status, error: outcome.error };
     },
 
     /** The task's final status (first settle wins: retries change nothing). */

@@ -5,8 +5,11 @@ import { createHarnessActivities, type HarnessTaskPlane } from './harnessActivit
 
 const outcome = { sessionId: 'pi:0b9f6a4e-3c2d-4e1f-8a7b-6c5d4e3f2a1b', turnId: 't', status: 'COMPLETED' as const, result: 'DONE', error: null };
 
-function planeWith(runTaskTurn: HarnessTaskPlane['runTaskTurn']): HarnessTaskPlane {
-  return { runTaskTurn, settleTask: async () => null, interruptTask: async () => true };
+function planeWith(runTaskTurn: HarnessTaskPlane['runTaskTurn'], runSteerTurn?: HarnessTaskPlane['runSteerTurn']): HarnessTaskPlane {
+  const noSteers: HarnessTaskPlane['runSteerTurn'] = async () => {
+    throw new Error('this test runs no steers');
+  };
+  return { runTaskTurn, runSteerTurn: runSteerTurn ?? noSteers, settleTask: async () => null, interruptTask: async () => true };
 }
 
 describe('harnessTask activities', () => {
@@ -54,5 +57,31 @@ describe('harnessTask activities', () => {
     const { harnessTaskTurn } = createHarnessActivities();
     await expect(new MockActivityEnvironment().run(harnessTaskTurn, { taskId: 't' })).rejects.toBeInstanceOf(ApplicationFailure);
     await expect(new MockActivityEnvironment().run(harnessTaskTurn, { taskId: 't' })).rejects.toMatchObject({ type: 'SERVICE_UNAVAILABLE' });
+  });
+
+  it('runs a steer as a turn with the steer id, and a session held by another turn is a retryable TURN_IN_FLIGHT', async () => {
+    const env = new MockActivityEnvironment({ attempt: 2 });
+    const calls: { steerId: string; text: string; attempt: number }[] = [];
+    let busy = true;
+    const { sessionSteerTurn } = createHarnessActivities({
+      plane: planeWith(
+        async () => outcome,
+        async (input, ctl) => {
+          calls.push({ steerId: input.steerId, text: input.text, attempt: ctl.attempt });
+          if (busy) throw new MeshError('TURN_IN_FLIGHT', 'session pi:x has a turn in flight');
+          return { ...outcome, turnId: input.steerId };
+        },
+      ),
+    });
+    const input = { sessionId: outcome.sessionId, steerId: 's-1', text: 'also add tests' };
+    const refused = await env.run(sessionSteerTurn, input).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(ApplicationFailure);
+    expect(refused).toMatchObject({ type: 'TURN_IN_FLIGHT', nonRetryable: false });
+    busy = false;
+    await expect(env.run(sessionSteerTurn, input)).resolves.toEqual({ steerId: 's-1', sessionId: outcome.sessionId, status: 'COMPLETED', error: null });
+    expect(calls).toEqual([
+      { steerId: 's-1', text: 'also add tests', attempt: 2 },
+      { steerId: 's-1', text: 'also add tests', attempt: 2 },
+    ]);
   });
 });
