@@ -2,18 +2,20 @@
 // replay.int.test.ts: a task that succeeds, one whose turn fails, and one cancelled mid-turn. The
 // control plane is a stand-in (the workflow only sees its activities' results), so no CLI runs.
 // Re-record only on purpose: a history is the contract that deployed runs hold us to.
-//   node -r ./scripts/register.js temporal/scripts/recordHarnessHistories.ts [--address host:port]
+//   node -r ./scripts/register.js temporal/scripts/recordHarnessHistories.ts [--address host:port] [--only <name>]
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { searchAttributes, workflowKinds, workflowTypes, type HarnessTaskInput } from '@keelson/schema';
-import { connectClient, createActivities, ensureTemporalCli, searchAttributeKeys, startDevServer, startWorker } from '../src';
+import { MeshError, searchAttributes, workflowKinds, workflowTypes, type HarnessTaskInput, type SessionSteerInput } from '@keelson/schema';
+import { WithStartWorkflowOperation } from '@temporalio/client';
+import { connectClient, createActivities, ensureTemporalCli, searchAttributeKeys, sessionSteerUpdate, startDevServer, startWorker } from '../src';
 import type { HarnessTaskPlane } from '../src/activities';
 
 const TASK_QUEUE = 'record-harness-histories';
 
 /** Task ids decide the stand-in's outcome: `ok-…` completes, `fail-…` fails, `slow-…` runs until cancelled. */
+const busyOnce = new Set<string>();
 const plane: HarnessTaskPlane = {
   async runTaskTurn(taskId, ctl) {
     const sessionId = 'claude-code:6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b';
@@ -36,8 +38,14 @@ const plane: HarnessTaskPlane = {
   async interruptTask() {
     return true;
   },
-  async runSteerTurn() {
-    throw new Error('this recorder runs no session steers');
+  /** A steer's first attempt finds the session busy (TURN_IN_FLIGHT, retried), the second runs it. */
+  async runSteerTurn(input) {
+    const sessionId = 'pi:3a2b1c0d-4e5f-4a6b-8c7d-9e0f1a2b3c4d';
+    if (!busyOnce.has(input.steerId)) {
+      busyOnce.add(input.steerId);
+      throw new MeshError('TURN_IN_FLIGHT', `session ${sessionId} has a turn in flight`);
+    }
+    return { sessionId, turnId: input.steerId, status: 'COMPLETED', result: `ECHO ${input.text}`, error: null };
   },
 };
 
@@ -48,12 +56,15 @@ async function main(): Promise<void> {
   const address = server?.address ?? process.argv[addressFlag + 1]!;
   const worker = await startWorker({ address, taskQueue: TASK_QUEUE, activities: createActivities({ harness: { plane } }) });
   const client = await connectClient({ address });
+  const onlyFlag = process.argv.indexOf('--only');
+  const wanted = (name: string) => onlyFlag === -1 || process.argv[onlyFlag + 1] === name;
   try {
     for (const [name, taskId] of [
       ['harnessTask', 'ok-1'],
       ['harnessTask-failed', 'fail-1'],
       ['harnessTask-cancelled', 'slow-1'],
     ] as const) {
+      if (!wanted(name)) continue;
       const input: HarnessTaskInput = { taskId, harnessId: 'claude-code', projectId: '7d3f1c2a-9b8e-4f6d-a5c4-3b2a1f0e9d8c', heartbeatTimeoutMs: 10_000 };
       const handle = await client.workflow.start(workflowTypes.harnessTask, {
         taskQueue: TASK_QUEUE,
@@ -75,11 +86,37 @@ async function main(): Promise<void> {
       await writeFile(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
       console.log(`recorded ${name} (${history.events?.length ?? 0} events, ${searchAttributes.kind}=task) → ${file}`);
     }
+    if (wanted('sessionSteer')) await recordSessionSteer(client);
   } finally {
     await client.connection.close();
     await worker.stop();
     await server?.stop();
   }
+}
+
+/** A session's steer queue: two steers, each first refused TURN_IN_FLIGHT, then run in order; the drained queue ends after its idle wait (a minute). */
+async function recordSessionSteer(client: Awaited<ReturnType<typeof connectClient>>): Promise<void> {
+  const steerInput: SessionSteerInput = { sessionId: 'pi:3a2b1c0d-4e5f-4a6b-8c7d-9e0f1a2b3c4d', harnessId: 'pi', heartbeatTimeoutMs: 10_000 };
+  const workflowId = `record-sessionSteer-${Date.now()}`;
+  for (const text of ['steer one', 'steer two']) {
+    const start = new WithStartWorkflowOperation(workflowTypes.sessionSteer, {
+      taskQueue: TASK_QUEUE,
+      workflowId,
+      args: [steerInput],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      typedSearchAttributes: [
+        { key: searchAttributeKeys.kind, value: workflowKinds.steer },
+        { key: searchAttributeKeys.harness, value: steerInput.harnessId },
+      ],
+    });
+    await client.workflow.executeUpdateWithStart(sessionSteerUpdate, { args: [{ text }], updateId: `record-${text}`, startWorkflowOperation: start });
+  }
+  const steered = client.workflow.getHandle(workflowId);
+  await steered.result();
+  const history = await steered.fetchHistory();
+  const file = join(__dirname, '..', 'histories', 'sessionSteer.json');
+  await writeFile(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
+  console.log(`recorded sessionSteer (${history.events?.length ?? 0} events, ${searchAttributes.kind}=steer) → ${file}`);
 }
 
 main().catch((error: unknown) => {

@@ -32,6 +32,7 @@ describe('recorded workflow histories', () => {
         'swarm.json',
         'swarm-stopped.json',
         'swarm-continuedAsNew.json',
+        'sessionSteer.json',
       ]),
     );
   });

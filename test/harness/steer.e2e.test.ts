@@ -46,6 +46,8 @@ function turnsOf(events: Ev[]): { turnId: string; text: string; status: string }
 
 describe('steerSession', () => {
   let sessionId: string;
+  /** The cursor of the last event the previous case saw: the next one follows on from it. */
+  let lastCursor: string;
 
   beforeAll(async () => {
     const project = await createProject(h.mesh, 'steered');
@@ -85,6 +87,7 @@ describe('steerSession', () => {
     let seen = 0;
     const events = await takeUntil(sub, (e) => turnCompleted(e) && ++seen === 1 + sessionSteerLimits.queued, 180_000);
     await sub.drop();
+    lastCursor = events.at(-1)!.cursor;
     const turns = turnsOf(events);
     expect(turns.map((t) => t.status)).toEqual(Array(1 + sessionSteerLimits.queued).fill('COMPLETED'));
     expect(turns[0]!.turnId).toBe(first.turnId);
@@ -113,12 +116,13 @@ describe('steerSession', () => {
   });
 
   it('runs a steer of an idle session at once as its next turn', async () => {
-    const sub = subscribeEvents(h.mesh, { sessionId });
+    const sub = subscribeEvents(h.mesh, { sessionId, after: lastCursor });
     const answer = await steer(sessionId, 'steer while idle');
     expect(answer).toMatchObject({ accepted: true, status: 'QUEUED' });
     expect(answer.reason).toMatch(/no turn is running/);
     const events = await takeUntil(sub, turnCompleted, 90_000);
     await sub.drop();
+    await waitIdle(h.mesh, sessionId);
     expect(turnsOf(events).map((t) => [t.status, /ECHO (steer while idle)/.test(t.text)])).toEqual([['COMPLETED', true]]);
   });
 
