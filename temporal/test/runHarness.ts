@@ -12,7 +12,7 @@ import { testTemporalAddress } from '../../test/support/temporalServer';
 import { createActivities, type OpRegistry, type PromptNodeExecutor } from '../src/activities';
 import { connectClient } from '../src/client';
 import { runWorkflowId, startRunWorkflow } from '../src/runClient';
-import { RunStore } from '../src/store/runStore';
+import { RunStore } from '@keelson/runs';
 import { startWorker, type RunningWorker } from '../src/worker';
 import { openActivityDeps, type OpenedActivityDeps } from '../src/workerDeps';
 import type { dagRun } from '../src/workflows';

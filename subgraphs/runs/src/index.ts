@@ -1,7 +1,8 @@
 import { IdempotencyKeys, openDomainState } from '@keelson/platform';
 import { startSubgraph } from '@keelson/kit';
 import { serviceIdentity, type Logger, type MeshSecurity, type PgTimeouts, type ServiceIdentity } from '@keelson/service';
-import { connectClient, OpStore, projectsGraphqlApi, RUNS_MIGRATIONS_TABLE, RunStore, runsMigrations, type ProjectsApi } from '@keelson/temporal';
+import { OpStore, projectsGraphqlApi, RUNS_MIGRATIONS_TABLE, RunStore, runsMigrations, type ProjectsApi } from '@keelson/runs';
+import { connectClient } from '@keelson/temporal';
 import { join } from 'node:path';
 import { CatalogService, WorkflowCatalog } from './catalog/catalog.service';
 import type { RunsContext, RunsServices } from './context';

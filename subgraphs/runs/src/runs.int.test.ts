@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseEnv, parseWorkflowDefinition, searchAttributes } from '@keelson/schema';
 import { silentLogger } from '@keelson/service';
-import { RunStore, type ProjectRef, type ProjectsApi } from '@keelson/temporal';
+import { RunStore, type ProjectRef, type ProjectsApi } from '@keelson/runs';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/db';
 import { gql, gqlData, registerCredentials } from '../../../test/support/client';
 import { quietTemporalRuntime, testTemporalAddress } from '../../../test/support/temporalServer';

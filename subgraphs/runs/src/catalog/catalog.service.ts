@@ -1,5 +1,5 @@
 import { isUuid, MeshError } from '@keelson/schema';
-import type { ProjectRef, ProjectsApi } from '@keelson/temporal';
+import type { ProjectRef, ProjectsApi } from '@keelson/runs';
 import { join } from 'node:path';
 import type { CatalogEntry, CatalogLoadError } from './catalogEntry';
 import type { RibWorkflowCandidate, RibWorkflowSource } from './ribSource';

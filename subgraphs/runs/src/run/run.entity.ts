@@ -1,6 +1,6 @@
 import type { RunStatus } from '@keelson/schema';
 import { JSONScalar } from '@keelson/kit';
-import type { RunCheckoutRecord } from '@keelson/temporal';
+import type { RunCheckoutRecord } from '@keelson/runs';
 import { Directive, Field, ID, Int, ObjectType } from 'type-graphql';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { WorkflowScope } from '../catalog/catalogEntry';

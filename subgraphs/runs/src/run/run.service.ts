@@ -15,7 +15,8 @@ import {
   type WorkflowDefinition,
 } from '@keelson/schema';
 import { currentCaller, type Logger } from '@keelson/service';
-import { respondUpdate, runWorkflowId, startRunWorkflow, workflowUiUrl, type ProjectRef, type ProjectsApi, type RunStore } from '@keelson/temporal';
+import type { ProjectRef, ProjectsApi, RunStore } from '@keelson/runs';
+import { respondUpdate, runWorkflowId, startRunWorkflow, workflowUiUrl } from '@keelson/temporal';
 import {
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,

@@ -42,8 +42,8 @@ import {
 } from '@keelson/schema';
 import type { Logger } from '@keelson/service';
 import type { RibAgentTurn } from '@keelson/shared';
-import type { ProjectsApi } from '../../projectsApi';
-import type { OpStore } from '../../store/opStore';
+import type { ProjectsApi } from '@keelson/runs';
+import type { OpStore } from '@keelson/runs';
 import { asActivity } from '../failures';
 
 /** What the swarm activities reach the world through. */

@@ -4,7 +4,7 @@ import { ApprovalReader } from '@keelson/operator';
 import { parseWorkflowDefinition, POLICY_APPROVAL_WORKFLOW, streams } from '@keelson/schema';
 import { silentLogger } from '@keelson/service';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/db';
-import { RUNS_MIGRATIONS_TABLE, runsMigrations } from '../workerDeps';
+import { RUNS_MIGRATIONS_TABLE, runsMigrations } from '../migrations';
 import { RunStore } from './runStore';
 
 /** The inbox rows RunStore writes in a gate's own transitions, on real Postgres. */
