@@ -25,4 +25,4 @@ export { harnessTask } from './harnessTask';
 export * from './ribWorkflows';
 export * from './memoryCompaction';
 export { swarm } from './swarm';
-export type { SwarmWorkflowInput, SwarmWorkflowResult, CarriedSwarmState, AgentState } from './swarm';
+export type { SwarmWorkflowInput, SwarmWorkflowResult, CarriedSwarmState, AgentState } from './swarmState';
