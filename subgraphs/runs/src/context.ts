@@ -2,7 +2,7 @@ import { type EventLog, type IdempotencyKeys } from '@keelson/platform';
 import { byKeys, groupByKeys, type PageArgs, type SubgraphContext } from '@keelson/kit';
 import { streams, type EventEnvelope, type OpFramePayload, type RunEventPayload, type RunStatus } from '@keelson/schema';
 import type { DataSource } from 'typeorm';
-import type { Catalog, CatalogService } from './catalog/catalog.service';
+import type { Catalog, CatalogService } from '@keelson/runs';
 import { eventsByKeys } from './event/eventPages';
 import type { Op } from './op/op.entity';
 import type { OpService } from './op/op.service';
