@@ -26,6 +26,7 @@ COPY ribs/swarm/package.json ribs/swarm/
 COPY subgraphs/ribs/package.json subgraphs/ribs/
 COPY providers/package.json providers/
 COPY modelserver/package.json modelserver/
+COPY runs/package.json runs/
 COPY temporal/package.json temporal/
 COPY client/package.json client/
 COPY gateway/package.json gateway/

@@ -1,7 +1,9 @@
 import { connectClient } from '@keelson/temporal';
 import { runLimits } from '@keelson/schema';
-import { gql, gqlData } from './support/client';
+import { gqlData } from './support/client';
 import { startTestMesh, type TestMesh } from './support/mesh';
+import { steerOp } from './support/runs';
+import { until } from './support/until';
 import { quietTemporalRuntime } from './support/temporalServer';
 
 quietTemporalRuntime();
@@ -19,17 +21,8 @@ describe('steerOp: a Temporal Update, answered, capped, deduplicated, across con
 
   const getOp = async (id: string) =>
     (await gqlData<{ op: OpView }>(url, 'query ($id: ID!) { op(id: $id) { id status result frames(first: 500) { edges { node { type note } } } } }', { id })).op;
-  const waitForOp = async (id: string, done: (op: OpView) => boolean, timeoutMs = 30_000) => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const op = await getOp(id);
-      if (done(op)) return op;
-      if (Date.now() > deadline) throw new Error(`op ${id} stayed ${op.status}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  };
-  const steer = (id: string, note: string, key?: string) =>
-    gql<{ steerOp: { id: string; status: string } }>(url, 'mutation ($id: ID!, $n: String!, $k: String) { steerOp(id: $id, note: $n, key: $k) { id status } }', { id, n: note, k: key ?? null });
+  const waitForOp = (id: string, done: (op: OpView) => boolean, timeoutMs = 30_000) => until(`op ${id}`, () => getOp(id), done, timeoutMs);
+  const steer = (id: string, note: string, key?: string) => steerOp(url, id, note, key);
   const steered = (op: OpView) => op.frames.edges.filter((e) => e.node.type === 'OP_STEERED').map((e) => e.node.note);
 
   beforeAll(async () => {

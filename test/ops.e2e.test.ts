@@ -1,5 +1,7 @@
 import { gql, gqlData, subscribeResumable } from './support/client';
 import { startTestMesh, type TestMesh } from './support/mesh';
+import { steerOp } from './support/runs';
+import { until } from './support/until';
 import { quietTemporalRuntime } from './support/temporalServer';
 
 quietTemporalRuntime();
@@ -33,16 +35,8 @@ describe('durable ops through the gateway', () => {
   let url: string;
 
   const getOp = async (id: string) => (await gqlData<{ op: OpView }>(url, `query ($id: ID!) { op(id: $id) { ${OP_FIELDS} } }`, { id })).op;
-  const waitForOp = async (id: string, done: (op: OpView) => boolean, timeoutMs = 30_000) => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const op = await getOp(id);
-      if (done(op)) return op;
-      if (Date.now() > deadline) throw new Error(`op ${id} stayed ${op.status}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  };
-  const steer = (id: string, note: string) => gql<{ steerOp: OpView }>(url, 'mutation ($id: ID!, $n: String!) { steerOp(id: $id, note: $n) { id status } }', { id, n: note });
+  const waitForOp = (id: string, done: (op: OpView) => boolean, timeoutMs = 30_000) => until(`op ${id}`, () => getOp(id), done, timeoutMs);
+  const steer = (id: string, note: string) => steerOp(url, id, note);
   const cancel = (id: string) => gql<{ cancelOp: OpView }>(url, 'mutation ($id: ID!) { cancelOp(id: $id) { id status } }', { id });
 
   beforeAll(async () => {

@@ -4,7 +4,7 @@ export { ensureDatabase } from './database';
 export { composeSupergraph } from './compose';
 export type { Composition } from './compose';
 export { subgraphs, defaultSubgraphUrl } from './subgraphs';
-export { runsPortOf, ribWorkflowSource, lateRibRuns, workerApprovals } from './ribRuns';
+export { runsPortOf, lateRibRuns, workerApprovals } from './ribRuns';
 export type { RibRunsOptions } from './ribRuns';
 export { loadRibsServiceConfig, startRibsService } from './services/ribsService';
 export type { RibsServiceConfig, StartRibsServiceOptions } from './services/ribsService';

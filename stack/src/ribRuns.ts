@@ -1,8 +1,8 @@
-import { createWarningSink, runApprovalPort, type ApprovalPort, type RunsPort, type RunsPortEvent, type RunsPortOp, type RunsPortRun, type RibHost } from '@keelson/host';
+import { createWarningSink, runApprovalPort, type ApprovalPort, type RunsPort, type RunsPortEvent, type RunsPortOp, type RunsPortRun } from '@keelson/host';
 import { decodeCursor, isTerminalRunStatus, isUuid, MeshError, streams, type EventEnvelope, type RunEventPayload } from '@keelson/schema';
 import type { Logger } from '@keelson/service';
 import type { RibRunsWiring } from '@keelson/subgraph-ribs';
-import type { RibWorkflowSource, RunsServices } from '@keelson/subgraph-runs';
+import type { RunsServices } from '@keelson/subgraph-runs';
 
 type ServiceOp = Awaited<ReturnType<RunsServices['ops']['require']>>;
 
@@ -139,26 +139,6 @@ export function runsPortOf(services: RunsServices): RunsPort {
       return opOf(await services.ops.steer(opId, note));
     },
   };
-}
-
-type WorkflowsOf = Pick<RibHost, 'workflows'>;
-
-function candidatesOf(host: WorkflowsOf) {
-  return host.workflows().map((e) => ({
-    ribId: e.ribId,
-    origin: e.origin,
-    definition: e.definition,
-    ...(e.path ? { path: e.path } : {}),
-    ...(e.source ? { source: e.source } : {}),
-  }));
-}
-
-/**
- * `Rib.workflows` and the catalog's rib scope: every active rib's contributions (code and YAML), from
- * a host, or from one activated on demand (a function resolving it; a rejection fails that catalog read).
- */
-export function ribWorkflowSource(host: WorkflowsOf | (() => Promise<WorkflowsOf>)): RibWorkflowSource {
-  return { list: typeof host === 'function' ? async () => candidatesOf(await host()) : () => candidatesOf(host) };
 }
 
 /** What the ribs subgraph's run seams need besides the runs domain. */

@@ -33,7 +33,8 @@ import type { Client } from '@temporalio/client';
 import { ensureDatabase } from './database';
 import { claimHome, recordStart, type OwnedProcessNote } from './ownership';
 import { ribAgentSeams } from './ribAgentSeams';
-import { lateRibRuns, ribWorkflowSource, workerApprovals } from './ribRuns';
+import { ribWorkflowSource } from '@keelson/runs';
+import { lateRibRuns, workerApprovals } from './ribRuns';
 
 export interface MeshOptions {
   /** @default process.env */

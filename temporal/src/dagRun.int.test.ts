@@ -9,9 +9,10 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import { createSandbox, type ProcessSandbox } from '@keelson/platform';
-import { parseWorkflowDefinition, type RespondInput } from '@keelson/schema';
+import { type RespondInput } from '@keelson/schema';
 import { parse } from 'yaml';
 import { quietTemporalRuntime } from '../../test/support/temporalServer';
+import { definitionOf, registerRun } from '../../test/support/registerRun';
 import { RunHarness, type StartedRun } from '../test/runHarness';
 import { createActivities, type PromptNodeRequest } from './activities';
 import { respondUpdate, runStatusQuery } from './workflows/messages';
@@ -329,25 +330,10 @@ nodes:
   });
 
   it('does not run a node again when its activity is retried after it completed (the side effect happens once)', async () => {
-    const parsed = parseWorkflowDefinition(parse('name: once\nnodes:\n  - { id: effect, type: bash, bash: "echo done >> \\"$ARTIFACTS_DIR/effects\\"; echo $KEELSON_ATTEMPT" }\n'));
-    if (!parsed.ok) throw new Error(parsed.error);
+    const definition = definitionOf(parse('name: once\nnodes:\n  - { id: effect, type: bash, bash: "echo done >> \\"$ARTIFACTS_DIR/effects\\"; echo $KEELSON_ATTEMPT" }\n'));
     const runId = randomUUID();
     const artifactsDir = join(h.home, 'runs', runId, 'artifacts');
-    await h.store.createRun({
-      id: runId,
-      workflowName: 'once',
-      title: 'once',
-      definition: parsed.definition,
-      scope: 'BUNDLED',
-      inputs: {},
-      projectId: null,
-      projectName: null,
-      ribId: null,
-      startedByRibId: null,
-      cwd: h.home,
-      artifactsDir,
-      temporalWorkflowId: `run-once-${runId.slice(0, 8)}`,
-    });
+    await registerRun(h.store, definition, { id: runId, cwd: h.home, artifactsDir });
     const { beginLaunch, runCommandNode } = createActivities(h.opened.deps);
     await new MockActivityEnvironment().run(beginLaunch, { runId, launch: 1 });
     const ref = { runId, nodeId: 'effect', launch: 1 };
@@ -524,25 +510,10 @@ nodes:
   });
 
   it('fails a command node for good, naming the fix, when the sandbox is unavailable; runs it unconfined only when off', async () => {
-    const parsed = parseWorkflowDefinition(parse('name: refused\nnodes:\n  - { id: cmd, type: bash, bash: "echo ran > ran.txt; echo ran" }\n'));
-    if (!parsed.ok) throw new Error(parsed.error);
+    const definition = definitionOf(parse('name: refused\nnodes:\n  - { id: cmd, type: bash, bash: "echo ran > ran.txt; echo ran" }\n'));
     const attempt = async (sandbox: ProcessSandbox) => {
       const runId = randomUUID();
-      await h.store.createRun({
-        id: runId,
-        workflowName: 'refused',
-        title: 'refused',
-        definition: parsed.definition,
-        scope: 'BUNDLED',
-        inputs: {},
-        projectId: null,
-        projectName: null,
-        ribId: null,
-        startedByRibId: null,
-        cwd: project,
-        artifactsDir: join(h.home, 'runs', runId, 'artifacts'),
-        temporalWorkflowId: `run-refused-${runId.slice(0, 8)}`,
-      });
+      await registerRun(h.store, definition, { id: runId, cwd: project, artifactsDir: join(h.home, 'runs', runId, 'artifacts') });
       const { beginLaunch, runCommandNode } = createActivities({ ...h.opened.deps, runs: { ...h.opened.deps.runs!, sandbox } });
       await new MockActivityEnvironment().run(beginLaunch, { runId, launch: 1 });
       return new MockActivityEnvironment({ attempt: 1 }).run(runCommandNode, { runId, nodeId: 'cmd', launch: 1 });

@@ -29,16 +29,8 @@ export { sessionSteerUpdate, sessionSteerStatusQuery, sessionSteerWorkflowId } f
 export type { DagRunInput, DagRunResult, CarriedDagState, DurableOpInput, DurableOpResult } from './workflows';
 export { searchAttributeKeys } from './searchAttributeKeys';
 export { configureTemporalRuntime } from './runtime';
-export { RunStore, whenValue } from './store/runStore';
-export type { NewRun, RunRecord, NodeRecord, RunCheckoutRecord, CapturedOutput, LaunchNodeState } from './store/runStore';
-export { OpStore } from './store/opStore';
-export type { NewOp, OpRecord } from './store/opStore';
-export { RunsTables1764460800300 } from './store/runsTables.migration';
-export { RunNodePrompt1764460800330 } from './store/runNodePrompt.migration';
-export { openActivityDeps, runsMigrations, RUNS_MIGRATIONS_TABLE } from './workerDeps';
+export { openActivityDeps } from './workerDeps';
 export type { ActivityDepsOptions, OpenedActivityDeps } from './workerDeps';
-export { projectsGraphqlApi } from './projectsApi';
-export type { ProjectsApi, ProjectRef, WorkspaceRef } from './projectsApi';
 export { artifactPaths, readArtifacts } from './activities/runs/artifacts';
 export { createRibActivities } from './activities/ribs/ribActivities';
 export type { RibActivities, RibActivityDeps, HeldOp, HeldOpOutcome, RefreshRegionInput } from './activities/ribs/ribActivities';

@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 import { kickoffText, type SwarmStore } from '@keelson/rib-swarm';
 import { MeshError, resolveSwarmLimits, workflowKinds, workflowTypes, type ParsedStartSwarmInput } from '@keelson/schema';
 import { searchAttributeKeys } from './searchAttributeKeys';
-import type { OpStore } from './store/opStore';
+import type { OpStore } from '@keelson/runs';
 import type { swarm, SwarmWorkflowInput } from './workflows';
 
 /** `swarm-<swarm id>`: the swarm's one workflow, findable by id in the Temporal UI. */

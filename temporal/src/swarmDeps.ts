@@ -3,8 +3,8 @@ import { BusAccess, resolveBusSetup, SwarmStore, SwarmTables1764460800600 } from
 import type { Logger, PgTimeouts } from '@keelson/service';
 import type { SwarmActivityDeps } from './activities';
 import type { OpenedPromptExecutor } from './activities/prompt/openPromptExecutor';
-import type { ProjectsApi } from './projectsApi';
-import type { OpStore } from './store/opStore';
+import type { ProjectsApi } from '@keelson/runs';
+import type { OpStore } from '@keelson/runs';
 
 /** The swarm domain's migrations, in order (the swarms subgraph and workers both run them). */
 export const swarmMigrations = [SwarmTables1764460800600];

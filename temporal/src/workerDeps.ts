@@ -4,20 +4,10 @@ import { createSandbox, type ProcessSandbox, createDataSource, EventLog, EventNo
 import { expandHome, parseEnv } from '@keelson/schema';
 import type { Logger, PgTimeouts, ServiceIdentity } from '@keelson/service';
 import type { DataSource } from 'typeorm';
-import { OperatorApprovals1764460800600 } from '@keelson/operator';
-import { AgentTurnTables1764460800320 } from '@keelson/providers';
+import { OpStore, projectsGraphqlApi, RUNS_MIGRATIONS_TABLE, RunStore, runsMigrations } from '@keelson/runs';
 import type { ActivityDeps, OpRegistry, PromptNodeExecutor } from './activities';
 import { builtinOps } from './activities/ops/countdown';
 import { openPromptExecutor, type OpenedPromptExecutor, type PromptExecutorOptions } from './activities/prompt/openPromptExecutor';
-import { projectsGraphqlApi } from './projectsApi';
-import { OpStore } from './store/opStore';
-import { RunStore } from './store/runStore';
-import { RunNodePrompt1764460800330 } from './store/runNodePrompt.migration';
-import { RunsTables1764460800300 } from './store/runsTables.migration';
-
-/** The runs subgraph's migrations, in order (it runs them; a worker process runs the same list). */
-export const runsMigrations = [RunsTables1764460800300, AgentTurnTables1764460800320, RunNodePrompt1764460800330, OperatorApprovals1764460800600];
-export const RUNS_MIGRATIONS_TABLE = 'runs_migrations';
 
 export interface ActivityDepsOptions {
   databaseUrl: string;

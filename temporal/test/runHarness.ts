@@ -3,16 +3,17 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import { parseWorkflowDefinition, streams, type EventEnvelope, type RunEventPayload } from '@keelson/schema';
+import { streams, type EventEnvelope, type RunEventPayload } from '@keelson/schema';
 import type { ProcessSandbox } from '@keelson/platform';
 import { silentLogger } from '@keelson/service';
 import { parse } from 'yaml';
 import { createTestDatabase, type TestDatabase } from '../../test/support/db';
+import { definitionOf, registerRun } from '../../test/support/registerRun';
 import { testTemporalAddress } from '../../test/support/temporalServer';
 import { createActivities, type OpRegistry, type PromptNodeExecutor } from '../src/activities';
 import { connectClient } from '../src/client';
 import { runWorkflowId, startRunWorkflow } from '../src/runClient';
-import { RunStore } from '../src/store/runStore';
+import { RunStore } from '@keelson/runs';
 import { startWorker, type RunningWorker } from '../src/worker';
 import { openActivityDeps, type OpenedActivityDeps } from '../src/workerDeps';
 import type { dagRun } from '../src/workflows';
@@ -86,27 +87,11 @@ export class RunHarness {
 
   /** Registers a run of `yaml` (a definition) and starts its first launch, in `cwd` (default the harness's home). */
   async start(yaml: string, opts: { inputs?: Record<string, string>; maxHistoryEvents?: number; cwd?: string } = {}): Promise<StartedRun> {
-    const parsed = parseWorkflowDefinition(parse(yaml));
-    if (!parsed.ok) throw new Error(parsed.error);
-    const def = parsed.definition;
+    const def = definitionOf(parse(yaml));
     const runId = randomUUID();
     const workflowId = runWorkflowId(def.name, runId);
     const artifactsDir = join(this.home, 'runs', runId, 'artifacts');
-    await this.store.createRun({
-      id: runId,
-      workflowName: def.name,
-      title: def.name,
-      definition: def,
-      scope: 'BUNDLED',
-      inputs: opts.inputs ?? {},
-      projectId: null,
-      projectName: null,
-      ribId: null,
-      startedByRibId: null,
-      cwd: opts.cwd ?? this.home,
-      artifactsDir,
-      temporalWorkflowId: workflowId,
-    });
+    await registerRun(this.store, def, { id: runId, inputs: opts.inputs ?? {}, cwd: opts.cwd ?? this.home, artifactsDir, temporalWorkflowId: workflowId });
     const handle = await startRunWorkflow(this.client, {
       taskQueue: this.taskQueue,
       workflowId,

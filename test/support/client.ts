@@ -122,55 +122,29 @@ export function subscribe<T = Record<string, unknown>>(
     onNonLazyError: () => undefined,
     on: { connected: (s) => (socket = s as WebSocket) },
   });
-  const queue: GraphQLResponse<T>[] = [];
-  const waiters: ((r: GraphQLResponse<T>) => void)[] = [];
-  let failure: unknown;
+  const queue = resultQueue<T>((failure) => JSON.stringify(failure));
   let resolveCompleted!: () => void;
   const completed = new Promise<void>((r) => (resolveCompleted = r));
-  const push = (r: GraphQLResponse<T>) => {
-    const w = waiters.shift();
-    if (w) w(r);
-    else queue.push(r);
-  };
   const unsubscribe = client.subscribe<T>(
     { query, variables },
     {
-      next: (r) => push(r as GraphQLResponse<T>),
+      next: (r) => queue.push(r as GraphQLResponse<T>),
       error: (err) => {
-        failure = err;
+        queue.fail(err);
         // graphql-ws reports a closed socket as its CloseEvent: keep the code and reason readable.
         const close = err as { code?: unknown; reason?: unknown; message?: unknown };
         const message = typeof close?.code === 'number' ? `close ${close.code}: ${String(close.reason ?? '')}` : String(close?.message ?? err);
         const errors = Array.isArray(err) ? err : [{ message }];
-        push({ errors });
+        queue.push({ errors });
         resolveCompleted();
       },
       complete: () => resolveCompleted(),
     },
   );
-  const next = (timeoutMs = 15_000) =>
-    new Promise<GraphQLResponse<T>>((resolve, reject) => {
-      const queued = queue.shift();
-      if (queued) return resolve(queued);
-      const timer = setTimeout(() => {
-        const i = waiters.indexOf(done);
-        if (i >= 0) waiters.splice(i, 1);
-        reject(new Error(`no subscription result within ${timeoutMs} ms${failure ? ` (failed: ${JSON.stringify(failure)})` : ''}`));
-      }, timeoutMs);
-      const done = (r: GraphQLResponse<T>) => {
-        clearTimeout(timer);
-        resolve(r);
-      };
-      waiters.push(done);
-    });
   return {
-    next,
-    async take(n, timeoutMs) {
-      const out: GraphQLResponse<T>[] = [];
-      for (let i = 0; i < n; i++) out.push(await next(timeoutMs));
-      return out;
-    },
-    pending: () => queue.length,
+    next: queue.next,
+    take: queue.take,
+    pending: queue.pending,
     async drop() {
       socket?.terminate();
       await client.dispose();
@@ -248,7 +222,8 @@ export function subscribeResumable<T = Record<string, unknown>, V extends { afte
   };
 }
 
-function resultQueue<T>() {
+/** Results queued until taken; `describe` renders a failure in a timed-out `next`'s message. */
+function resultQueue<T>(describe: (failure: unknown) => string = String) {
   const queue: GraphQLResponse<T>[] = [];
   const waiters: ((r: GraphQLResponse<T>) => void)[] = [];
   let failure: unknown;
@@ -259,7 +234,7 @@ function resultQueue<T>() {
       const timer = setTimeout(() => {
         const i = waiters.indexOf(done);
         if (i >= 0) waiters.splice(i, 1);
-        reject(new Error(`no subscription result within ${timeoutMs} ms${failure ? ` (failed: ${String(failure)})` : ''}`));
+        reject(new Error(`no subscription result within ${timeoutMs} ms${failure ? ` (failed: ${describe(failure)})` : ''}`));
       }, timeoutMs);
       const done = (r: GraphQLResponse<T>) => {
         clearTimeout(timer);

@@ -112,3 +112,8 @@ export function alive(pid: number): boolean {
     return false;
   }
 }
+
+/** `steerOp` through the gateway; a repeated `key` is one steer. */
+export function steerOp(url: string, id: string, note: string, key?: string) {
+  return gql<{ steerOp: { id: string; status: string } }>(url, 'mutation ($id: ID!, $n: String!, $k: String) { steerOp(id: $id, note: $n, key: $k) { id status } }', { id, n: note, k: key ?? null });
+}

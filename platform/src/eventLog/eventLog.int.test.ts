@@ -370,6 +370,21 @@ describe('EventLog on real Postgres', () => {
     expect(await events.read(stream, 35, { key: 'beta' })).toEqual([]);
   });
 
+  it('reads a page of events per key in one statement: after the cursor, at most `limit` each, oldest first', async () => {
+    const stream = 'paged';
+    const keys = ['p1', 'p2', 'p3'];
+    for (const i of range(0, 11)) await appendOne(stream, keys[i % 3]!, { i });
+    // Sequences: p1 has 1, 4, 7, 10; p2 has 2, 5, 8, 11; p3 has 3, 6, 9, 12.
+    const pages = await events.readByKeys<{ i: number }>(stream, ['p1', 'p2', 'absent'], 4, 2);
+    expect([...pages.keys()]).toEqual(['p1', 'p2', 'absent']);
+    expect(pages.get('p1')!.map((e) => e.seq)).toEqual([7, 10]);
+    expect(pages.get('p2')!.map((e) => e.seq)).toEqual([5, 8]);
+    expect(pages.get('absent')).toEqual([]);
+    const [first] = pages.get('p2')!;
+    expect(first).toEqual(expect.objectContaining({ cursor: encodeCursor(5), stream, key: 'p2', type: 'TEST', payload: { i: 4 }, actor: null }));
+    expect(first!.at).toBeInstanceOf(Date);
+  });
+
   it('ends a tail with a read error, and a new tail from the last cursor continues without gap', async () => {
     const stream = 'read-failure';
     for (const n of range(1, 5)) await appendOne(stream, 'k', { n });

@@ -91,6 +91,23 @@ export class EventLog {
   }
 
   /**
+   * Up to `limit` events per key of one stream after `after`, oldest first, in one statement: a page
+   * of each entity's events for a batch of entities (a DataLoader's batch).
+   */
+  async readByKeys<P = unknown>(stream: string, keys: readonly string[], after: number, limit: number): Promise<Map<string, EventEnvelope<P>[]>> {
+    const rows = (await this.dataSource.query(
+      `SELECT stream, seq, key, type, payload, at, actor FROM (
+         SELECT e.*, row_number() OVER (PARTITION BY e.key ORDER BY e.seq) AS rn
+         FROM events e WHERE e.stream = $1 AND e.key = ANY($2::text[]) AND e.seq > $3
+       ) x WHERE rn <= $4 ORDER BY key, seq`,
+      [stream, [...keys], after, limit],
+    )) as EventRow[];
+    const out = new Map<string, EventEnvelope<P>[]>(keys.map((k) => [k, []]));
+    for (const r of rows) out.get(r.key)?.push(toEnvelope<P>(r));
+    return out;
+  }
+
+  /**
    * Replays what a reader missed after `after` (an opaque cursor; absent = from the start), then
    * follows live: in order, no gap, no duplicate. Ends when the consumer calls `return()`.
    * A read failure ends the iterator with SERVICE_UNAVAILABLE; the consumer resumes from its last cursor.

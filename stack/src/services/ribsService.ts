@@ -3,7 +3,8 @@ import { serviceIdentity, type Logger } from '@keelson/service';
 import { loadRibsConfig, start as startRibs, type RibHostOverrides, type RibsConfig, type RunningRibs } from '@keelson/subgraph-ribs';
 import { openRunsServices, runsSettings, type RunsSettings } from '@keelson/subgraph-runs';
 import { ribAgentSeams } from '../ribAgentSeams';
-import { lateRibRuns, ribWorkflowSource, type RibRunsOptions } from '../ribRuns';
+import { ribWorkflowSource } from '@keelson/runs';
+import { lateRibRuns, type RibRunsOptions } from '../ribRuns';
 
 export interface RibsServiceConfig extends RibsConfig {
   /** The runs domain the run seams reach, opened in this process over the same Postgres and Temporal. */

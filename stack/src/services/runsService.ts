@@ -1,7 +1,7 @@
 import type { Logger } from '@keelson/service';
 import { loadRunsConfig, start as startRuns, type RunningRuns, type RunsConfig } from '@keelson/subgraph-runs';
 import { lazyWorkerRibHost, type WorkerRibHostOptions } from '@keelson/temporal';
-import { ribWorkflowSource } from '../ribRuns';
+import { ribWorkflowSource } from '@keelson/runs';
 
 export interface RunsServiceConfig extends RunsConfig {
   /** What this process's rib host reads: KEELSON_RIBS, the grant variables, what rib processes inherit. */

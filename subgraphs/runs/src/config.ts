@@ -2,6 +2,7 @@ import { meshSecurityFromEnv, type MeshSecurity } from '@keelson/service';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { expandHome, parseEnv, type MeshEnv } from '@keelson/schema';
+import { bundledWorkflowsDir } from '@keelson/runs';
 import type { RunsSettings } from './settings';
 
 export interface RunsConfig {
@@ -12,9 +13,6 @@ export interface RunsConfig {
   logLevel: string;
   settings: RunsSettings;
 }
-
-/** The workflows shipped with the runs subgraph. */
-export const bundledWorkflowsDir = join(__dirname, '..', 'workflows');
 
 /** Resolves the runs domain's settings from parsed env; `temporal` overrides where Temporal is (npm start's dev server). */
 export function runsSettings(

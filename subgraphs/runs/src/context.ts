@@ -2,8 +2,7 @@ import { type EventLog, type IdempotencyKeys } from '@keelson/platform';
 import { byKeys, groupByKeys, type PageArgs, type SubgraphContext } from '@keelson/kit';
 import { streams, type EventEnvelope, type OpFramePayload, type RunEventPayload, type RunStatus } from '@keelson/schema';
 import type { DataSource } from 'typeorm';
-import type { Catalog, CatalogService } from './catalog/catalog.service';
-import { eventsByKeys } from './event/eventPages';
+import type { Catalog, CatalogService } from '@keelson/runs';
 import type { Op } from './op/op.entity';
 import type { OpService } from './op/op.service';
 import type { Run } from './run/run.entity';
@@ -37,14 +36,14 @@ function parsePageKey(key: string): { id: string; after: number; first: number }
 }
 
 /** Batches page requests by (after, first): one statement per distinct pair. */
-async function pagedEvents<P>(dataSource: DataSource, stream: string, keys: readonly string[]): Promise<EventEnvelope<P>[][]> {
+async function pagedEvents<P>(events: EventLog, stream: string, keys: readonly string[]): Promise<EventEnvelope<P>[][]> {
   const parsed = keys.map(parsePageKey);
   const groups = new Map<string, number[]>();
   parsed.forEach((p, i) => groups.set(`${p.after}\u0000${p.first}`, [...(groups.get(`${p.after}\u0000${p.first}`) ?? []), i]));
   const out: EventEnvelope<P>[][] = new Array(keys.length);
   for (const indexes of groups.values()) {
     const { after, first } = parsed[indexes[0]!]!;
-    const byKey = await eventsByKeys<P>(dataSource, stream, indexes.map((i) => parsed[i]!.id), after, first + 1);
+    const byKey = await events.readByKeys<P>(stream, indexes.map((i) => parsed[i]!.id), after, first + 1);
     for (const i of indexes) out[i] = byKey.get(parsed[i]!.id) ?? [];
   }
   return out;
@@ -68,9 +67,9 @@ export function loadersOf(ctx: RunsContext) {
       groupByKeys(ids, await services.runs.openPausesOf(ids), (p) => p.runId),
     ),
     /** Keys from `pageKey`; each value holds up to first + 1 events. */
-    runEvents: loaders.get<string, EventEnvelope<RunEventPayload>[]>('runEvents', (keys) => pagedEvents(services.dataSource, streams.runs, keys)),
+    runEvents: loaders.get<string, EventEnvelope<RunEventPayload>[]>('runEvents', (keys) => pagedEvents(services.events, streams.runs, keys)),
     /** Keys from `pageKey`; each value holds up to first + 1 frames. */
-    opFrames: loaders.get<string, EventEnvelope<OpFramePayload>[]>('opFrames', (keys) => pagedEvents(services.dataSource, streams.ops, keys)),
+    opFrames: loaders.get<string, EventEnvelope<OpFramePayload>[]>('opFrames', (keys) => pagedEvents(services.events, streams.ops, keys)),
     /** Keys are JSON of {@link OwnerPage}. */
     runsOfOwner: loaders.get<string, RunConnection>('runsOfOwner', (keys) => services.runs.pagesFor(keys.map((k) => JSON.parse(k) as OwnerPage))),
     /** Key: a project id, or '' for the global scope. */

@@ -1,9 +1,9 @@
 import { IdempotencyKeys, openDomainState } from '@keelson/platform';
 import { startSubgraph } from '@keelson/kit';
 import { serviceIdentity, type Logger, type MeshSecurity, type PgTimeouts, type ServiceIdentity } from '@keelson/service';
-import { connectClient, OpStore, projectsGraphqlApi, RUNS_MIGRATIONS_TABLE, RunStore, runsMigrations, type ProjectsApi } from '@keelson/temporal';
+import { CatalogService, OpStore, projectsGraphqlApi, RUNS_MIGRATIONS_TABLE, RunStore, runsMigrations, WorkflowCatalog, type ProjectsApi } from '@keelson/runs';
+import { connectClient } from '@keelson/temporal';
 import { join } from 'node:path';
-import { CatalogService, WorkflowCatalog } from './catalog/catalog.service';
 import type { RunsContext, RunsServices } from './context';
 import { Op } from './op/op.entity';
 import { OpService } from './op/op.service';
@@ -15,14 +15,10 @@ import { buildRunsSchema } from './schema';
 import type { RunsSettings } from './settings';
 
 export { buildRunsSchema } from './schema';
-export { loadRunsConfig, runsSettings, bundledWorkflowsDir } from './config';
+export { loadRunsConfig, runsSettings } from './config';
 export type { RunsConfig } from './config';
 export type { RunsSettings } from './settings';
 export type { RunsServices } from './context';
-export type { RibWorkflowCandidate, RibWorkflowSource } from './catalog/ribSource';
-export { WorkflowCatalog, CatalogService, mergeRibCandidates, projectWorkflowsDir } from './catalog/catalog.service';
-export type { Catalog, CatalogOptions } from './catalog/catalog.service';
-export type { CatalogEntry, CatalogLoadError, WorkflowScope } from './catalog/catalogEntry';
 export { resolveInputs } from './run/run.service';
 export type { StartWorkflowArgs } from './run/run.service';
 export type { StartOpArgs } from './op/op.service';

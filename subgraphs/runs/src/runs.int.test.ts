@@ -3,14 +3,13 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseEnv, parseWorkflowDefinition, searchAttributes } from '@keelson/schema';
+import { parseEnv, searchAttributes } from '@keelson/schema';
 import { silentLogger } from '@keelson/service';
-import { RunStore, type ProjectRef, type ProjectsApi } from '@keelson/temporal';
+import { projectWorkflowsDir, RunStore, type ProjectRef, type ProjectsApi, type RibWorkflowCandidate } from '@keelson/runs';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/db';
+import { definitionOf, registerRun as storeRun } from '../../../test/support/registerRun';
 import { gql, gqlData, registerCredentials } from '../../../test/support/client';
 import { quietTemporalRuntime, testTemporalAddress } from '../../../test/support/temporalServer';
-import { projectWorkflowsDir } from './catalog/catalog.service';
-import type { RibWorkflowCandidate } from './catalog/ribSource';
 import { runsSettings } from './config';
 import { start, type RunningRuns } from './index';
 import { security, serviceCredentials } from '../../../test/support/auth';
@@ -39,23 +38,12 @@ describe('the runs subgraph', () => {
   };
 
   const registerRun = async (opts: { projectId?: string; ribId?: string; startedByRibId?: string; status?: string }) => {
-    const parsed = parseWorkflowDefinition(flow('made', 'made'));
-    if (!parsed.ok) throw new Error(parsed.error);
-    const id = randomUUID();
-    await store.createRun({
-      id,
-      workflowName: 'made',
-      title: 'made',
-      definition: parsed.definition,
+    const { id } = await storeRun(store, definitionOf(flow('made', 'made')), {
       scope: 'GLOBAL',
-      inputs: {},
       projectId: opts.projectId ?? null,
-      projectName: null,
       ribId: opts.ribId ?? null,
       startedByRibId: opts.startedByRibId ?? null,
       cwd: dir,
-      artifactsDir: join(dir, id),
-      temporalWorkflowId: `run-made-${id.slice(0, 8)}`,
     });
     if (opts.status) await runs.services.dataSource.query('UPDATE runs SET status = $2 WHERE id = $1', [id, opts.status]);
     return id;

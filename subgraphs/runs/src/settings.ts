@@ -1,10 +1,10 @@
-import type { RibWorkflowSource } from './catalog/ribSource';
+import type { RibWorkflowSource } from '@keelson/runs';
 
 /** What the runs domain needs from its environment (resolved once by config.ts). */
 export interface RunsSettings {
   /** KEELSON_HOME: `<home>/workflows` is the global scope; `<home>/runs/<id>/artifacts` each run's $ARTIFACTS_DIR; runs without a project work here. */
   keelsonHome: string;
-  /** The bundled workflows (`subgraphs/runs/workflows`). */
+  /** The bundled workflows (`runs/workflows`). */
   bundledWorkflowsDir: string;
   temporal: {
     address: string;

@@ -3,7 +3,8 @@ import { createHarnessActivities, type HarnessActivityDeps } from './harness/har
 import { createMemoryActivities, type MemoryActivityDeps } from './memory/memoryActivities';
 import { createOpActivities, type OpActivityDeps } from './ops/opActivities';
 import { createRunActivities, type RunActivityDeps } from './runs/runActivities';
-import { createSwarmActivities, type SwarmActivityDeps } from './swarm/swarmActivities';
+import { createSwarmActivities } from './swarm/swarmActivities';
+import type { SwarmActivityDeps } from './swarm/swarmTypes';
 
 /**
  * What the activities reach the world through, injected by the worker's owner (`openActivityDeps`
@@ -60,5 +61,7 @@ export { builtinOps, countdownOp } from './ops/countdown';
 export type { HarnessActivityDeps, HarnessTaskPlane, HarnessTurnOutcome, HarnessActivities } from './harness/harnessActivities';
 export type { MemoryActivityDeps, MemoryActivities, SummaryModelChoice, SummarizeRangeResult } from './memory/memoryActivities';
 export type { MemoryApi, SummaryRange, RangeContent, RangeMessage, SavedSummary } from './memory/memoryApi';
-export type { SwarmActivityDeps, SwarmActivities, SwarmTurnInput, SwarmTurnResult, SwarmBootResult, HydratedMessage } from './swarm/swarmActivities';
-export { createSwarmActivities, tokenNonce } from './swarm/swarmActivities';
+export type { SwarmActivities } from './swarm/swarmActivities';
+export type { SwarmActivityDeps, SwarmTurnInput, SwarmTurnResult, SwarmBootResult, HydratedMessage } from './swarm/swarmTypes';
+export { createSwarmActivities } from './swarm/swarmActivities';
+export { tokenNonce } from './swarm/swarmContext';

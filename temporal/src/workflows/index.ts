@@ -25,5 +25,5 @@ export { harnessTask } from './harnessTask';
 export * from './ribWorkflows';
 export * from './memoryCompaction';
 export { swarm } from './swarm';
-export type { SwarmWorkflowInput, SwarmWorkflowResult, CarriedSwarmState, AgentState } from './swarm';
+export type { SwarmWorkflowInput, SwarmWorkflowResult, CarriedSwarmState, AgentState } from './swarmState';
 export { sessionSteer } from './sessionSteer';

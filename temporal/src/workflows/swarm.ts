@@ -12,135 +12,33 @@ import {
   ActivityCancellationType,
 } from '@temporalio/workflow';
 import {
-  route,
   swarmTuning,
-  type SwarmAgentStatus,
   type SwarmEventPayload,
   type SwarmEventRecord,
   type SwarmEventType,
-  type SwarmLimits,
   type SwarmStatus,
   type SwarmSteerResult,
 } from '@keelson/schema';
 import type { OpActivities } from '../activities/ops/opActivities';
-import type { HydratedMessage, SwarmActivities, SwarmBootResult, SwarmTurnResult, WriterLease } from '../activities/swarm/swarmActivities';
+import type { SwarmActivities } from '../activities/swarm/swarmActivities';
+import type { SwarmTurnResult, WriterLease } from '../activities/swarm/swarmTypes';
 import { steerSignal } from './messages';
+import {
+  active,
+  failureMessage,
+  freshState,
+  ingestMessage,
+  liveStatus,
+  now,
+  projection,
+  swarmTurnInput,
+  type AgentState,
+  type CarriedSwarmState,
+  type FinishedTurn,
+  type SwarmWorkflowInput,
+  type SwarmWorkflowResult,
+} from './swarmState';
 import { swarmBusEventSignal, swarmLocalMessageSignal, swarmStatusQuery, swarmSteerUpdate, swarmStopSignal, type SwarmLiveStatus } from './swarmMessages';
-
-export interface SwarmWorkflowInput {
-  swarmId: string;
-  opId: string;
-  limits: SwarmLimits;
-  /** The lead's role line. */
-  leadRole: string;
-  /** Workers that join with the lead. */
-  agents: { name: string; role: string }[];
-  writeMode: boolean;
-  /** Agents may read the project (Read/Glob/Grep, confined to `projectRoot`). */
-  workTools: boolean;
-  /** The project (write mode leases writers' worktrees in it). */
-  projectId?: string;
-  projectRoot?: string;
-  provider?: string;
-  /** The lead's model (and workers' unless `workerModel`). */
-  model?: string;
-  workerModel?: string;
-  /** The kickoff post: the task and the evidence titles (the bodies stay in the store). */
-  kickoff: string;
-  /** Heartbeat timeout of the tail and turn activities: a lost worker is noticed within it. */
-  heartbeatTimeoutMs: number;
-  /** Tests: continue as new past this many history events (otherwise when Temporal suggests it). */
-  continueAsNewAfterEvents?: number;
-  /** The state a continue-as-new carries over. */
-  carried?: CarriedSwarmState;
-}
-
-export interface SwarmWorkflowResult {
-  swarmId: string;
-  status: SwarmStatus;
-}
-
-interface BackgroundLine {
-  messageId: string;
-  threadRootId: string;
-  author: string;
-  preview: string;
-}
-
-/** An agent: an identity (bot and token ids, never a token), an inbox, a resumable session. */
-export interface AgentState {
-  id: string;
-  handle: string;
-  displayName: string;
-  role: string;
-  lead: boolean;
-  writer: boolean;
-  botUserId: string;
-  botId: string;
-  tokenIds: string[];
-  status: SwarmAgentStatus;
-  finished: boolean;
-  turns: number;
-  failures: number;
-  sessionId?: string;
-  model?: string;
-  usage: { inputTokens: number; outputTokens: number };
-  inbox: string[];
-  background: BackgroundLine[];
-  notes: string[];
-  /** Turns whose attempt never reported (cancelled or given up): a token they minted is swept at the end. */
-  unsettled: { turnNo: number; generation: number }[];
-  /** A writer's worktree lease (write mode). */
-  worktree?: WriterLease;
-}
-
-/** Write mode's base (as `swarmWriteBase` decided it). */
-export interface CarriedWriteBase {
-  origin: boolean;
-  branch: string;
-  remoteRef?: string;
-}
-
-export interface CarriedSwarmState {
-  booted: boolean;
-  deadlineMs: number;
-  channel?: SwarmBootResult;
-  agents: AgentState[];
-  threads: Record<string, { starter?: string; participants: string[] }>;
-  seen: string[];
-  ownPosts: string[];
-  cursor?: string;
-  queue: string[];
-  turnsUsed: number;
-  nudges: number;
-  conclusion?: string;
-  /** Events recorded so far (the next event's index). */
-  eventSeq: number;
-  steers: number;
-  runs: number;
-  /** Write mode: where writers branch from, and what chat_merge landed or refused. */
-  writeBase?: CarriedWriteBase;
-  merges?: { agent: string; sha: string; result: string; landed: boolean }[];
-}
-
-interface FinishedTurn {
-  agentId: string;
-  turnNo: number;
-  generation: number;
-  batch: string[];
-  notes: string[];
-  result?: SwarmTurnResult;
-  error?: unknown;
-}
-
-/** The workflow sandbox's Date is the workflow clock: recorded on first run, replayed after. */
-const now = () => new Date().getTime();
-
-const failureMessage = (err: unknown): string => {
-  let cause: unknown = err;
-  while (cause instanceof Error && cause.cause instanceof Error) cause = cause.cause;
-  return cause instanceof Error ? cause.message : String(err);
-};
 
 /**
  * A swarm (seed 001): one durable op = this workflow (`swarm-<id>`, `KeelsonKind=swarm`). It boots
@@ -176,20 +74,7 @@ export async function swarm(input: SwarmWorkflowInput): Promise<SwarmWorkflowRes
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 6, nonRetryableErrorTypes: ['BAD_USER_INPUT', 'NOT_FOUND', 'CONFLICT', 'CAPABILITY_UNSUPPORTED'] },
   });
 
-  const st: CarriedSwarmState = input.carried ?? {
-    booted: false,
-    deadlineMs: now() + limits.maxMinutes * 60_000,
-    agents: [],
-    threads: {},
-    seen: [],
-    ownPosts: [],
-    queue: [],
-    turnsUsed: 0,
-    nudges: 0,
-    eventSeq: 0,
-    steers: 0,
-    runs: 0,
-  };
+  const st: CarriedSwarmState = input.carried ?? freshState(limits);
   st.runs += 1;
   const seen = new Set(st.seen);
   const own = new Set(st.ownPosts);
@@ -217,7 +102,6 @@ export async function swarm(input: SwarmWorkflowInput): Promise<SwarmWorkflowRes
   };
   const agent = (id: string) => st.agents.find((a) => a.id === id);
   const lead = () => st.agents.find((a) => a.lead);
-  const active = (a: AgentState) => a.status !== 'CAPPED' && a.status !== 'FAILED';
 
   const steer = async (note: string): Promise<SwarmSteerResult> => {
     steering += 1;
@@ -260,16 +144,7 @@ export async function swarm(input: SwarmWorkflowInput): Promise<SwarmWorkflowRes
   setHandler(swarmStopSignal, (s) => {
     stopRequested ??= (typeof s?.reason === 'string' && s.reason.trim()) || 'stopped by the operator';
   });
-  setHandler(swarmStatusQuery, (): SwarmLiveStatus => ({
-    swarmId,
-    status,
-    turnsUsed: st.turnsUsed,
-    queued: st.queue.length,
-    busy,
-    nudges: st.nudges,
-    concluded: st.conclusion !== undefined,
-    agents: st.agents.map((a) => ({ id: a.id, status: a.status, turns: a.turns, inboxDepth: a.inbox.length })),
-  }));
+  setHandler(swarmStatusQuery, (): SwarmLiveStatus => liveStatus(swarmId, status, st, busy));
 
   const addAgent = async (name: string, role: string, isLead: boolean, writer: boolean) => {
     const channel = st.channel!;
@@ -299,31 +174,6 @@ export async function swarm(input: SwarmWorkflowInput): Promise<SwarmWorkflowRes
     emit('AGENT_JOINED', { agentId: name, handle, lead: isLead, writer });
   };
 
-  const ingest = (m: HydratedMessage) => {
-    const author = st.agents.find((a) => a.botUserId === m.authorId);
-    const isRoot = m.threadRootId === m.id;
-    const thread = (st.threads[m.threadRootId] ??= { participants: [] });
-    if (isRoot && author) thread.starter = author.id;
-    const woke = route({
-      message: { id: m.id, authorId: m.authorId, authorKind: m.authorKind, threadRootId: m.threadRootId, mentions: m.mentions, ribPost: own.has(m.id) },
-      roster: st.agents.map((a) => ({ id: a.id, handle: a.handle, botUserId: a.botUserId, lead: a.lead, active: active(a) })),
-      threadParticipants: thread.participants,
-      ...(thread.starter !== undefined ? { threadStarter: thread.starter } : {}),
-    });
-    for (const id of woke) agent(id)!.inbox.push(m.id);
-    if (!isRoot) {
-      for (const id of thread.participants) {
-        const a = agent(id);
-        if (!a || woke.includes(id) || id === author?.id) continue;
-        a.background.push({ messageId: m.id, threadRootId: m.threadRootId, author: m.authorHandle ? `@${m.authorHandle}` : 'someone', preview: m.preview });
-        if (a.background.length > swarmTuning.backgroundSize) a.background.splice(0, a.background.length - swarmTuning.backgroundSize);
-      }
-    }
-    // Whoever wrote in a thread, or was woken by it, is in it from now on.
-    for (const id of [...(author ? [author.id] : []), ...woke]) if (!thread.participants.includes(id)) thread.participants.push(id);
-    emit('MESSAGE_INGESTED', { messageId: m.id, threadRootId: m.threadRootId, authorId: m.authorId, ...(author ? { authorAgentId: author.id } : {}), woke });
-  };
-
   const ingestQueue = async () => {
     while (st.queue.length > 0) {
       const batch = st.queue.splice(0, 50);
@@ -335,15 +185,12 @@ export async function swarm(input: SwarmWorkflowInput): Promise<SwarmWorkflowRes
         if (seen.has(m.id)) continue;
         seen.add(m.id);
         if (m.missing || m.channelId !== st.channel?.channelId) continue;
-        ingest(m);
+        ingestMessage(st, own, m, emit);
       }
     }
   };
 
-  const rosterLines = () => st.agents.map((a) => ({ id: a.id, handle: a.handle, role: a.role, lead: a.lead, writer: a.writer, status: a.status, finished: a.finished }));
-
   const startTurn = (a: AgentState) => {
-    const channel = st.channel!;
     const batch = a.inbox.splice(0);
     const notes = a.notes.splice(0);
     const background = a.background.splice(0);
@@ -356,48 +203,7 @@ export async function swarm(input: SwarmWorkflowInput): Promise<SwarmWorkflowRes
     emit('TURN_STARTED', { agentId: a.id, turnNo, messageIds: batch });
     const model = a.lead ? input.model : (input.workerModel ?? input.model);
     const running = turnScope
-      .run(() =>
-        turnActs.swarmTurn({
-          swarmId,
-          agentId: a.id,
-          turnNo,
-          workflowId: workflowInfo().workflowId,
-          workspaceId: channel.workspaceId,
-          channelId: channel.channelId,
-          channelName: channel.channelName,
-          botId: a.botId,
-          tokenIds: [...a.tokenIds],
-          messageIds: batch,
-          background,
-          notes,
-          ...(a.sessionId ? { sessionId: a.sessionId } : {}),
-          handle: a.handle,
-          role: a.role,
-          lead: a.lead,
-          writer: a.writer,
-          writeMode: input.writeMode,
-          roster: rosterLines(),
-          swarmTurnsLeft: limits.maxTurns - st.turnsUsed,
-          agentTurnsLeft: limits.maxTurnsPerAgent - a.turns,
-          turnTimeoutMs: limits.turnTimeoutS * 1000,
-          ...(input.provider ? { provider: input.provider } : {}),
-          ...(model ? { model } : {}),
-          ...(input.projectRoot ? { cwd: input.projectRoot } : {}),
-          workTools: input.workTools,
-          ...(st.writeBase && input.projectId && input.projectRoot
-            ? {
-                write: {
-                  projectId: input.projectId,
-                  root: input.projectRoot,
-                  base: st.writeBase,
-                  ...(a.worktree ? { worktree: a.worktree } : {}),
-                  writers: Object.fromEntries(st.agents.filter((w) => w.worktree).map((w) => [w.id, w.worktree!.branch])),
-                  leadHandle: lead()?.handle ?? '',
-                },
-              }
-            : {}),
-        }),
-      )
+      .run(() => turnActs.swarmTurn(swarmTurnInput(input, st, a, { turnNo, batch, background, notes, model })))
       .then(
         (result) => {
           finished.push({ agentId: a.id, turnNo, generation, batch, notes, result });
@@ -511,32 +317,13 @@ export async function swarm(input: SwarmWorkflowInput): Promise<SwarmWorkflowRes
     }
   };
 
-  const projection = () =>
-    st.agents.map((a) => ({
-      id: a.id,
-      handle: a.handle,
-      displayName: a.displayName,
-      role: a.role,
-      lead: a.lead,
-      writer: a.writer,
-      status: a.status,
-      finished: a.finished,
-      turns: a.turns,
-      inboxDepth: a.inbox.length,
-      sessionId: a.sessionId ?? null,
-      model: a.model ?? null,
-      botUserId: a.botUserId,
-      worktree: a.worktree ?? null,
-      usage: { ...a.usage },
-    }));
-
   const flush = async () => {
     if (!dirty) return;
     const events = pending.splice(0);
     const fromIdx = st.eventSeq;
     st.eventSeq += events.length;
     dirty = false;
-    await acts.swarmRecord({ swarmId, opId, fromIdx, events, state: { agents: projection(), turnsUsed: st.turnsUsed, ...(st.conclusion !== undefined ? { conclusion: st.conclusion } : {}) } });
+    await acts.swarmRecord({ swarmId, opId, fromIdx, events, state: { agents: projection(st.agents), turnsUsed: st.turnsUsed, ...(st.conclusion !== undefined ? { conclusion: st.conclusion } : {}) } });
   };
 
   const hasWork = () => st.agents.some((a) => active(a) && a.status === 'IDLE' && (a.inbox.length > 0 || a.notes.length > 0));
@@ -687,7 +474,7 @@ export async function swarm(input: SwarmWorkflowInput): Promise<SwarmWorkflowRes
       status: status as Exclude<SwarmStatus, 'RUNNING'>,
       conclusion: st.conclusion ?? null,
       error: endReason ?? null,
-      agents: projection(),
+      agents: projection(st.agents),
       turnsUsed: st.turnsUsed,
       ...(st.writeBase ? { write: { base: st.writeBase, merges: st.merges ?? [], keptBranches: released?.kept ?? [], deletedBranches: released?.deleted ?? [] } } : {}),
     });

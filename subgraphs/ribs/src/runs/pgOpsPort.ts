@@ -1,6 +1,7 @@
 import type { NewRibOp, OpsPort } from '@keelson/host';
 import { MeshError, type OpFramePayload } from '@keelson/schema';
-import { opWorkflowId, startRibOpWorkflow, type OpStore } from '@keelson/temporal';
+import type { OpStore } from '@keelson/runs';
+import { opWorkflowId, startRibOpWorkflow } from '@keelson/temporal';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 
 export interface PgOpsPortOptions {

@@ -1,7 +1,7 @@
 import { JSONScalar } from '@keelson/kit';
 import { Directive, Field, ID, ObjectType } from 'type-graphql';
 import { WorkflowScopeEnum } from '../run/run.enums';
-import type { CatalogEntry, CatalogLoadError, WorkflowScope } from './catalogEntry';
+import type { CatalogEntry, CatalogLoadError, WorkflowScope } from '@keelson/runs';
 
 @ObjectType('WorkflowInput', { description: 'A string input a workflow declares.' })
 export class WorkflowInputType {

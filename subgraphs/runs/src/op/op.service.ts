@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { parseInput } from '@keelson/kit';
 import { errorCodeSchema, isTerminalRunStatus, isUuid, MeshError, runLimits, utf8Bytes } from '@keelson/schema';
-import { opSteerUpdate, opWorkflowId, startOpWorkflow, STEER_KEY_PREFIX, swarmSteerUpdate, workflowUiUrl, type OpStore } from '@keelson/temporal';
+import type { OpStore } from '@keelson/runs';
+import { opSteerUpdate, opWorkflowId, startOpWorkflow, STEER_KEY_PREFIX, swarmSteerUpdate, workflowUiUrl } from '@keelson/temporal';
 import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { In, type DataSource } from 'typeorm';
 import { z } from 'zod';

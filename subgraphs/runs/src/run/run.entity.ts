@@ -1,9 +1,8 @@
 import type { RunStatus } from '@keelson/schema';
 import { JSONScalar } from '@keelson/kit';
-import type { RunCheckoutRecord } from '@keelson/temporal';
+import type { RunCheckoutRecord, WorkflowScope } from '@keelson/runs';
 import { Directive, Field, ID, Int, ObjectType } from 'type-graphql';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { WorkflowScope } from '../catalog/catalogEntry';
 import { RunStatusEnum, WorkflowScopeEnum } from './run.enums';
 
 /** A run of a workflow definition; each launch (first start, every resume) is one `dagRun` execution. */

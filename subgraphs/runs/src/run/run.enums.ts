@@ -1,6 +1,6 @@
 import { opFrameTypes, runEventTypes, runNodeStatuses, runStatuses, type OpFrameType, type RunEventType, type RunNodeStatus, type RunStatus } from '@keelson/schema';
 import { registerEnumType } from 'type-graphql';
-import { workflowScopes, type WorkflowScope } from '../catalog/catalogEntry';
+import { workflowScopes, type WorkflowScope } from '@keelson/runs';
 
 const asEnum = <T extends string>(values: readonly T[]) => Object.fromEntries(values.map((v) => [v, v])) as { [K in T]: K };
 

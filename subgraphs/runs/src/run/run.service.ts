@@ -15,7 +15,8 @@ import {
   type WorkflowDefinition,
 } from '@keelson/schema';
 import { currentCaller, type Logger } from '@keelson/service';
-import { respondUpdate, runWorkflowId, startRunWorkflow, workflowUiUrl, type ProjectRef, type ProjectsApi, type RunStore } from '@keelson/temporal';
+import type { CatalogService, ProjectRef, ProjectsApi, RunStore } from '@keelson/runs';
+import { respondUpdate, runWorkflowId, startRunWorkflow, workflowUiUrl } from '@keelson/temporal';
 import {
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
@@ -25,7 +26,6 @@ import {
 } from '@temporalio/client';
 import { In, IsNull, type DataSource } from 'typeorm';
 import { z } from 'zod';
-import type { CatalogService } from '../catalog/catalog.service';
 import { pageOf, type PageArgs } from '@keelson/kit';
 import type { RunsSettings } from '../settings';
 import { Run } from './run.entity';

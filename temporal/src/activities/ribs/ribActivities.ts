@@ -3,7 +3,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { HOLDER_STOPPED, streams, type OpFramePayload, type RefreshOutcome } from '@keelson/schema';
 import type { Logger } from '@keelson/service';
-import type { OpStore } from '../../store/opStore';
+import type { OpStore } from '@keelson/runs';
 import { asActivity } from '../failures';
 
 /** How a held op ended on the rib's side. */

@@ -1,3 +1,5 @@
+import type { RibHost } from '@keelson/host';
+
 /**
  * A workflow a rib contributes (seed 000 `contributeWorkflows` and the rib package's `workflows/`
  * folder), unvalidated: the catalog validates it like every other source.
@@ -19,4 +21,24 @@ export interface RibWorkflowCandidate {
  */
 export interface RibWorkflowSource {
   list(): readonly RibWorkflowCandidate[] | Promise<readonly RibWorkflowCandidate[]>;
+}
+
+type WorkflowsOf = Pick<RibHost, 'workflows'>;
+
+function candidatesOf(host: WorkflowsOf) {
+  return host.workflows().map((e) => ({
+    ribId: e.ribId,
+    origin: e.origin,
+    definition: e.definition,
+    ...(e.path ? { path: e.path } : {}),
+    ...(e.source ? { source: e.source } : {}),
+  }));
+}
+
+/**
+ * `Rib.workflows` and the catalog's rib scope: every active rib's contributions (code and YAML), from
+ * a host, or from one activated on demand (a function resolving it; a rejection fails that catalog read).
+ */
+export function ribWorkflowSource(host: WorkflowsOf | (() => Promise<WorkflowsOf>)): RibWorkflowSource {
+  return { list: typeof host === 'function' ? async () => candidatesOf(await host()) : () => candidatesOf(host) };
 }

@@ -1,8 +1,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bundledWorkflowsDir } from '../config';
-import { projectWorkflowsDir, WorkflowCatalog, type Catalog } from './catalog.service';
+import { bundledWorkflowsDir, projectWorkflowsDir, WorkflowCatalog, type Catalog } from './catalog';
 import type { RibWorkflowCandidate } from './ribSource';
 
 const yaml = (name: string, marker: string) => `name: ${name}\ndescription: ${marker}\nnodes:\n  - { id: a, type: bash, bash: "echo ${marker}" }\n`;

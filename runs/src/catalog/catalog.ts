@@ -1,5 +1,5 @@
 import { isUuid, MeshError } from '@keelson/schema';
-import type { ProjectRef, ProjectsApi } from '@keelson/temporal';
+import type { ProjectRef, ProjectsApi } from '../projects';
 import { join } from 'node:path';
 import type { CatalogEntry, CatalogLoadError } from './catalogEntry';
 import type { RibWorkflowCandidate, RibWorkflowSource } from './ribSource';
@@ -14,6 +14,9 @@ export interface Catalog {
   /** Project workflows listed under `project:<name>` because a rib, bundled or home workflow keeps `<name>`. */
   qualified: { entry: CatalogEntry; keeps: CatalogEntry }[];
 }
+
+/** The workflows shipped with the runs domain (`runs/workflows`). */
+export const bundledWorkflowsDir = join(__dirname, '..', '..', 'workflows');
 
 /** The prefix a project workflow's name gets when another scope's workflow has its name. */
 export const PROJECT_QUALIFIER = 'project:';

@@ -1,10 +1,11 @@
 import { openDomainState, type DomainState } from '@keelson/platform';
 import { randomUUID } from 'node:crypto';
 import { ApprovalReader } from '@keelson/operator';
-import { parseWorkflowDefinition, POLICY_APPROVAL_WORKFLOW, streams } from '@keelson/schema';
+import { POLICY_APPROVAL_WORKFLOW, streams } from '@keelson/schema';
 import { silentLogger } from '@keelson/service';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/db';
-import { RUNS_MIGRATIONS_TABLE, runsMigrations } from '../workerDeps';
+import { definitionOf, registerRun } from '../../../test/support/registerRun';
+import { RUNS_MIGRATIONS_TABLE, runsMigrations } from '../migrations';
 import { RunStore } from './runStore';
 
 /** The inbox rows RunStore writes in a gate's own transitions, on real Postgres. */
@@ -26,24 +27,7 @@ describe('run gates in the approval inbox', () => {
   });
 
   async function gatedRun(workflowName: string): Promise<string> {
-    const parsed = parseWorkflowDefinition({ name: workflowName, nodes: [{ id: 'approve', type: 'approval', prompt: 'May it?' }] });
-    if (!parsed.ok) throw new Error(parsed.error);
-    const id = randomUUID();
-    await store.createRun({
-      id,
-      workflowName,
-      title: workflowName,
-      definition: parsed.definition,
-      scope: 'BUNDLED',
-      inputs: {},
-      projectId: null,
-      projectName: null,
-      ribId: null,
-      startedByRibId: null,
-      cwd: '/tmp',
-      artifactsDir: `/tmp/${id}`,
-      temporalWorkflowId: `run-${workflowName}-${id.slice(0, 8)}`,
-    });
+    const { id } = await registerRun(store, definitionOf({ name: workflowName, nodes: [{ id: 'approve', type: 'approval', prompt: 'May it?' }] }), { cwd: '/tmp' });
     await store.beginLaunch(id, 1, randomUUID());
     return id;
   }

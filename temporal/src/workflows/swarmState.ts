@@ -1,0 +1,262 @@
+// Deterministic code only: this module runs in the workflow sandbox and is replayed from history.
+// The swarm workflow's state (carried across continue-as-new) and its pure steps: routing a message,
+// the projection it records, a turn's activity input.
+import { workflowInfo } from '@temporalio/workflow';
+import { route, swarmTuning, type SwarmAgentStatus, type SwarmEventPayload, type SwarmEventType, type SwarmLimits, type SwarmStatus } from '@keelson/schema';
+import type { SwarmLiveStatus } from './swarmMessages';
+import type { HydratedMessage, SwarmBootResult, SwarmTurnInput, SwarmTurnResult, WriterLease } from '../activities/swarm/swarmTypes';
+
+export interface SwarmWorkflowInput {
+  swarmId: string;
+  opId: string;
+  limits: SwarmLimits;
+  /** The lead's role line. */
+  leadRole: string;
+  /** Workers that join with the lead. */
+  agents: { name: string; role: string }[];
+  writeMode: boolean;
+  /** Agents may read the project (Read/Glob/Grep, confined to `projectRoot`). */
+  workTools: boolean;
+  /** The project (write mode leases writers' worktrees in it). */
+  projectId?: string;
+  projectRoot?: string;
+  provider?: string;
+  /** The lead's model (and workers' unless `workerModel`). */
+  model?: string;
+  workerModel?: string;
+  /** The kickoff post: the task and the evidence titles (the bodies stay in the store). */
+  kickoff: string;
+  /** Heartbeat timeout of the tail and turn activities: a lost worker is noticed within it. */
+  heartbeatTimeoutMs: number;
+  /** Tests: continue as new past this many history events (otherwise when Temporal suggests it). */
+  continueAsNewAfterEvents?: number;
+  /** The state a continue-as-new carries over. */
+  carried?: CarriedSwarmState;
+}
+
+export interface SwarmWorkflowResult {
+  swarmId: string;
+  status: SwarmStatus;
+}
+
+export interface BackgroundLine {
+  messageId: string;
+  threadRootId: string;
+  author: string;
+  preview: string;
+}
+
+/** An agent: an identity (bot and token ids, never a token), an inbox, a resumable session. */
+export interface AgentState {
+  id: string;
+  handle: string;
+  displayName: string;
+  role: string;
+  lead: boolean;
+  writer: boolean;
+  botUserId: string;
+  botId: string;
+  tokenIds: string[];
+  status: SwarmAgentStatus;
+  finished: boolean;
+  turns: number;
+  failures: number;
+  sessionId?: string;
+  model?: string;
+  usage: { inputTokens: number; outputTokens: number };
+  inbox: string[];
+  background: BackgroundLine[];
+  notes: string[];
+  /** Turns whose attempt never reported (cancelled or given up): a token they minted is swept at the end. */
+  unsettled: { turnNo: number; generation: number }[];
+  /** A writer's worktree lease (write mode). */
+  worktree?: WriterLease;
+}
+
+/** Write mode's base (as `swarmWriteBase` decided it). */
+export interface CarriedWriteBase {
+  origin: boolean;
+  branch: string;
+  remoteRef?: string;
+}
+
+export interface CarriedSwarmState {
+  booted: boolean;
+  deadlineMs: number;
+  channel?: SwarmBootResult;
+  agents: AgentState[];
+  threads: Record<string, { starter?: string; participants: string[] }>;
+  seen: string[];
+  ownPosts: string[];
+  cursor?: string;
+  queue: string[];
+  turnsUsed: number;
+  nudges: number;
+  conclusion?: string;
+  /** Events recorded so far (the next event's index). */
+  eventSeq: number;
+  steers: number;
+  runs: number;
+  /** Write mode: where writers branch from, and what chat_merge landed or refused. */
+  writeBase?: CarriedWriteBase;
+  merges?: { agent: string; sha: string; result: string; landed: boolean }[];
+}
+
+export interface FinishedTurn {
+  agentId: string;
+  turnNo: number;
+  generation: number;
+  batch: string[];
+  notes: string[];
+  result?: SwarmTurnResult;
+  error?: unknown;
+}
+
+/** The workflow sandbox's Date is the workflow clock: recorded on first run, replayed after. */
+
+export const now = () => new Date().getTime();
+
+export const failureMessage = (err: unknown): string => {
+  let cause: unknown = err;
+  while (cause instanceof Error && cause.cause instanceof Error) cause = cause.cause;
+  return cause instanceof Error ? cause.message : String(err);
+};
+
+export type Emit = (type: SwarmEventType, payload: Omit<SwarmEventPayload, 'swarmId'>) => void;
+
+/** Whether an agent still takes turns. */
+export const active = (a: AgentState) => a.status !== 'CAPPED' && a.status !== 'FAILED';
+
+export const rosterLines = (agents: AgentState[]) =>
+  agents.map((a) => ({ id: a.id, handle: a.handle, role: a.role, lead: a.lead, writer: a.writer, status: a.status, finished: a.finished }));
+
+/** The agents as `swarmRecord` stores them. */
+export const projection = (agents: AgentState[]) =>
+  agents.map((a) => ({
+    id: a.id,
+    handle: a.handle,
+    displayName: a.displayName,
+    role: a.role,
+    lead: a.lead,
+    writer: a.writer,
+    status: a.status,
+    finished: a.finished,
+    turns: a.turns,
+    inboxDepth: a.inbox.length,
+    sessionId: a.sessionId ?? null,
+    model: a.model ?? null,
+    botUserId: a.botUserId,
+    worktree: a.worktree ?? null,
+    usage: { ...a.usage },
+  }));
+
+/** Routes one hydrated message: the agents it wakes get it in their inbox, the thread's others as background. */
+export function ingestMessage(st: CarriedSwarmState, own: ReadonlySet<string>, m: HydratedMessage, emit: Emit): void {
+  const agent = (id: string) => st.agents.find((a) => a.id === id);
+  const author = st.agents.find((a) => a.botUserId === m.authorId);
+  const isRoot = m.threadRootId === m.id;
+  const thread = (st.threads[m.threadRootId] ??= { participants: [] });
+  if (isRoot && author) thread.starter = author.id;
+  const woke = route({
+    message: { id: m.id, authorId: m.authorId, authorKind: m.authorKind, threadRootId: m.threadRootId, mentions: m.mentions, ribPost: own.has(m.id) },
+    roster: st.agents.map((a) => ({ id: a.id, handle: a.handle, botUserId: a.botUserId, lead: a.lead, active: active(a) })),
+    threadParticipants: thread.participants,
+    ...(thread.starter !== undefined ? { threadStarter: thread.starter } : {}),
+  });
+  for (const id of woke) agent(id)!.inbox.push(m.id);
+  if (!isRoot) {
+    for (const id of thread.participants) {
+      const a = agent(id);
+      if (!a || woke.includes(id) || id === author?.id) continue;
+      a.background.push({ messageId: m.id, threadRootId: m.threadRootId, author: m.authorHandle ? `@${m.authorHandle}` : 'someone', preview: m.preview });
+      if (a.background.length > swarmTuning.backgroundSize) a.background.splice(0, a.background.length - swarmTuning.backgroundSize);
+    }
+  }
+  // Whoever wrote in a thread, or was woken by it, is in it from now on.
+  for (const id of [...(author ? [author.id] : []), ...woke]) if (!thread.participants.includes(id)) thread.participants.push(id);
+  emit('MESSAGE_INGESTED', { messageId: m.id, threadRootId: m.threadRootId, authorId: m.authorId, ...(author ? { authorAgentId: author.id } : {}), woke });
+}
+
+/** What one turn takes from its agent's queues (and the model it runs on). */
+export interface TurnBatch {
+  turnNo: number;
+  batch: string[];
+  background: BackgroundLine[];
+  notes: string[];
+  model: string | undefined;
+}
+
+/** The `swarmTurn` activity's input for a turn of agent `a`. */
+export function swarmTurnInput(input: SwarmWorkflowInput, st: CarriedSwarmState, a: AgentState, t: TurnBatch): SwarmTurnInput {
+  const channel = st.channel!;
+  const { swarmId, limits } = input;
+  const { turnNo, batch, background, notes, model } = t;
+  return {
+      swarmId,
+      agentId: a.id,
+      turnNo,
+      workflowId: workflowInfo().workflowId,
+      workspaceId: channel.workspaceId,
+      channelId: channel.channelId,
+      channelName: channel.channelName,
+      botId: a.botId,
+      tokenIds: [...a.tokenIds],
+      messageIds: batch,
+      background,
+      notes,
+      ...(a.sessionId ? { sessionId: a.sessionId } : {}),
+      handle: a.handle,
+      role: a.role,
+      lead: a.lead,
+      writer: a.writer,
+      writeMode: input.writeMode,
+      roster: rosterLines(st.agents),
+      swarmTurnsLeft: limits.maxTurns - st.turnsUsed,
+      agentTurnsLeft: limits.maxTurnsPerAgent - a.turns,
+      turnTimeoutMs: limits.turnTimeoutS * 1000,
+      ...(input.provider ? { provider: input.provider } : {}),
+      ...(model ? { model } : {}),
+      ...(input.projectRoot ? { cwd: input.projectRoot } : {}),
+      workTools: input.workTools,
+      ...(st.writeBase && input.projectId && input.projectRoot
+        ? {
+            write: {
+              projectId: input.projectId,
+              root: input.projectRoot,
+              base: st.writeBase,
+              ...(a.worktree ? { worktree: a.worktree } : {}),
+              writers: Object.fromEntries(st.agents.filter((w) => w.worktree).map((w) => [w.id, w.worktree!.branch])),
+              leadHandle: st.agents.find((x) => x.lead)?.handle ?? '',
+            },
+          }
+        : {}),
+  };
+}
+
+/** A new swarm's state (`now()` is the workflow's deterministic clock). */
+export const freshState = (limits: SwarmLimits): CarriedSwarmState => ({
+  booted: false,
+  deadlineMs: now() + limits.maxMinutes * 60_000,
+  agents: [],
+  threads: {},
+  seen: [],
+  ownPosts: [],
+  queue: [],
+  turnsUsed: 0,
+  nudges: 0,
+  eventSeq: 0,
+  steers: 0,
+  runs: 0,
+});
+
+/** The `swarmStatus` query's answer. */
+export const liveStatus = (swarmId: string, status: SwarmStatus, st: CarriedSwarmState, busy: number): SwarmLiveStatus => ({
+  swarmId,
+  status,
+  turnsUsed: st.turnsUsed,
+  queued: st.queue.length,
+  busy,
+  nudges: st.nudges,
+  concluded: st.conclusion !== undefined,
+  agents: st.agents.map((a) => ({ id: a.id, status: a.status, turns: a.turns, inboxDepth: a.inbox.length })),
+});
