@@ -65,11 +65,34 @@ async function throughput(agent: Agent, url: URL, body: Buffer, headers: Record<
   return { completed, elapsedMs: last - start };
 }
 
+/** `throughput` with a body picked at random per request, timing each request. */
+async function mixed(agent: Agent, url: URL, bodies: Buffer[], headers: Record<string, string>, concurrency: number, durationMs: number) {
+  const start = performance.now();
+  const deadline = start + durationMs;
+  const samplesMs: number[] = [];
+  let last = start;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < deadline) {
+        const t0 = performance.now();
+        await post(agent, url, bodies[Math.floor(Math.random() * bodies.length)]!, headers);
+        last = performance.now();
+        samplesMs.push(last - t0);
+      }
+    }),
+  );
+  return { completed: samplesMs.length, elapsedMs: last - start, samplesMs };
+}
+
 async function handle(job: LoadJob): Promise<LoadReply> {
   const url = new URL(job.url);
-  const body = Buffer.from(JSON.stringify({ query: job.query }));
-  const agent = new Agent({ keepAlive: true, maxSockets: job.kind === 'throughput' ? job.concurrency : 1 });
+  const agent = new Agent({ keepAlive: true, maxSockets: job.kind === 'latency' ? 1 : job.concurrency });
   try {
+    if (job.kind === 'mixed') {
+      const bodies = job.bodies.map((b) => Buffer.from(b));
+      return { id: job.id, kind: 'mixed', ...(await mixed(agent, url, bodies, job.headers, job.concurrency, job.durationMs)) };
+    }
+    const body = Buffer.from(JSON.stringify({ query: job.query }));
     if (job.kind === 'latency') return { id: job.id, kind: 'latency', samplesMs: await latency(agent, url, body, job.headers, job.count) };
     return { id: job.id, kind: 'throughput', ...(await throughput(agent, url, body, job.headers, job.concurrency, job.durationMs)) };
   } finally {

@@ -4,12 +4,14 @@ import { Worker } from 'node:worker_threads';
 /** One job for the load worker: sequential timed requests, or a closed loop at a fixed concurrency. */
 export type LoadJob =
   | { id: number; kind: 'latency'; url: string; headers: Record<string, string>; query: string; count: number }
-  | { id: number; kind: 'throughput'; url: string; headers: Record<string, string>; query: string; concurrency: number; durationMs: number };
+  | { id: number; kind: 'throughput'; url: string; headers: Record<string, string>; query: string; concurrency: number; durationMs: number }
+  | { id: number; kind: 'mixed'; url: string; headers: Record<string, string>; bodies: string[]; concurrency: number; durationMs: number };
 
 /** The worker's answer to the job with the same id. */
 export type LoadReply =
   | { id: number; kind: 'latency'; samplesMs: number[] }
   | { id: number; kind: 'throughput'; completed: number; elapsedMs: number }
+  | { id: number; kind: 'mixed'; completed: number; elapsedMs: number; samplesMs: number[] }
   | { id: number; kind: 'error'; message: string };
 
 /** A job before it is numbered (Omit distributed over the union, so each kind keeps its fields). */
@@ -26,6 +28,11 @@ export interface LoadClient {
   latency(url: string, query: string, count: number, headers?: Record<string, string>): Promise<number[]>;
   /** `concurrency` clients each sending their next request as soon as the last answered, for `durationMs`. */
   throughput(url: string, query: string, concurrency: number, durationMs: number, headers?: Record<string, string>): Promise<Throughput>;
+  /**
+   * A closed loop like `throughput`, each request's body picked at random from `bodies` (JSON
+   * `{ query, variables }`; one body: identical requests), with every request's wall time.
+   */
+  mixed(url: string, bodies: string[], concurrency: number, durationMs: number, headers?: Record<string, string>): Promise<Throughput & { samplesMs: number[] }>;
   /** Terminates the worker. Idempotent. */
   close(): Promise<void>;
 }
@@ -74,6 +81,11 @@ export function startLoadClient(): LoadClient {
       const reply = await run({ kind: 'throughput', url, headers, query, concurrency, durationMs });
       if (reply.kind !== 'throughput') throw new Error(`unexpected reply ${reply.kind}`);
       return { completed: reply.completed, elapsedMs: reply.elapsedMs };
+    },
+    async mixed(url, bodies, concurrency, durationMs, headers = {}) {
+      const reply = await run({ kind: 'mixed', url, headers, bodies, concurrency, durationMs });
+      if (reply.kind !== 'mixed') throw new Error(`unexpected reply ${reply.kind}`);
+      return { completed: reply.completed, elapsedMs: reply.elapsedMs, samplesMs: reply.samplesMs };
     },
     close() {
       closed ??= worker.terminate().then(() => undefined);

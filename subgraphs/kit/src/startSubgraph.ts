@@ -1,5 +1,5 @@
 import { ApolloServer } from '@apollo/server';
-import { ApolloServerPluginInlineTraceDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { ASSERTION_HEADER, ASSERTION_PARAM, closeCodes, scopes, type Caller } from '@keelson/schema';
 import { armor, healthRoute, parseLimited, serveGraphQL, subscriptionGauge, type Logger, type MeshSecurity, type Served } from '@keelson/service';
 import { getOperationAST, GraphQLError, specifiedRules, validate, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
@@ -64,7 +64,9 @@ export async function startSubgraph<TContext extends SubgraphContext>(opts: Star
     parseOptions: protection.parseOptions,
     // The process owner handles SIGINT/SIGTERM and stops services in order.
     stopOnTerminationSignals: false,
-    plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginInlineTraceDisabled(), ...protection.plugins],
+    // No @cacheControl hints anywhere: the cache-control plugin's per-field hook would only make
+    // Apollo wrap every resolver (a cost per field of every list a federated fetch returns).
+    plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginInlineTraceDisabled(), ApolloServerPluginCacheControlDisabled(), ...protection.plugins],
   });
   const rules = [...specifiedRules, ...protection.validationRules];
   const format = (errors: readonly GraphQLError[]): GraphQLFormattedError[] =>

@@ -87,3 +87,56 @@ export class Run {
   @Column('int')
   launch!: number;
 }
+
+/** A `runs` row as Postgres returns it (`SELECT r.*`): jsonb parsed, timestamptz as Date, bigint as text. */
+export interface RunRow {
+  id: string;
+  seq: string;
+  workflow_name: string;
+  title: string;
+  status: RunStatus;
+  inputs: Record<string, string>;
+  definition: unknown;
+  scope: WorkflowScope;
+  started_at: Date;
+  completed_at: Date | null;
+  error: string | null;
+  started_by_rib_id: string | null;
+  rib_id: string | null;
+  project_id: string | null;
+  project_name: string | null;
+  cwd: string;
+  artifacts_dir: string;
+  checkout: RunCheckoutRecord | null;
+  temporal_workflow_id: string;
+  launch: number;
+}
+
+/**
+ * The entity of a raw row, as TypeORM would hydrate it (same class, same values) without its
+ * per-row metadata walk: the batched page query maps hundreds of rows per request.
+ */
+export function runFromRow(row: RunRow): Run {
+  const run = new Run();
+  run.id = row.id;
+  run.seq = row.seq;
+  run.workflowName = row.workflow_name;
+  run.title = row.title;
+  run.status = row.status;
+  run.inputs = row.inputs;
+  run.definition = row.definition;
+  run.scope = row.scope;
+  run.startedAt = row.started_at;
+  run.completedAt = row.completed_at;
+  run.error = row.error;
+  run.startedByRibId = row.started_by_rib_id;
+  run.ribId = row.rib_id;
+  run.projectId = row.project_id;
+  run.projectName = row.project_name;
+  run.cwd = row.cwd;
+  run.artifactsDir = row.artifacts_dir;
+  run.checkoutRecord = row.checkout;
+  run.temporalWorkflowId = row.temporal_workflow_id;
+  run.launch = row.launch;
+  return run;
+}

@@ -28,8 +28,8 @@ import { In, IsNull, type DataSource } from 'typeorm';
 import { z } from 'zod';
 import { pageOf, type PageArgs } from '@keelson/kit';
 import type { RunsSettings } from '../settings';
-import { Run } from './run.entity';
-import { RunNode } from './runNode.entity';
+import { Run, runFromRow, type RunRow } from './run.entity';
+import { runNodeFromRow, type RunNode, type RunNodeRow } from './runNode.entity';
 import { RunPause } from './runPause.entity';
 import type { CancelRunResult, RespondToRunResult, RunConnection } from './run.types';
 
@@ -82,8 +82,15 @@ export class RunService {
   }
 
   /** Nodes of the given runs, in definition order. */
-  nodesOf(runIds: readonly string[]): Promise<RunNode[]> {
-    return this.deps.dataSource.getRepository(RunNode).find({ where: { runId: In([...runIds]) }, order: { position: 'ASC' } });
+  async nodesOf(runIds: readonly string[]): Promise<RunNode[]> {
+    const ids = runIds.filter(isUuid);
+    if (!ids.length) return [];
+    const rows = (await this.deps.dataSource.query(
+      `SELECT run_id, node_id, position, type, depends_on, status, attempt, output, prompt, output_bytes, output_truncated, exit_code, error, started_at, completed_at
+       FROM run_nodes WHERE run_id = ANY($1::uuid[]) ORDER BY position`,
+      [ids],
+    )) as RunNodeRow[];
+    return rows.map(runNodeFromRow);
   }
 
   /** Open pauses of the given runs, oldest first. */
@@ -106,14 +113,17 @@ export class RunService {
   }
 
   /**
-   * Pages of runs per owner, batched: one query per distinct (status, first, after). An owner is a
-   * project (`project:<id>`) or a rib (`rib:<id>`: runs of its workflows and runs it started).
+   * Pages of runs per owner, batched: one statement per distinct (status, first, after), which
+   * returns the runs themselves (no second lookup by id), mapped by hand. An owner is a project
+   * (`project:<id>`) or a rib (`rib:<id>`: runs of its workflows and runs it started).
    */
   async pagesFor(requests: readonly { owner: string; status: RunStatus | null; args: PageArgs }[]): Promise<RunConnection[]> {
     const groups = new Map<string, number[]>();
     requests.forEach((r, i) => {
       const key = `${r.owner.split(':')[0]}\u0000${r.status ?? ''}\u0000${r.args.first}\u0000${r.args.after ?? ''}`;
-      groups.set(key, [...(groups.get(key) ?? []), i]);
+      const group = groups.get(key);
+      if (group) group.push(i);
+      else groups.set(key, [i]);
     });
     const out: RunConnection[] = new Array(requests.length);
     for (const indexes of groups.values()) {
@@ -124,18 +134,22 @@ export class RunService {
       const queried = kind === 'project' ? owners.filter(isUuid) : owners;
       const match = kind === 'project' ? 'r.project_id = k.owner::uuid' : '(r.rib_id = k.owner OR r.started_by_rib_id = k.owner)';
       const rows = (await this.deps.dataSource.query(
-        `SELECT k.owner, x.id FROM unnest($1::text[]) AS k(owner)
+        `SELECT k.owner AS page_owner, x.* FROM unnest($1::text[]) AS k(owner)
          CROSS JOIN LATERAL (
-           SELECT r.id, r.seq FROM runs r
+           SELECT r.* FROM runs r
            WHERE ${match} AND ($2::text IS NULL OR r.status = $2) AND ($3::bigint IS NULL OR r.seq < $3)
            ORDER BY r.seq DESC LIMIT $4
          ) x ORDER BY k.owner, x.seq DESC`,
         [queried, status, args.after, args.first + 1],
-      )) as { owner: string; id: string }[];
-      const runs = new Map((await this.byIds([...new Set(rows.map((r) => r.id))])).map((r) => [r.id, r]));
+      )) as (RunRow & { page_owner: string })[];
+      const byOwner = new Map<string, Run[]>();
+      for (const row of rows) {
+        const list = byOwner.get(row.page_owner);
+        if (list) list.push(runFromRow(row));
+        else byOwner.set(row.page_owner, [runFromRow(row)]);
+      }
       indexes.forEach((i, j) => {
-        const mine = rows.filter((r) => r.owner === owners[j]).map((r) => runs.get(r.id)!).filter(Boolean);
-        out[i] = pageOf(mine, args.first, (r) => r.seq);
+        out[i] = pageOf(byOwner.get(owners[j]!) ?? [], args.first, (r) => r.seq);
       });
     }
     return out;

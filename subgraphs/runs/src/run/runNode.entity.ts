@@ -70,3 +70,43 @@ export class RunNode {
   @Column('timestamptz', { name: 'completed_at', nullable: true })
   completedAt!: Date | null;
 }
+
+/** A `run_nodes` row as Postgres returns it. */
+export interface RunNodeRow {
+  run_id: string;
+  node_id: string;
+  position: number;
+  type: string;
+  depends_on: string[];
+  status: RunNodeStatus;
+  attempt: number;
+  output: string | null;
+  prompt: string | null;
+  output_bytes: string;
+  output_truncated: boolean;
+  exit_code: number | null;
+  error: string | null;
+  started_at: Date | null;
+  completed_at: Date | null;
+}
+
+/** The entity of a raw row, as TypeORM would hydrate it, without its per-row metadata walk. */
+export function runNodeFromRow(row: RunNodeRow): RunNode {
+  const node = new RunNode();
+  node.runId = row.run_id;
+  node.id = row.node_id;
+  node.position = row.position;
+  node.type = row.type;
+  node.dependsOn = row.depends_on;
+  node.status = row.status;
+  node.attempt = row.attempt;
+  node.output = row.output;
+  node.prompt = row.prompt;
+  node.outputBytes = Number(row.output_bytes);
+  node.outputTruncated = row.output_truncated;
+  node.exitCode = row.exit_code;
+  node.error = row.error;
+  node.startedAt = row.started_at;
+  node.completedAt = row.completed_at;
+  return node;
+}
