@@ -2,7 +2,7 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { TASK_QUEUE, workflowKinds, workflowTypes, type RefreshAttach } from '@keelson/schema';
 import type { RibActivities } from './activities/ribs/ribActivities';
-import { searchAttributeKeys } from './searchAttributeKeys';
+import { keelsonSearchAttributes, searchAttributeKeys } from './searchAttributeKeys';
 import { refreshAttachSignal, refreshDetachSignal, refreshLiveSignal } from './workflows/ribMessages';
 import type { regionRefresh, RegionRefreshInput, ribOp, RibOpInput } from './workflows';
 
@@ -37,12 +37,7 @@ export function startRibOpWorkflow(client: Client, opts: StartRibOpOptions): Pro
     taskQueue: opts.taskQueue,
     workflowId: opts.workflowId,
     args: [opts.input],
-    typedSearchAttributes: [
-      { key: searchAttributeKeys.kind, value: workflowKinds.op },
-      { key: searchAttributeKeys.workflowName, value: opts.input.kind },
-      { key: searchAttributeKeys.rib, value: opts.rib },
-      ...(opts.project ? [{ key: searchAttributeKeys.project, value: opts.project }] : []),
-    ],
+    typedSearchAttributes: keelsonSearchAttributes({ kind: workflowKinds.op, workflowName: opts.input.kind, project: opts.project, rib: opts.rib }),
     memo: { title: opts.title, opId: opts.input.opId },
   });
 }

@@ -1,6 +1,6 @@
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { workflowKinds, workflowTypes } from '@keelson/schema';
-import { searchAttributeKeys } from './searchAttributeKeys';
+import { keelsonSearchAttributes } from './searchAttributeKeys';
 import type { dagRun, DagRunInput, durableOp, DurableOpInput } from './workflows';
 
 /** `run-<name>-<first 8 hex of the run id>`: what operators see and search in the Temporal UI. */
@@ -38,12 +38,7 @@ export function startRunWorkflow(client: Client, opts: StartRunOptions): Promise
     workflowId: opts.workflowId,
     args: [opts.input],
     workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-    typedSearchAttributes: [
-      { key: searchAttributeKeys.kind, value: workflowKinds.run },
-      { key: searchAttributeKeys.workflowName, value: opts.workflowName },
-      ...(opts.project ? [{ key: searchAttributeKeys.project, value: opts.project }] : []),
-      ...(opts.rib ? [{ key: searchAttributeKeys.rib, value: opts.rib }] : []),
-    ],
+    typedSearchAttributes: keelsonSearchAttributes({ kind: workflowKinds.run, workflowName: opts.workflowName, project: opts.project, rib: opts.rib }),
     memo: { title: opts.title, runId: opts.input.runId, launch: opts.input.launch },
   });
 }
@@ -63,12 +58,7 @@ export function startOpWorkflow(client: Client, opts: StartOpOptions): Promise<W
     taskQueue: opts.taskQueue,
     workflowId: opts.workflowId,
     args: [opts.input],
-    typedSearchAttributes: [
-      { key: searchAttributeKeys.kind, value: workflowKinds.op },
-      { key: searchAttributeKeys.workflowName, value: opts.input.kind },
-      ...(opts.project ? [{ key: searchAttributeKeys.project, value: opts.project }] : []),
-      ...(opts.rib ? [{ key: searchAttributeKeys.rib, value: opts.rib }] : []),
-    ],
+    typedSearchAttributes: keelsonSearchAttributes({ kind: workflowKinds.op, workflowName: opts.input.kind, project: opts.project, rib: opts.rib }),
     memo: { title: opts.title, opId: opts.input.opId },
   });
 }

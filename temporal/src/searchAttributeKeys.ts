@@ -1,4 +1,4 @@
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
 import { searchAttributes } from '@keelson/schema';
 
 /**
@@ -12,3 +12,16 @@ export const searchAttributeKeys = {
   kind: defineSearchAttributeKey(searchAttributes.kind, SearchAttributeType.KEYWORD),
   harness: defineSearchAttributeKey(searchAttributes.harness, SearchAttributeType.KEYWORD),
 } as const;
+
+/**
+ * What a started workflow is found by: `KeelsonKind`, `KeelsonWorkflowName`, and `KeelsonProject` /
+ * `KeelsonRib` when it has them.
+ */
+export function keelsonSearchAttributes(a: { kind: string; workflowName: string; project?: string | null; rib?: string | null }): SearchAttributePair[] {
+  return [
+    { key: searchAttributeKeys.kind, value: a.kind },
+    { key: searchAttributeKeys.workflowName, value: a.workflowName },
+    ...(a.project ? [{ key: searchAttributeKeys.project, value: a.project }] : []),
+    ...(a.rib ? [{ key: searchAttributeKeys.rib, value: a.rib }] : []),
+  ];
+}

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { kickoffText, type SwarmStore } from '@keelson/rib-swarm';
 import { MeshError, resolveSwarmLimits, workflowKinds, workflowTypes, type ParsedStartSwarmInput } from '@keelson/schema';
-import { searchAttributeKeys } from './searchAttributeKeys';
+import { keelsonSearchAttributes } from './searchAttributeKeys';
 import type { OpStore } from '@keelson/runs';
 import type { swarm, SwarmWorkflowInput } from './workflows';
 
@@ -76,12 +76,7 @@ export async function launchSwarm(deps: LaunchSwarmDeps, args: LaunchSwarmArgs):
       taskQueue: deps.taskQueue,
       workflowId,
       args: [wf],
-      typedSearchAttributes: [
-        { key: searchAttributeKeys.kind, value: workflowKinds.swarm },
-        { key: searchAttributeKeys.rib, value: 'swarm' },
-        { key: searchAttributeKeys.workflowName, value: workflowTypes.swarm },
-        ...(args.project ? [{ key: searchAttributeKeys.project, value: args.project.name }] : []),
-      ],
+      typedSearchAttributes: keelsonSearchAttributes({ kind: workflowKinds.swarm, workflowName: workflowTypes.swarm, project: args.project?.name, rib: 'swarm' }),
       memo: { title, task: input.task.slice(0, 500), swarmId, opId },
     }));
   } catch (err) {

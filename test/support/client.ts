@@ -123,22 +123,17 @@ export function subscribe<T = Record<string, unknown>>(
     on: { connected: (s) => (socket = s as WebSocket) },
   });
   const queue = resultQueue<T>((failure) => JSON.stringify(failure));
-  let resolveCompleted!: () => void;
-  const completed = new Promise<void>((r) => (resolveCompleted = r));
   const unsubscribe = client.subscribe<T>(
     { query, variables },
     {
       next: (r) => queue.push(r as GraphQLResponse<T>),
       error: (err) => {
-        queue.fail(err);
         // graphql-ws reports a closed socket as its CloseEvent: keep the code and reason readable.
         const close = err as { code?: unknown; reason?: unknown; message?: unknown };
         const message = typeof close?.code === 'number' ? `close ${close.code}: ${String(close.reason ?? '')}` : String(close?.message ?? err);
-        const errors = Array.isArray(err) ? err : [{ message }];
-        queue.push({ errors });
-        resolveCompleted();
+        queue.fail(err, Array.isArray(err) ? err : [{ message }]);
       },
-      complete: () => resolveCompleted(),
+      complete: queue.complete,
     },
   );
   return {
@@ -153,7 +148,7 @@ export function subscribe<T = Record<string, unknown>>(
       unsubscribe();
       await client.dispose();
     },
-    completed,
+    completed: queue.completed,
   };
 }
 
@@ -196,22 +191,16 @@ export function subscribeResumable<T = Record<string, unknown>, V extends { afte
     },
   });
   const queue = resultQueue<T>();
-  let resolveCompleted!: () => void;
-  const completed = new Promise<void>((r) => (resolveCompleted = r));
   const sub = client.subscribeResumable<T, V>(typeof document === 'string' ? (parse(document) as TypedDocumentNode<T, V>) : document, variables, {
     next: (data) => queue.push({ data }),
-    error: (err) => {
-      queue.fail(err);
-      queue.push({ errors: (err instanceof KeelsonError ? err.errors : [{ message: String((err as Error)?.message ?? err) }]) as GraphQLResponse<T>['errors'] });
-      resolveCompleted();
-    },
-    complete: () => resolveCompleted(),
+    error: (err) => queue.fail(err, (err instanceof KeelsonError ? err.errors : [{ message: String((err as Error)?.message ?? err) }]) as GraphQLResponse<T>['errors']),
+    complete: queue.complete,
   });
   return {
     next: queue.next,
     take: queue.take,
     pending: queue.pending,
-    completed,
+    completed: queue.completed,
     cursor: () => sub.cursor(),
     connections: () => connections,
     dropSocket: () => socket?.terminate(),
@@ -222,11 +211,18 @@ export function subscribeResumable<T = Record<string, unknown>, V extends { afte
   };
 }
 
-/** Results queued until taken; `describe` renders a failure in a timed-out `next`'s message. */
+/** Results queued until taken, and the stream's end; `describe` renders a failure in a timed-out `next`'s message. */
 function resultQueue<T>(describe: (failure: unknown) => string = String) {
   const queue: GraphQLResponse<T>[] = [];
   const waiters: ((r: GraphQLResponse<T>) => void)[] = [];
   let failure: unknown;
+  let resolveCompleted!: () => void;
+  const completed = new Promise<void>((r) => (resolveCompleted = r));
+  const push = (r: GraphQLResponse<T>) => {
+    const w = waiters.shift();
+    if (w) w(r);
+    else queue.push(r);
+  };
   const next = (timeoutMs = 15_000) =>
     new Promise<GraphQLResponse<T>>((resolve, reject) => {
       const queued = queue.shift();
@@ -243,14 +239,15 @@ function resultQueue<T>(describe: (failure: unknown) => string = String) {
       waiters.push(done);
     });
   return {
-    push(r: GraphQLResponse<T>) {
-      const w = waiters.shift();
-      if (w) w(r);
-      else queue.push(r);
-    },
-    fail(err: unknown) {
+    push,
+    /** The stream failed: `errors` is its last result, and it is complete. */
+    fail(err: unknown, errors: GraphQLResponse<T>['errors']) {
       failure = err;
+      push({ errors });
+      resolveCompleted();
     },
+    complete: () => resolveCompleted(),
+    completed,
     next,
     async take(n: number, timeoutMs?: number) {
       const out: GraphQLResponse<T>[] = [];
