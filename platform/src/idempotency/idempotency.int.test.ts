@@ -1,5 +1,5 @@
 import { silentLogger } from '@keelson/service';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/db';
 import { createDataSource, initializeAndMigrate } from '../data/dataSource';
 import { byId, IdempotencyKeys, inputHash, whole } from './idempotency';
@@ -84,5 +84,111 @@ describe('idempotency keys (one implementation for every create/start mutation)'
     const first = await keys.run(call, turn, async () => ({ turnId: 't1', at: new Date(0) }));
     await expect(keys.run(call, turn, async () => ({ turnId: 't2', at: new Date(1) }))).resolves.toEqual(first);
     await expect(keys.run({ ...call, key: 'has space' }, turn, async () => ({ turnId: 't3', at: new Date() }))).rejects.toMatchObject({ code: 'BAD_USER_INPUT' });
+  });
+
+  describe('runInTransaction: the claim commits with the mutation\'s own writes', () => {
+    /** A created row the mutation inserts in the claim's transaction; the test reads them back. */
+    const rowsOf = async (name: string) => (await dataSource.query('SELECT id::text FROM idem_made WHERE name = $1', [name])) as { id: string }[];
+    const insert = (name: string) => async (m: EntityManager) => {
+      const [row] = (await m.query('INSERT INTO idem_made (name) VALUES ($1) RETURNING id::text, name', [name])) as { id: string; name: string }[];
+      return row!;
+    };
+    const fromTable = byId(async (id) => ((await dataSource.query('SELECT id::text, name FROM idem_made WHERE id = $1', [id])) as { id: string; name: string }[])[0] ?? null);
+    let lasting: IdempotencyKeys;
+
+    beforeAll(async () => {
+      await dataSource.query('CREATE TABLE IF NOT EXISTS idem_made (id serial PRIMARY KEY, name text NOT NULL)');
+      // The default lease (120 s): a test that finishes in seconds proves no lease is waited out.
+      lasting = new IdempotencyKeys(dataSource, { waitMs: 2_000 });
+    });
+
+    it('runs once per key: the same input gets the original row, another input is CONFLICT, no key runs each time', async () => {
+      const call = { subject: 'user:a', mutation: 'createProject', key: 'tx-1', input: { name: 'tx-one' } };
+      const first = await lasting.runInTransaction(call, fromTable, insert('tx-one'));
+      await expect(lasting.runInTransaction(call, fromTable, insert('tx-one'))).resolves.toEqual(first);
+      await expect(lasting.runInTransaction({ ...call, input: { name: 'other' } }, fromTable, insert('other'))).rejects.toMatchObject({ code: 'CONFLICT' });
+      expect(await rowsOf('tx-one')).toHaveLength(1);
+      await lasting.runInTransaction({ ...call, key: null }, fromTable, insert('tx-one'));
+      expect(await rowsOf('tx-one')).toHaveLength(2);
+      await expect(lasting.runInTransaction({ ...call, key: 'has space' }, fromTable, insert('x'))).rejects.toMatchObject({ code: 'BAD_USER_INPUT' });
+    });
+
+    it('a failed mutation leaves neither its rows nor the claim', async () => {
+      const call = { subject: 'user:a', mutation: 'createProject', key: 'tx-2', input: { name: 'tx-two' } };
+      const failing = async (m: EntityManager) => {
+        await insert('tx-two')(m);
+        throw new Error('boom after the insert');
+      };
+      await expect(lasting.runInTransaction(call, fromTable, failing)).rejects.toThrow('boom after the insert');
+      expect(await rowsOf('tx-two')).toEqual([]);
+      expect(await dataSource.query('SELECT 1 FROM idempotency_keys WHERE key = $1', ['tx-2'])).toEqual([]);
+      await lasting.runInTransaction(call, fromTable, insert('tx-two'));
+      expect(await rowsOf('tx-two')).toHaveLength(1);
+    });
+
+    it('concurrent repeats wait on the first one\'s claim and share its row; past waitMs they are CONFLICT', async () => {
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      const slow = async (m: EntityManager) => {
+        await gate;
+        return insert('tx-three')(m);
+      };
+      const call = { subject: 'user:a', mutation: 'createProject', key: 'tx-3', input: { name: 'tx-three' } };
+      const first = lasting.runInTransaction(call, fromTable, slow);
+      await new Promise((r) => setTimeout(r, 100));
+      const repeats = [lasting.runInTransaction(call, fromTable, slow), lasting.runInTransaction(call, fromTable, slow)];
+      await new Promise((r) => setTimeout(r, 300));
+      release();
+      const results = await Promise.all([first, ...repeats]);
+      expect(new Set(results.map((r) => r.id)).size).toBe(1);
+      expect(await rowsOf('tx-three')).toHaveLength(1);
+
+      let never!: () => void;
+      const held = lasting.runInTransaction({ ...call, key: 'tx-4' }, fromTable, async (m) => {
+        await new Promise<void>((r) => (never = r));
+        return insert('tx-four')(m);
+      });
+      await new Promise((r) => setTimeout(r, 100));
+      const asked = Date.now();
+      await expect(lasting.runInTransaction({ ...call, key: 'tx-4' }, fromTable, insert('tx-four'))).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('still running') });
+      expect(Date.now() - asked).toBeGreaterThanOrEqual(1_900);
+      never();
+      await held;
+      expect(await rowsOf('tx-four')).toHaveLength(1);
+    });
+
+    it('a connection lost between the claim and the result frees the key at once (no 120 s lease)', async () => {
+      const call = { subject: 'user:a', mutation: 'createProject', key: 'tx-5', input: { name: 'tx-five' } };
+      let claimedBy!: (pid: number) => void;
+      const backend = new Promise<number>((r) => (claimedBy = r));
+      let goOn!: () => void;
+      const afterwards = new Promise<void>((r) => (goOn = r));
+      const dying = lasting.runInTransaction(call, fromTable, async (m) => {
+        await insert('tx-five')(m);
+        const [{ pid }] = (await m.query('SELECT pg_backend_pid() AS pid')) as { pid: number }[];
+        claimedBy(pid);
+        await afterwards;
+        return insert('never')(m);
+      });
+      const pid = await backend;
+      // What a crash of the mesh looks like from Postgres: the claim's connection goes away mid-transaction.
+      await dataSource.query('SELECT pg_terminate_backend($1)', [pid]);
+      const retried = Date.now();
+      const row = await lasting.runInTransaction(call, fromTable, insert('tx-five'));
+      expect(Date.now() - retried).toBeLessThan(5_000);
+      expect(await rowsOf('tx-five')).toEqual([{ id: row.id }]);
+      await expect(lasting.runInTransaction(call, fromTable, insert('tx-five'))).resolves.toEqual(row);
+      goOn();
+      await expect(dying).rejects.toThrow();
+      expect(await rowsOf('never')).toEqual([]);
+    });
+
+    it('takes over a result-less claim `run` left behind for the same input, refuses one for another input', async () => {
+      await dataSource.query('INSERT INTO idempotency_keys (subject, mutation, key, input_hash) VALUES ($1, $2, $3, $4)', ['user:a', 'createProject', 'tx-6', inputHash({ name: 'tx-six' })]);
+      const call = { subject: 'user:a', mutation: 'createProject', key: 'tx-6', input: { name: 'tx-six' } };
+      await expect(lasting.runInTransaction(call, fromTable, insert('tx-six'))).resolves.toMatchObject({ name: 'tx-six' });
+      await dataSource.query('INSERT INTO idempotency_keys (subject, mutation, key, input_hash) VALUES ($1, $2, $3, $4)', ['user:a', 'createProject', 'tx-7', inputHash({ name: 'x' })]);
+      await expect(lasting.runInTransaction({ ...call, key: 'tx-7' }, fromTable, insert('tx-seven'))).rejects.toMatchObject({ code: 'CONFLICT' });
+    });
   });
 });

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { MeshError } from '@keelson/schema';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { z } from 'zod';
 
 /** An idempotency key: 1–200 printable characters, chosen by the client (a UUID is a good one). */
@@ -54,8 +54,10 @@ export function inputHash(input: unknown): string {
 
 export interface IdempotencyOptions {
   /**
-   * How long a claim whose request never finished (its process died between claiming and
-   * recording the result) blocks the key; after that a repeat runs the mutation again. @default 120000
+   * How long a claim of {@link IdempotencyKeys.run} whose request never finished (its process died
+   * between claiming and recording the result) blocks the key; after that a repeat runs the mutation
+   * again. {@link IdempotencyKeys.runInTransaction} needs none: its claim dies with the transaction.
+   * @default 120000
    */
   claimLeaseMs?: number;
   /** How long a repeat waits for the first request with the same key to finish. @default 15000 */
@@ -80,7 +82,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * the shared `idempotency_keys` table). The first request with a key claims it, runs the mutation
  * and records the result; a repeat with the same input gets that result (after waiting for the
  * first to finish), a repeat with a different input is CONFLICT. A mutation that fails releases
- * its claim, so a retry runs it again.
+ * its claim, so a retry runs it again. A mutation whose writes are one transaction claims in that
+ * transaction ({@link IdempotencyKeys.runInTransaction}), so a crash leaves no claim behind.
  */
 export class IdempotencyKeys {
   private readonly claimLeaseMs: number;
@@ -96,10 +99,7 @@ export class IdempotencyKeys {
 
   async run<T>(call: IdempotentCall, codec: ResultCodec<T>, mutate: () => Promise<T>): Promise<T> {
     if (call.key == null) return mutate();
-    const parsed = idempotencyKeySchema.safeParse(call.key);
-    if (!parsed.success) throw new MeshError('BAD_USER_INPUT', `idempotencyKey: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
-    const ids = [call.subject, call.mutation, parsed.data];
-    const hash = inputHash(call.input);
+    const { ids, hash, key } = keyOf(call);
     const deadline = Date.now() + this.waitMs;
     for (;;) {
       const claimed: unknown[] = await this.dataSource.query(
@@ -117,19 +117,58 @@ export class IdempotencyKeys {
       );
       const row = rows[0];
       if (!row) continue; // released meanwhile: claim it
-      if (row.input_hash !== hash) {
-        throw new MeshError('CONFLICT', `idempotencyKey "${parsed.data}" was used for ${call.mutation} with a different input`);
-      }
-      if (row.result !== null) {
-        const original = await codec.load(row.result);
-        if (original === null) throw new MeshError('CONFLICT', `idempotencyKey "${parsed.data}": what ${call.mutation} made with it no longer exists`);
-        return original;
-      }
-      if (Date.now() > deadline) {
-        throw new MeshError('CONFLICT', `idempotencyKey "${parsed.data}": the first ${call.mutation} with it is still running; retry later`);
-      }
+      if (row.input_hash !== hash) throw differentInput(key, call.mutation);
+      if (row.result !== null) return original(key, call.mutation, codec, row.result);
+      if (Date.now() > deadline) throw stillRunning(key, call.mutation);
       await sleep(100);
     }
+  }
+
+  /**
+   * For a mutation whose writes are one transaction (`mutate` does them all with `m`): the claim,
+   * those writes and the result commit together or not at all. A repeat while the first runs waits
+   * on the claim's row (up to `waitMs`); a crash anywhere before the commit rolls the claim back with
+   * the writes, so the key is free at once — no lease to wait out. Without a key `mutate` runs in a
+   * transaction of its own.
+   */
+  async runInTransaction<T>(call: IdempotentCall, codec: ResultCodec<T>, mutate: (m: EntityManager) => Promise<T>): Promise<T> {
+    if (call.key == null) return this.dataSource.transaction(mutate);
+    const { ids, hash, key } = keyOf(call);
+    const outcome = await this.dataSource.transaction(async (m): Promise<{ made: T } | { saved: { input_hash: string; result: unknown } | undefined }> => {
+      // Bounds only the wait for a first request's claim; the mutation's own statements wait as usual.
+      await m.query("SELECT set_config('lock_timeout', $1, true)", [`${this.waitMs}ms`]);
+      let claimed: unknown[];
+      try {
+        // Takes the key, or a committed claim without a result (left by `run` in a process that died).
+        claimed = await m.query(
+          `INSERT INTO idempotency_keys (subject, mutation, key, input_hash) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (subject, mutation, key) DO UPDATE SET claimed_at = clock_timestamp()
+             WHERE idempotency_keys.result IS NULL AND idempotency_keys.input_hash = EXCLUDED.input_hash
+           RETURNING 1`,
+          [...ids, hash],
+        );
+      } catch (err) {
+        if (pgCode(err) === LOCK_NOT_AVAILABLE || pgCode(err) === QUERY_CANCELED) throw stillRunning(key, call.mutation);
+        throw err;
+      }
+      await m.query("SELECT set_config('lock_timeout', '0', true)");
+      if (claimed.length === 0) {
+        const rows: { input_hash: string; result: unknown }[] = await m.query('SELECT input_hash, result FROM idempotency_keys WHERE subject = $1 AND mutation = $2 AND key = $3', ids);
+        return { saved: rows[0] };
+      }
+      const made = await mutate(m);
+      await m.query('UPDATE idempotency_keys SET result = $4::jsonb, completed_at = clock_timestamp() WHERE subject = $1 AND mutation = $2 AND key = $3', [
+        ...ids,
+        JSON.stringify(codec.save(made)),
+      ]);
+      return { made };
+    });
+    if ('made' in outcome) return outcome.made;
+    const row = outcome.saved;
+    // Only a result-less claim of another input stays behind a committed conflict: a different input.
+    if (!row || row.input_hash !== hash) throw differentInput(key, call.mutation);
+    if (row.result === null) throw stillRunning(key, call.mutation);
+    return original(key, call.mutation, codec, row.result);
   }
 
   private async runClaimed<T>(ids: string[], codec: ResultCodec<T>, mutate: () => Promise<T>): Promise<T> {
@@ -149,4 +188,34 @@ export class IdempotencyKeys {
     );
     return result;
   }
+}
+
+/** Postgres lock_not_available (a `lock_timeout` ran out) and query_canceled (a `statement_timeout`). */
+const LOCK_NOT_AVAILABLE = '55P03';
+const QUERY_CANCELED = '57014';
+
+function pgCode(err: unknown): string | undefined {
+  const e = err as { code?: unknown; driverError?: { code?: unknown } };
+  const code = e?.driverError?.code ?? e?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function keyOf(call: IdempotentCall): { ids: string[]; hash: string; key: string } {
+  const parsed = idempotencyKeySchema.safeParse(call.key);
+  if (!parsed.success) throw new MeshError('BAD_USER_INPUT', `idempotencyKey: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  return { ids: [call.subject, call.mutation, parsed.data], hash: inputHash(call.input), key: parsed.data };
+}
+
+function differentInput(key: string, mutation: string): MeshError {
+  return new MeshError('CONFLICT', `idempotencyKey "${key}" was used for ${mutation} with a different input`);
+}
+
+function stillRunning(key: string, mutation: string): MeshError {
+  return new MeshError('CONFLICT', `idempotencyKey "${key}": the first ${mutation} with it is still running; retry later`);
+}
+
+async function original<T>(key: string, mutation: string, codec: ResultCodec<T>, saved: unknown): Promise<T> {
+  const found = await codec.load(saved);
+  if (found === null) throw new MeshError('CONFLICT', `idempotencyKey "${key}": what ${mutation} made with it no longer exists`);
+  return found;
 }

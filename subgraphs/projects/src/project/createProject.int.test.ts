@@ -331,3 +331,30 @@ describe('createProject: missing git identity', () => {
     expect(project).toMatchObject({ rootPath: root, isGitRepo: true, headCommit: null });
   });
 });
+
+describe('createProject: idempotency key (claimed in the transaction that inserts the row)', () => {
+  const KEYED = `mutation ($input: CreateProjectInput!, $k: String) { createProject(input: $input, idempotencyKey: $k) { ${PROJECT_FIELDS} } }`;
+
+  it('a repeat with the same key and input is the same project (one PROJECT_CREATED); another input is CONFLICT and makes nothing', async () => {
+    const root = join(scratch('keyed'), 'root');
+    const seq = await h.lastSeq();
+    const first = expectData(await h.gql<{ createProject: ProjectView }>(KEYED, { input: { name: 'keyed', rootPath: root }, k: 'create-keyed-1' })).createProject;
+    const again = expectData(await h.gql<{ createProject: ProjectView }>(KEYED, { input: { rootPath: root, name: 'keyed' }, k: 'create-keyed-1' })).createProject;
+    expect(again).toEqual(first);
+    expect(await h.eventsSince(seq)).toEqual([{ type: 'PROJECT_CREATED', payload: { projectId: first.id } }]);
+    const elsewhere = join(scratch('keyed-other'), 'root');
+    const other = await h.gql(KEYED, { input: { name: 'keyed-other', rootPath: elsewhere }, k: 'create-keyed-1' });
+    expect(other.errors?.[0]?.extensions?.code).toBe('CONFLICT');
+    expect(existsSync(elsewhere)).toBe(false);
+  });
+
+  it('a create that fails frees its key: the repeat runs it', async () => {
+    const taken = join(scratch('keyed-file'), 'file');
+    writeFileSync(taken, 'not a folder');
+    const failed = await h.gql(KEYED, { input: { name: 'keyed-retry', rootPath: taken }, k: 'create-keyed-2' });
+    expect(failed.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    const res = await h.gql(KEYED, { input: { name: 'keyed-retry', rootPath: taken }, k: 'create-keyed-2' });
+    expect(res.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(res.errors?.[0]?.message).toContain('is not a directory');
+  });
+});

@@ -39,7 +39,8 @@ export class ProjectResolver {
     @Arg('idempotencyKey', () => String, { nullable: true, description: IDEMPOTENCY_KEY }) idempotencyKey?: string | null,
   ): Promise<Project> {
     const call = { subject: ctx.caller.subject, mutation: 'createProject', key: idempotencyKey, input: { ...input } };
-    return ctx.services.idempotency.run(call, projectById(ctx), () => ctx.services.projects.create({ ...input }));
+    // One transaction: the key's claim commits with the project row, so a crash between them frees the key.
+    return ctx.services.idempotency.runInTransaction(call, projectById(ctx), (m) => ctx.services.projects.create({ ...input }, m));
   }
 
   @RequiresScope('write')

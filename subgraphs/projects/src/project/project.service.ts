@@ -77,26 +77,32 @@ export class ProjectService {
     return resolve(expanded);
   }
 
-  private async assertNoConflict(name: string, canonicalRoot: string): Promise<void> {
-    const byName = await this.repo.findOneBy({ name });
+  private async assertNoConflict(name: string, canonicalRoot: string, m?: EntityManager): Promise<void> {
+    const repo = m ? m.getRepository(Project) : this.repo;
+    const byName = await repo.findOneBy({ name });
     if (byName) throw new MeshError('CONFLICT', `a project named "${name}" is already registered`, { projectId: byName.id });
-    const byRoot = await this.repo.findOneBy({ canonicalRoot });
+    const byRoot = await repo.findOneBy({ canonicalRoot });
     if (byRoot) {
       throw new MeshError('CONFLICT', `root ${canonicalRoot} is already registered as project "${byRoot.name}"`, { projectId: byRoot.id });
     }
   }
 
-  /** Inserts the row and its event in one transaction; a lost race is CONFLICT. */
+  /**
+   * Inserts the row and its event in one transaction (the caller's `outer` one when given); a lost
+   * race is CONFLICT.
+   */
   private async register(
     project: Project,
     type: 'PROJECT_CREATED' | 'PROJECT_CLONED',
+    outer?: EntityManager,
   ): Promise<Project> {
+    const insert = async (m: EntityManager) => {
+      const saved = await m.getRepository(Project).save(project);
+      await appendProjectEvent(this.deps.events, m, type, { projectId: saved.id });
+      return saved;
+    };
     try {
-      return await this.deps.dataSource.transaction(async (m: EntityManager) => {
-        const saved = await m.getRepository(Project).save(project);
-        await appendProjectEvent(this.deps.events, m, type, { projectId: saved.id });
-        return saved;
-      });
+      return await (outer ? insert(outer) : this.deps.dataSource.transaction(insert));
     } catch (err) {
       if (isUniqueViolation(err)) {
         throw new MeshError('CONFLICT', `project "${project.name}" or its root ${project.canonicalRoot} was registered concurrently`);
@@ -106,14 +112,17 @@ export class ProjectService {
     }
   }
 
-  /** createProject: see seed 000 "Project creation". */
-  async create(body: unknown): Promise<Project> {
+  /**
+   * createProject: see seed 000 "Project creation". With `m` its reads and writes are that
+   * transaction's (the idempotency claim commits with the row).
+   */
+  async create(body: unknown, m?: EntityManager): Promise<Project> {
     const input = parseInput(createProjectBodySchema, body);
     const root = input.rootPath == null
       ? join(this.deps.settings.workspaceRoot, input.name)
       : this.resolveRootPath(input.rootPath);
     const canonicalRoot = await allowedProjectRoot(root, this.deps.settings.keelsonHome, input.rootPath == null ? 'KEELSON_WORKSPACE' : 'input.rootPath');
-    await this.assertNoConflict(input.name, canonicalRoot);
+    await this.assertNoConflict(input.name, canonicalRoot, m);
 
     const state = await inspectTarget(root);
     if (state === 'not-a-dir') {
@@ -164,7 +173,7 @@ export class ProjectService {
     const trusted = state === 'missing' || state === 'empty-dir' || !(await exists(join(root, '.keelson', 'workflows')));
     const project = Object.assign(new Project(), { id: randomUUID(), name: input.name, rootPath: root, canonicalRoot, trusted });
     try {
-      return await this.register(project, 'PROJECT_CREATED');
+      return await this.register(project, 'PROJECT_CREATED', m);
     } catch (err) {
       const cleanupError = await cleanup();
       if (cleanupError && err instanceof MeshError) throw new MeshError(err.code, `${err.message}; ${cleanupError}`, err.details);
