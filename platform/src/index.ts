@@ -15,7 +15,11 @@ export {
 export {
   listProcesses,
   findOwnedProcesses,
+  ownsProcess,
+  carriesRun,
+  processArgv,
   isAlive,
+  signalGroup,
   endProcessGroup,
   processStartTicks,
   setSupervisorOwner,

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
@@ -52,24 +52,84 @@ export async function listProcesses(): Promise<ProcessInfo[]> {
 }
 
 /**
- * The processes whose command line carries every one of `markers` as a run of consecutive
- * arguments (e.g. `['--db-filename', '/home/me/.keelson/temporal/dev.db']`): ownership proved by
- * what the process was started with, never by a recorded pid alone (pids are reused; a record
- * outlives a crash). This process is never among them.
+ * Whether `argv` carries `run` as consecutive arguments. A two-part run naming a flag and its value
+ * (`['--data', dir]`) is also found as `--data=<dir>`, and in the single-dash form Go's flag
+ * package accepts (`-data <dir>`, `-data=<dir>`): however the flag was spelled, the value is there.
  */
-export async function findOwnedProcesses(markers: readonly (readonly string[])[]): Promise<ProcessInfo[]> {
-  const carries = (argv: string[], run: readonly string[]) =>
-    argv.some((_, i) => run.every((part, k) => argv[i + k] === part));
-  return (await listProcesses()).filter((p) => p.pid !== process.pid && markers.every((m) => carries(p.argv, m)));
+export function carriesRun(argv: readonly string[], run: readonly string[]): boolean {
+  if (argv.some((_, i) => run.every((part, k) => argv[i + k] === part))) return true;
+  const [flag, value] = run;
+  if (run.length !== 2 || !flag!.startsWith('-') || value === undefined) return false;
+  const name = flag!.replace(/^-+/, '');
+  const spellings = [`-${name}`, `--${name}`];
+  return argv.some((arg, i) => spellings.some((f) => (arg === f && argv[i + 1] === value) || arg === `${f}=${value}`));
 }
 
-/** True while a process with this pid exists (signal 0). */
+/**
+ * The argv of `pid` (`/proc/<pid>/cmdline`, else `ps`, whose answer is split on whitespace);
+ * undefined once it is gone or when neither can tell.
+ */
+export function processArgv(pid: number): string[] | undefined {
+  try {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\u0000').filter((a) => a.length > 0);
+    if (argv.length > 0) return argv;
+  } catch {
+    // No /proc (or gone): ask ps.
+  }
+  try {
+    const text = execFileSync('ps', ['-o', 'args=', '-p', String(pid)], { encoding: 'utf8', timeout: 5_000 }).trim();
+    return text ? text.split(/\s+/) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The processes whose command line carries every one of `markers` as a run of consecutive
+ * arguments (e.g. `['--db-filename', '/home/me/.keelson/temporal/dev.db']`, see {@link carriesRun}):
+ * ownership proved by what the process was started with, never by a recorded pid alone (pids are
+ * reused; a record outlives a crash). This process is never among them.
+ */
+export async function findOwnedProcesses(markers: readonly (readonly string[])[]): Promise<ProcessInfo[]> {
+  return (await listProcesses()).filter((p) => p.pid !== process.pid && markers.every((m) => carriesRun(p.argv, m)));
+}
+
+/**
+ * Whether the live process `pid` (a recorded one, say) is ours: its command line carries every one
+ * of `markers` (the state path of this home). A pid alone proves nothing; this is the check for one.
+ */
+export function ownsProcess(pid: number, markers: readonly (readonly string[])[]): boolean {
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return false;
+  const argv = processArgv(pid);
+  return argv !== undefined && markers.every((m) => carriesRun(argv, m));
+}
+
+/** True while a process with this pid exists and is not a zombie (signal 0, then its `/proc` state). */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return true; // no /proc: signal 0 is all we know
+  }
+}
+
+/** Sends `signal` to the process group led by `pid` (to the process alone when it leads none). */
+export function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // Already gone.
+    }
   }
 }
 
@@ -85,13 +145,22 @@ export async function endProcessGroup(pgid: number, opts: { first?: NodeJS.Signa
       // Already gone.
     }
   };
+  // The leader counts until it is reaped (signal 0): a zombie leader may still have live members.
+  const exists = () => {
+    try {
+      process.kill(pgid, 0);
+      return true;
+    } catch (err) {
+      return (err as NodeJS.ErrnoException).code === 'EPERM';
+    }
+  };
   signal(opts.first ?? 'SIGTERM');
   const deadline = Date.now() + (opts.graceMs ?? 5_000);
-  while (isAlive(pgid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  if (!isAlive(pgid)) return;
+  while (exists() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  if (!exists()) return;
   signal('SIGKILL');
   const killed = Date.now() + 2_000;
-  while (isAlive(pgid) && Date.now() < killed) await new Promise((r) => setTimeout(r, 50));
+  while (exists() && Date.now() < killed) await new Promise((r) => setTimeout(r, 50));
 }
 
 /**

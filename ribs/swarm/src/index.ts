@@ -12,7 +12,6 @@ export { resolveBusSetup, whichClickclack, DEFAULT_CLICKCLACK_PORT, NO_BINARY_RE
 export type { BusSetup } from './bus/busSetup';
 export { ManagedBus, childEnv } from './bus/managedBus';
 export type { ManagedBusOptions, ManagedBusStatus, BusProcessRecord } from './bus/managedBus';
-export { ownsProcess, processAlive } from './bus/processes';
 export { startStandin, STANDIN_VERSION } from './standin/server';
 export type { RunningStandin, StandinServerOptions } from './standin/server';
 

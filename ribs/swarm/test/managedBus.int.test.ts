@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClickClackClient } from '../src/bus/clickclack';
 import { ManagedBus } from '../src/bus/managedBus';
-import { processAlive } from '../src/bus/processes';
+import { isAlive } from '@keelson/platform';
 import { clickclackBinary, freePort, STANDIN_BIN } from './support/binary';
 
 const groupOf = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[2]);
@@ -64,7 +64,7 @@ describe('ManagedBus: a ClickClack server the mesh runs itself', () => {
     expect((await b.status()).running).toBe(false);
     const restarted = await b.ensure();
     expect(restarted.pid).not.toBe(process.pid);
-    expect(processAlive(process.pid)).toBe(true);
+    expect(isAlive(process.pid)).toBe(true);
   });
 
   it('refuses a port another server answers on', async () => {
@@ -82,7 +82,7 @@ describe('ManagedBus: a ClickClack server the mesh runs itself', () => {
     const b = await bus();
     const { pid } = await b.ensure();
     expect(await b.stop()).toBe(true);
-    expect(processAlive(pid!)).toBe(false);
+    expect(isAlive(pid!)).toBe(false);
     expect(existsSync(b.stateFile)).toBe(false);
     expect(readFileSync(b.logFile, 'utf8')).toMatch(/interrupt|shutting down|signal/i);
     expect(await b.stop()).toBe(false);
@@ -106,7 +106,7 @@ describe('ManagedBus: a ClickClack server the mesh runs itself', () => {
     const replaced = await b.ensure();
     expect(replaced.pid).not.toBe(pid);
     expect(replaced.ready).toBe(true);
-    expect(processAlive(pid!)).toBe(false);
+    expect(isAlive(pid!)).toBe(false);
   }, 30_000);
 
   describe('with the stand-in emulating releases', () => {
@@ -138,7 +138,7 @@ describe('ManagedBus: a ClickClack server the mesh runs itself', () => {
     expect(argvOf(pid!)).not.toContain('--access-log');
     const stoppedAt = Date.now();
     expect(await b.stop()).toBe(true);
-    expect(processAlive(pid!)).toBe(false);
+    expect(isAlive(pid!)).toBe(false);
     expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(450);
     expect(readFileSync(b.logFile, 'utf8')).toContain('ignoring SIGINT');
   });

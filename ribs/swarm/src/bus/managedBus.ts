@@ -2,9 +2,9 @@ import { execFile, spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { isAlive, ownsProcess, signalGroup } from '@keelson/platform';
 import { MeshError } from '@keelson/schema';
 import { ClickClackClient } from './clickclack';
-import { ownsProcess, processAlive, signalGroup } from './processes';
 
 const run = promisify(execFile);
 
@@ -92,7 +92,7 @@ export class ManagedBus {
   /** The owned server's pid, if one is alive: the recorded pid whose command line carries our data directory. */
   ownedPid(): number | undefined {
     const rec = this.record();
-    return rec && ownsProcess(rec.pid, this.dataDir) ? rec.pid : undefined;
+    return rec && ownsProcess(rec.pid, [['--data', this.dataDir]]) ? rec.pid : undefined;
   }
 
   /** The server's state; never starts anything. */
@@ -153,7 +153,7 @@ export class ManagedBus {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       }
       const holder = Number(readFileSync(path, 'utf8').trim() || '0');
-      if (!holder || !processAlive(holder)) {
+      if (!holder || !isAlive(holder)) {
         // A holder that died (or a lock torn mid-write) releases nothing: clear it and retry.
         try {
           unlinkSync(path);
@@ -242,7 +242,7 @@ export class ManagedBus {
     const client = this.client();
     for (;;) {
       if (await client.ready()) return true;
-      if (exited?.() || !processAlive(pid) || Date.now() > deadline) return false;
+      if (exited?.() || !isAlive(pid) || Date.now() > deadline) return false;
       await sleep(100);
     }
   }
@@ -298,7 +298,7 @@ export function childEnv(env: Record<string, string | undefined>): Record<string
 
 async function waitGone(pid: number, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;
-  while (processAlive(pid)) {
+  while (isAlive(pid)) {
     if (Date.now() > deadline) return false;
     await sleep(50);
   }
