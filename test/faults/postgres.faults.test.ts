@@ -72,14 +72,14 @@ describe('Postgres faults and dropped responses', () => {
 
   it('every application backend terminated repeatedly during writes: nothing exits, each write all-or-nothing, acknowledged = persisted', async () => {
     const ledger = new Ledger('Postgres backends terminated during writes');
-    const names = Array.from({ length: 12 }, (_, i) => `term-${i}`);
+    const names = Array.from({ length: 8 }, (_, i) => `term-${i}`);
     let writing = true;
     const writers = (async () => {
       for (let i = 0; i < names.length; i += 4) await Promise.all(names.slice(i, i + 4).map((n) => createWithRetries(ledger, n)));
       writing = false;
     })();
     let terminated = 0;
-    while (writing && ledger.faults < 6) {
+    while (writing && ledger.faults < 4) {
       await sleep(250);
       const fault = ledger.fault();
       const { rows } = await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [db.name]);

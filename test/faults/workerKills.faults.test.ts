@@ -62,12 +62,14 @@ describe('the worker killed at random points across many gated DAG runs', () => 
     worker = await startWorkerProcess(workerEnv, 180_000);
     const project = await projectWithWorkflow(mesh.gatewayUrl, 'kills', { 'gated-steps.yaml': GATED });
     const runs: { id: string; dir: string }[] = [];
-    for (let i = 0; i < 4; i++) {
+    // Three runs and three kills: several kills, each while nodes of several runs are in flight.
+    for (let i = 0; i < 3; i++) {
       const started = await startWorkflow(mesh.gatewayUrl, 'gated-steps', { projectId: project.id });
       ledger.ack(started.id);
       runs.push({ id: started.id, dir: started.artifactsDir });
     }
     const answered = new Set<string>();
+    let unanswered = 0;
     const deadline = Date.now() + 600_000;
     let kills = 0;
     /** Spans with no live worker: an effect written inside one was written by an orphaned attempt. */
@@ -77,8 +79,11 @@ describe('the worker killed at random points across many gated DAG runs', () => 
       const states = await Promise.all(runs.map((r) => getRun(mesh.gatewayUrl, r.id)));
       for (const run of states) {
         if (run.status === 'PAUSED' && run.pendingApproval && !answered.has(run.pendingApproval.pauseId)) {
-          answered.add(run.pendingApproval.pauseId);
-          await respond(mesh.gatewayUrl, run.id, 'gate', 'approve', run.pendingApproval.pauseId);
+          // The answer is an Update a worker must take: sent while none runs it fails (SERVICE_UNAVAILABLE)
+          // and is sent again with the same pauseId, as the README tells a client to.
+          const res = await respond(mesh.gatewayUrl, run.id, 'gate', 'approve', run.pendingApproval.pauseId).catch(() => undefined);
+          if (res?.ok) answered.add(run.pendingApproval.pauseId);
+          else unanswered += 1;
         }
       }
       if (states.every((r) => r.status === 'SUCCEEDED' || r.status === 'FAILED' || r.status === 'CANCELLED')) break;
@@ -115,7 +120,7 @@ describe('the worker killed at random points across many gated DAG runs', () => 
       orphans: orphans.length,
       note:
         `seed ${seed}; ${kills} kills over ${runs.length} runs; ${acted.length} node effects for ${runs.length * 3} nodes, ` +
-        `${byOrphans.length} by an orphaned attempt, ${acted.length - new Set(acted).size} re-run (killed between acting and reporting: at-least-once); recovery = a new worker polling`,
+        `${byOrphans.length} by an orphaned attempt, ${acted.length - new Set(acted).size} re-run (killed between acting and reporting: at-least-once); ${unanswered} gate answers failed and were sent again; recovery = a new worker polling`,
     });
     expect(kills).toBeGreaterThanOrEqual(3);
     expect(byOrphans).toEqual([]);
