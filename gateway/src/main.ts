@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { jwtSettingsFromEnv, openIdentity, type Identity } from '@keelson/identity';
-import { createLogger } from '@keelson/service';
+import { createLogger, startTracing, tracingFromEnv } from '@keelson/service';
 import { loadGatewayConfig } from './config';
 import { startGateway } from './startGateway';
 import { reloadSupergraphOnChange } from './supergraphReload';
@@ -8,6 +8,8 @@ import { reloadSupergraphOnChange } from './supergraphReload';
 loadGatewayConfig(process.env)
   .then(async ({ logLevel, env, supergraphFile, ...config }) => {
     const log = createLogger('gateway', logLevel);
+    // Spans as `keelson-gateway`, continued in every subgraph (a no-op unless OTEL_EXPORTER_OTLP_* says so).
+    const tracing = startTracing(tracingFromEnv(process.env), 'gateway');
     let identity: Identity | undefined;
     try {
       if (config.security.auth === 'on') {
@@ -16,12 +18,21 @@ loadGatewayConfig(process.env)
       }
       const running = await startGateway({ ...config, log, ...(identity ? { credentials: identity.authenticator } : {}) });
       const unwatch = reloadSupergraphOnChange(supergraphFile, running, log);
+      let stopping = false;
       const stop = () => {
+        if (stopping) return;
+        stopping = true;
         unwatch();
-        void running.stop().then(() => identity?.close()).then(() => process.exit(0));
+        void running
+          .stop()
+          .then(() => identity?.close())
+          .then(() => tracing.stop())
+          .then(() => process.exit(0));
       };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
+      // Started by `npm start` (an IPC channel to it): when that process is gone, so is this one.
+      if (process.send) process.once('disconnect', stop);
     } catch (err) {
       log.fatal({ err }, 'gateway failed to start');
       await identity?.close().catch(() => undefined);

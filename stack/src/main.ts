@@ -3,11 +3,15 @@ import { startMesh, type RunningMesh } from './startMesh';
 
 const say = (line: string) => process.stdout.write(`[keelson] ${line}\n`);
 
-/** `npm start`: the whole mesh on its embedded defaults; Ctrl-C shuts it down in order. */
+/**
+ * `npm start`: the whole mesh on its embedded defaults; Ctrl-C shuts it down in order. The gateway
+ * runs in a process of its own (so it has a core to itself; the subgraphs and the worker share this
+ * one), owned by this one: a crash of it is reported and ends the start.
+ */
 function main(): void {
   // Handlers are installed in the same tick as the boot starts: a Ctrl-C while starting still
   // stops what already runs, dev server included.
-  const mesh: Promise<RunningMesh> = startMesh({ proof: true, progress: say, handlesSignals: true });
+  const mesh: Promise<RunningMesh> = startMesh({ proof: true, progress: say, handlesSignals: true, gateway: 'process' });
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -32,6 +36,12 @@ function main(): void {
   mesh.then(
     (m) => {
       if (stopping) return;
+      void m.gatewayProcess?.exited.then(({ code, signal, requested }) => {
+        if (requested || stopping) return;
+        say(`the gateway process (pid ${m.gatewayProcess!.pid}) exited unexpectedly (code ${code}, signal ${signal})`);
+        stopping = true;
+        void m.stop().finally(() => process.exit(1));
+      });
       const graphiql = m.gatewayUrl.replace(/\/graphql$/, '/');
       say('');
       say(`GraphQL (HTTP + WebSocket): ${m.gatewayUrl}`);

@@ -31,6 +31,7 @@ import {
 } from '@keelson/temporal';
 import type { Client } from '@temporalio/client';
 import { ensureDatabase } from './database';
+import { startGatewayProcess, type GatewayProcess } from './gatewayProcess';
 import { claimHome, recordStart, type OwnedProcessNote } from './ownership';
 import { ribAgentSeams } from './ribAgentSeams';
 import { ribWorkflowSource } from '@keelson/runs';
@@ -62,6 +63,11 @@ export interface MeshOptions {
   log?: Logger;
   /** Passed to the rib hosts, the ribs subgraph's and the worker's (tests: an explicit `available` map of ribs). */
   ribHost?: RibHostOverrides;
+  /**
+   * Where the gateway runs: in this process, or in a process of its own (`gateway/src/main.ts`,
+   * owned and stopped by this one) so that it has a core of its own. @default 'in-process'
+   */
+  gateway?: 'in-process' | 'process';
   /** Tuning of the ribs' run seams (tests: a region heartbeat time scale); `approvalMaxWaitMs` bounds the worker's asks too. */
   ribRuns?: Pick<RibRunsWiring, 'refresh' | 'approvalMaxWaitMs'>;
 }
@@ -92,6 +98,8 @@ export interface RunningMesh {
   tracing: TracingSettings & { flush(): Promise<void> };
   /** The Temporal worker's Prometheus endpoint (KEELSON_WORKER_METRICS_PORT), or null when off. */
   workerMetricsUrl: string | null;
+  /** The gateway's process when it runs in one (`gateway: 'process'`): a crash is the owner's to report. */
+  gatewayProcess: GatewayProcess | null;
   /** Stops everything in reverse boot order. Idempotent. */
   stop(): Promise<void>;
 }
@@ -380,18 +388,29 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
     progress(compaction ? `Memory: compaction scheduled every ${env.KEELSON_MEMORY_COMPACTION_INTERVAL_MS} ms (Temporal Schedule ${compaction})` : 'Memory: compaction is off');
 
     const subgraphUrls = { projects: projects.url, ribs: ribs.url, runs: runs.url, sessions: sessions.url, memory: memory.url, swarms: swarms.url, identity: identity.url };
-    progress('Gateway');
-    const gateway = await startGateway({
-      supergraphSdl: await readFile(supergraphPath(), 'utf8'),
-      host: env.KEELSON_HOST,
-      port: port(env.KEELSON_GATEWAY_PORT),
-      security,
-      subgraphUrls,
-      ...(security.auth === 'on' ? { credentials: identity.identity.authenticator } : {}),
-      subscriptions: subscriptionLimitsFromEnv(env),
-      log: log.child({ service: 'gateway' }),
-    });
-    stops.push({ name: 'gateway', stop: () => gateway.stop() });
+    let gatewayProcess: GatewayProcess | null = null;
+    let gateway: { url: string; wsUrl: string };
+    if (opts.gateway === 'process') {
+      progress('Gateway: in a process of its own');
+      const child = await startGatewayProcess({ env: rawEnv, host: env.KEELSON_HOST, port: port(env.KEELSON_GATEWAY_PORT), subgraphUrls });
+      stops.push({ name: 'gateway process', stop: () => child.stop() });
+      gatewayProcess = child;
+      gateway = child;
+    } else {
+      progress('Gateway');
+      const inProcess = await startGateway({
+        supergraphSdl: await readFile(supergraphPath(), 'utf8'),
+        host: env.KEELSON_HOST,
+        port: port(env.KEELSON_GATEWAY_PORT),
+        security,
+        subgraphUrls,
+        ...(security.auth === 'on' ? { credentials: identity.identity.authenticator } : {}),
+        subscriptions: subscriptionLimitsFromEnv(env),
+        log: log.child({ service: 'gateway' }),
+      });
+      stops.push({ name: 'gateway', stop: () => inProcess.stop() });
+      gateway = inProcess;
+    }
 
     if (opts.proof) {
       const client = await connectClient({ address: temporal.address, namespace: temporal.namespace });
@@ -426,6 +445,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       compactionScheduleId: compaction,
       tracing: { ...tracing.settings, flush: () => tracing.flush() },
       workerMetricsUrl,
+      gatewayProcess,
       stop: () => (stopping ??= stopAll()),
     };
   } catch (err) {
