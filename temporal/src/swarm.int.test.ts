@@ -49,7 +49,7 @@ describe('the swarm workflow (real worker, Temporal, Postgres, a managed ClickCl
     expect(handle.workflowId).toBe(`swarm-${swarmId}`);
     expect(described.searchAttributes).toMatchObject({ KeelsonKind: ['swarm'], KeelsonRib: ['swarm'], KeelsonWorkflowName: ['swarm'] });
     expect(await described.memo).toMatchObject({ swarmId, opId });
-    expect(await h.op(opId)).toMatchObject({ status: 'SUCCEEDED', result: { swarmId, status: 'DONE' } });
+    expect(await h.settledOp(opId)).toMatchObject({ status: 'SUCCEEDED', result: { swarmId, status: 'DONE' } });
 
     // The conversation, read from the bus: each message once, authored by the agent that wrote it.
     const owner = await h.owner();
@@ -140,7 +140,7 @@ describe('the swarm workflow (real worker, Temporal, Postgres, a managed ClickCl
     expect(done).toMatchObject({ status: 'STALLED', error: 'quiet after 2 nudge(s): the lead did not conclude' });
     const events = await h.events(swarmId);
     expect(events.filter((e) => e.type === 'SWARM_NUDGED').map((e) => e.payload.nudge)).toEqual([1, 2]);
-    expect(await h.op(opId)).toMatchObject({ status: 'FAILED', error: expect.stringContaining('STALLED') });
+    expect(await h.settledOp(opId)).toMatchObject({ status: 'FAILED', error: expect.stringContaining('STALLED') });
     expect(tokensIn(await (await h.owner()).listBotsRaw(done.workspaceId!)).filter((t) => !t.revokedAt)).toEqual([]);
   });
 
@@ -152,7 +152,7 @@ describe('the swarm workflow (real worker, Temporal, Postgres, a managed ClickCl
     await handle.signal(swarmStopSignal, { reason: 'enough for today' });
     const done = await h.waitFor(swarmId, (s) => s.status !== 'RUNNING', 30_000);
     expect(done).toMatchObject({ status: 'STOPPED', error: 'enough for today' });
-    expect(await h.op(opId)).toMatchObject({ status: 'CANCELLED', error: 'enough for today' });
+    expect(await h.settledOp(opId)).toMatchObject({ status: 'CANCELLED', error: 'enough for today' });
     expect(tokensIn(await (await h.owner()).listBotsRaw(done.workspaceId!)).filter((t) => !t.revokedAt)).toEqual([]);
   });
 
@@ -166,7 +166,7 @@ describe('the swarm workflow (real worker, Temporal, Postgres, a managed ClickCl
     await expect(handle.result()).rejects.toThrow();
     const done = await h.waitFor(swarmId, (s) => s.status !== 'RUNNING', 30_000);
     expect(done).toMatchObject({ status: 'STOPPED', error: 'cancelled by request (cancelOp)' });
-    expect(await h.op(opId)).toMatchObject({ status: 'CANCELLED' });
+    expect(await h.settledOp(opId)).toMatchObject({ status: 'CANCELLED' });
     expect(tokensIn(await (await h.owner()).listBotsRaw(done.workspaceId!)).filter((t) => !t.revokedAt)).toEqual([]);
   });
 
@@ -196,7 +196,7 @@ describe('the swarm workflow (real worker, Temporal, Postgres, a managed ClickCl
     const { swarmId, opId } = await h.launch({ task: 'Fail.' });
     const done = await h.waitFor(swarmId, (s) => s.status !== 'RUNNING');
     expect(done).toMatchObject({ status: 'ERROR', error: expect.stringMatching(/^the lead failed 3 turns in a row/) });
-    expect(await h.op(opId)).toMatchObject({ status: 'FAILED' });
+    expect(await h.settledOp(opId)).toMatchObject({ status: 'FAILED' });
   });
 
   it('ends EXHAUSTED when the swarm\'s turns run out (maxTurns)', async () => {

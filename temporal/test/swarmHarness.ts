@@ -8,6 +8,7 @@ import swarmRib, { ClickClackClient, type SwarmRecord } from '@keelson/rib-swarm
 import { startSwarmInputSchema, streams, type EventEnvelope, type StartSwarmInput, type SwarmEventPayload } from '@keelson/schema';
 import { silentLogger } from '@keelson/service';
 import { clickclackBinary, freePort } from '../../ribs/swarm/test/support/binary';
+import { until } from '../../test/support/until';
 import { createTestDatabase, type TestDatabase } from '../../test/support/db';
 import { testTemporalAddress } from '../../test/support/temporalServer';
 import { createActivities } from '../src/activities';
@@ -129,6 +130,11 @@ export class SwarmHarness {
   async op(opId: string): Promise<{ status: string; result: unknown; error: string | null }> {
     const [row] = (await this.opened.dataSource.query('SELECT status, result, error FROM ops WHERE id = $1', [opId])) as { status: string; result: unknown; error: string | null }[];
     return row!;
+  }
+
+  /** The op once settled: the swarm's row ends a step before its op's (the op is settled after). */
+  settledOp(opId: string): Promise<{ status: string; result: unknown; error: string | null }> {
+    return until(`op ${opId} settled`, () => this.op(opId), (op) => op.status !== 'RUNNING');
   }
 
   /** The bus as the owner. */
