@@ -304,7 +304,9 @@ describe('a prompt node in a gated DAG, through the gateway', () => {
     const cancelledAt = Date.now();
     await gqlData(url, 'mutation ($id: ID!) { cancelRun(runId: $id) { ok } }', { id: slow.id });
     const cancelled = await waitForRun(url, slow.id, (r) => r.status === 'CANCELLED', 10_000);
-    expect(Date.now() - cancelledAt).toBeLessThan(3000);
+    // The answer would stream for 30 s: the node stops at its next heartbeat (3 s timeout), long
+    // before that; two heartbeat timeouts leave room for a loaded machine (3.3 s was seen in CI).
+    expect(Date.now() - cancelledAt).toBeLessThan(6000);
     expect(cancelled.nodes[0]).toMatchObject({ id: 'think', status: 'CANCELLED' });
 
     const broken = await startWorkflow(url, 'broken-think', { projectId: project.id });
