@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { supergraphPath } from '@keelson/gateway';
+import { freePort } from '@keelson/service';
 import { bearer, gqlData, registerCredentials, subscribe, type Subscription } from './support/client';
 import { createProject, sendTurn, startHarnessMesh, waitIdle, type HarnessMesh } from './support/harness';
 import { projectWithWorkflow, startWorkflow, waitForRun } from './support/runs';
@@ -23,17 +23,6 @@ interface Event {
 const RUN_EVENTS = 'subscription ($after: String) { runEvents(after: $after) { cursor type runId } }';
 const HARNESS_EVENTS = 'subscription ($after: String) { harnessEvents(after: $after) { __typename cursor sessionId } }';
 const QUICK = 'name: quick\nnodes:\n  - { id: one, type: bash, bash: "echo one" }\n  - { id: two, type: bash, depends_on: [one], bash: "echo two" }\n';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** The production gateway entry (`gateway/src/main.ts`) as its own process. */
 async function startGatewayProcess(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; output: () => string; stop(): Promise<void> }> {

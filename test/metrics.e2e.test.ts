@@ -1,4 +1,4 @@
-import { freePort } from '@keelson/temporal';
+import { freePort } from '@keelson/service';
 import { gqlData, subscribe } from './support/client';
 import { startTestMesh, type TestMesh } from './support/mesh';
 import { promQuery, startPrometheus, type Prometheus } from './support/observability';

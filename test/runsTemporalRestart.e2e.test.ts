@@ -1,7 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findTemporalCli, freePort, startDevServer, type DevServer } from '@keelson/temporal';
+import { freePort } from '@keelson/service';
+import { findTemporalCli, startDevServer, type DevServer } from '@keelson/temporal';
 import { startTestMesh, type TestMesh } from './support/mesh';
 import { projectWithWorkflow, respond, startWorkflow, waitForRun } from './support/runs';
 import { quietTemporalRuntime } from './support/temporalServer';

@@ -1,6 +1,5 @@
-import { createServer, type Server } from 'node:net';
-import type { AddressInfo } from 'node:net';
-import { silentLogger } from '@keelson/service';
+import { createServer } from 'node:net';
+import { freePort, silentLogger } from '@keelson/service';
 import { startGateway, type RunningGateway } from '../src';
 import { bearers, buildSchemas, executions, security, startSubgraphs, TestCredentials, type Subgraphs } from './fixtures';
 
@@ -18,15 +17,6 @@ async function post(url: string, body: unknown, headers: Record<string, string> 
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
   return { status: res.status, body: (await res.json()) as GraphQLBody };
-}
-
-/** A port nothing listens on right now. */
-async function freePort(host = '127.0.0.1'): Promise<number> {
-  const server: Server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** `{ reviews { product { reviews { product … } } } }`, `depth` fields deep. */

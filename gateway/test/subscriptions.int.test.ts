@@ -1,6 +1,6 @@
 import { createServer, type AddressInfo } from 'node:net';
 import { MeshError } from '@keelson/schema';
-import { silentLogger } from '@keelson/service';
+import { freePort, silentLogger } from '@keelson/service';
 import type { Client } from 'graphql-ws';
 import WebSocket, { WebSocketServer } from 'ws';
 import { startGateway, type RunningGateway } from '../src';
@@ -212,13 +212,6 @@ describe('subscriptions through the gateway', () => {
 describe('subscriptions when a subgraph or a client fails', () => {
   const log = silentLogger();
 
-  async function freePort(): Promise<number> {
-    const server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    return port;
-  }
 
   it('answers SERVICE_UNAVAILABLE (503) when the owning subgraph cannot be reached', async () => {
     const { supergraphSdl } = await buildSchemas();

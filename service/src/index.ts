@@ -23,3 +23,4 @@ export type { Tracing, TracingSettings } from './telemetry/tracing';
 export { metricsRegistry, metricsPlugin, metricsRoute, operationLabel, subscriptionOpened, subscriptionGauge, registerLagSource } from './telemetry/metrics';
 export type { LagSample } from './telemetry/metrics';
 export { serverSpan, tracingPlugin } from './telemetry/httpSpans';
+export { freePort, portIsFree } from './freePort';

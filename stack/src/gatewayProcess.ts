@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { freePort } from '@keelson/temporal';
+import { freePort } from '@keelson/service';
 
 const root = join(__dirname, '..', '..');
 

@@ -8,7 +8,8 @@ import { quietTemporalRuntime } from '../../test/support/temporalServer';
 import { createActivities } from './activities';
 import { connectClient, startEcho } from './client';
 import { findOwnedProcesses, isAlive } from '@keelson/platform';
-import { findTemporalCli, freePort, startDevServer, type DevServer } from './devServer';
+import { freePort } from '@keelson/service';
+import { findTemporalCli, startDevServer, type DevServer } from './devServer';
 import { searchAttributeKeys } from './searchAttributeKeys';
 import { startWorker } from './worker';
 

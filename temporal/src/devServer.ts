@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants as fsConstants, closeSync, openSync } from 'node:fs';
 import { access, mkdir, readFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { homedir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { endProcessGroup, findOwnedProcesses, type ProcessInfo } from '@keelson/platform';
 import { searchAttributes } from '@keelson/schema';
+import { freePort, portIsFree } from '@keelson/service';
 
 /** The CLI release that embeds the dev server (server 1.29.1, UI 2.42.1); later tags refuse `go install pkg@version`. */
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';
@@ -136,20 +136,6 @@ export interface DevServer {
   stop(): Promise<void>;
 }
 
-/** A free TCP port on `ip`, found by listening on port 0. Racy by nature; good enough for local servers. */
-export function freePort(ip = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, ip, () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /**
  * Starts `temporal server start-dev` with every mesh search attribute registered, in its own process
  * group, and resolves once the namespace answers.
@@ -176,7 +162,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const uiPort = options.uiPort === 0 ? await freePort(ip) : (options.uiPort ?? 8233);
   // Readiness is judged by a namespace answering on the port, so another server already there would pass for ours.
   for (const [flag, taken] of [['port', port], ['uiPort', uiPort]] as const) {
-    if (!(await isPortFree(ip, taken))) {
+    if (!(await portIsFree(taken, ip))) {
       throw new Error(`Cannot start the Temporal dev server: ${flag} ${ip}:${taken} is already in use (pass 0 to pick a free port).`);
     }
   }
@@ -343,15 +329,6 @@ function killWhenParentDies(child: ChildProcess, onSignals: boolean): () => void
   process.once('exit', onExit);
   if (onSignals) for (const signal of deathSignals) process.once(signal, onSignal);
   return release;
-}
-
-function isPortFree(ip: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', () => resolve(false));
-    server.listen(port, ip, () => server.close(() => resolve(true)));
-  });
 }
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {

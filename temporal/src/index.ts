@@ -1,4 +1,4 @@
-export { TEMPORAL_CLI_VERSION, findTemporalCli, ensureTemporalCli, startDevServer, freePort } from './devServer';
+export { TEMPORAL_CLI_VERSION, findTemporalCli, ensureTemporalCli, startDevServer } from './devServer';
 export type { DevServer, DevServerOptions, LogLine, TemporalCliOptions } from './devServer';
 export { createActivities, builtinOps, countdownOp } from './activities';
 export type {

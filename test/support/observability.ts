@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { freePort } from '@keelson/temporal';
+import { freePort } from '@keelson/service';
 import { until } from './until';
 
 /** A binary from `envVar`, else `<home>/.keelson/bin/<name>`, else PATH; the error says how to get it. */

@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { findOrphanGroups, findOwnedProcesses, isAlive, listProcesses } from '@keelson/platform';
-import { findTemporalCli, freePort } from '@keelson/temporal';
+import { freePort } from '@keelson/service';
+import { findTemporalCli } from '@keelson/temporal';
 
 const root = join(__dirname, '..', '..');
 
