@@ -139,7 +139,10 @@ describe('swarms through the gateway (a managed ClickClack, the local model serv
     await waitForSwarm(url, s.id, (x) => x.agents.some((a) => a.id === 'alice' && a.status === 'BUSY'));
     const posted = await gqlData<{ postToSwarm: { id: string; author: { kind: string }; body: string } }>(url, 'mutation ($id: ID!) { postToSwarm(id: $id, body: "the operator is watching") { id body author { kind } } }', { id: s.id });
     expect(posted.postToSwarm).toMatchObject({ body: 'the operator is watching', author: { kind: 'human' } });
-    expect((await gqlData<{ steerSwarm: { accepted: boolean } }>(url, 'mutation ($id: ID!) { steerSwarm(id: $id, note: "focus on A") { accepted reason } }', { id: s.id })).steerSwarm).toEqual({ accepted: true, reason: null });
+    // Sent twice with one idempotency key (a retry after a lost answer): one note, the same answer.
+    const STEER = 'mutation ($id: ID!, $note: String!) { steerSwarm(id: $id, note: $note, idempotencyKey: "steer-1") { accepted reason } }';
+    for (let i = 0; i < 2; i++) expect((await gqlData<{ steerSwarm: { accepted: boolean } }>(url, STEER, { id: s.id, note: 'focus on A' })).steerSwarm).toEqual({ accepted: true, reason: null });
+    expect((await gql(url, STEER, { id: s.id, note: 'another note' })).errors?.[0]?.extensions).toMatchObject({ code: 'CONFLICT' });
     await gqlData(url, 'mutation ($id: ID!) { steerOp(id: $id, note: "and on B") { id } }', { id: s.op.id });
     const steered = async () =>
       (await gqlData<{ op: { frames: { edges: { node: { type: string; note: string | null } }[] } } }>(url, 'query ($id: ID!) { op(id: $id) { frames(first: 200) { edges { node { type note } } } } }', { id: s.op.id })).op.frames.edges

@@ -7,9 +7,13 @@ import { findOrphanGroups, isAlive, setSupervisorOwner } from '@keelson/platform
 import { processesCheck } from './doctor';
 import { claimHome, readLastStart, recordStart } from './ownership';
 
-/** A process group shaped as a supervisor of `home` (`sh -c … keelson-node:<home> <owner>`), sleeping. */
+/**
+ * A process group shaped as a supervisor of `home` (`sh -c … keelson-turn:<home> <owner> <argv…>`; a
+ * node's carries its attempt's record before the argv), sleeping.
+ */
 function fakeGroup(marker: string, ownerPid: number): number {
-  const child = spawn('/bin/sh', ['-c', 'sleep 60 & wait', marker, String(ownerPid), 'echo', 'hi'], { detached: true, stdio: 'ignore' });
+  const record = marker.startsWith('keelson-node:') ? [join(tmpdir(), 'attempts', 'a', '1')] : [];
+  const child = spawn('/bin/sh', ['-c', 'sleep 60 & wait', marker, String(ownerPid), ...record, 'echo', 'hi'], { detached: true, stdio: 'ignore' });
   child.unref();
   return child.pid!;
 }

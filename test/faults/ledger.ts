@@ -19,7 +19,7 @@ export interface ScenarioRow {
   delivered: number;
   /** Events the log holds for the same stream (must equal `delivered`; -1 when none is watched). */
   streamPersisted: number;
-  /** persisted ids minus distinct ones: side effects done twice. */
+  /** persisted ids minus distinct ones, plus side effects the scenario saw done twice. */
   duplicates: number;
   /** Workflows or runs that ended failed because of a fault. */
   failedByFaults: number;
@@ -62,7 +62,7 @@ export class Ledger {
   }
 
   /** Reconciles against `persisted` (every stored id, duplicates kept) and writes the row. */
-  write(persisted: readonly string[], extra: Partial<Pick<ScenarioRow, 'delivered' | 'streamPersisted' | 'failedByFaults' | 'orphans' | 'note'>> = {}): ScenarioRow {
+  write(persisted: readonly string[], extra: Partial<Pick<ScenarioRow, 'delivered' | 'streamPersisted' | 'duplicates' | 'failedByFaults' | 'orphans' | 'note'>> = {}): ScenarioRow {
     const stored = new Set(persisted);
     const row: ScenarioRow = {
       scenario: this.scenario,
@@ -71,7 +71,7 @@ export class Ledger {
       persisted: persisted.length,
       delivered: extra.delivered ?? -1,
       streamPersisted: extra.streamPersisted ?? -1,
-      duplicates: persisted.length - stored.size,
+      duplicates: persisted.length - stored.size + (extra.duplicates ?? 0),
       failedByFaults: extra.failedByFaults ?? 0,
       orphans: extra.orphans ?? 0,
       faults: this.faults,

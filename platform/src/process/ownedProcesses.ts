@@ -208,7 +208,7 @@ export interface OrphanGroup {
 }
 
 /**
- * Supervised groups (`sh -c <supervisor> keelson-<kind>:<home> <ownerPid> <argv…>`) of `home`
+ * Supervised groups (`sh -c <supervisor> keelson-<kind>:<home> <ownerPid> [<record>] <argv…>`, the record a node's) of `home`
  * whose owner is dead, or whose owner pid now names a process younger than the group (the pid was
  * reused): orphans of a crash. Ownership is read from each command line, never from a pid alone.
  */
@@ -223,7 +223,8 @@ export async function findOrphanGroups(home: string): Promise<OrphanGroup[]> {
     const ownerStart = isAlive(ownerPid) ? processStartTicks(ownerPid) : undefined;
     const groupStart = processStartTicks(p.pid);
     const orphaned = ownerStart === undefined || (groupStart !== undefined && ownerStart > groupStart);
-    if (orphaned) found.set(p.pgid, { pgid: p.pgid, kind: mark[1] as 'turn' | 'node', ownerPid, command: p.argv.slice(5) });
+    // A node's supervisor carries its attempt's record path before the command.
+    if (orphaned) found.set(p.pgid, { pgid: p.pgid, kind: mark[1] as 'turn' | 'node', ownerPid, command: p.argv.slice(mark[1] === 'node' ? 6 : 5) });
   }
   return [...found.values()];
 }

@@ -78,8 +78,14 @@ export class SwarmResolver {
 
   @RequiresScope('operate')
   @Mutation(() => SteerResult, { description: 'A steering note, posted as the operator (it wakes the lead) and recorded as the op\'s OP_STEERED frame; not accepted once the swarm has ended.' })
-  async steerSwarm(@Ctx() ctx: SwarmsContext, @Arg('id', () => ID) id: string, @Arg('note') note: string): Promise<SteerResult> {
-    const answer = await ctx.services.swarms.steer(id, note);
+  async steerSwarm(
+    @Ctx() ctx: SwarmsContext,
+    @Arg('id', () => ID) id: string,
+    @Arg('note') note: string,
+    @Arg('idempotencyKey', () => String, { nullable: true, description: IDEMPOTENCY_KEY }) idempotencyKey?: string | null,
+  ): Promise<SteerResult> {
+    const call = { subject: ctx.caller.subject, mutation: 'steerSwarm', key: idempotencyKey, input: { id, note } };
+    const answer = await ctx.services.idempotency.run(call, whole<{ accepted: boolean; reason: string | null }>(), () => ctx.services.swarms.steer(id, note));
     return steerResult(answer.accepted ? 'ACCEPTED' : 'REJECTED', answer.reason);
   }
 

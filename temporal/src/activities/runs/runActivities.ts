@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
@@ -6,10 +6,10 @@ import { createSandbox, sandboxEnv, SandboxUnavailableError, type ProcessSandbox
 import { isTerminalRunStatus, MeshError, planOf, runLimits, type PlanNode, type RunNodeStatus, type WorkflowNode, type Actor } from '@keelson/schema';
 import { processSpan, type Logger } from '@keelson/service';
 import type { ProjectsApi } from '@keelson/runs';
-import { whenValue, type LaunchNodeState, type RunCheckoutRecord, type RunRecord, type RunStore } from '@keelson/runs';
+import { whenValue, type CapturedOutput, type LaunchNodeState, type RunCheckoutRecord, type RunRecord, type RunStore } from '@keelson/runs';
 import { asActivity } from '../failures';
 import { readArtifacts } from './artifacts';
-import { runCommand, type CommandResult } from './commandProcess';
+import { endEarlierAttempts, readCommandRecord, runCommand, type CommandResult } from './commandProcess';
 import { inputEnv, referencedNodes, renderText, withArtifactsDir } from './templates';
 
 /** What a prompt node's executor receives: the rendered turn, confined to the run's working directory. */
@@ -78,6 +78,15 @@ export interface NodeOutcome {
   exitCode?: number | null;
   /** True when the node had already completed (a retry after the commit): nothing ran again. */
   alreadyCompleted: boolean;
+}
+
+/** The first earlier attempt (by number) whose command exited 0, from its record. */
+async function succeededEarlier(records: string, attempt: number, maxOutputBytes: number): Promise<CapturedOutput | undefined> {
+  for (let earlier = 1; earlier < attempt; earlier += 1) {
+    const record = await readCommandRecord(join(records, String(earlier)), maxOutputBytes);
+    if (record?.exitCode === 0) return record;
+  }
+  return undefined;
 }
 
 function nodeOf(run: RunRecord, nodeId: string): WorkflowNode {
@@ -156,6 +165,18 @@ export function createRunActivities(deps: RunActivityDeps | undefined) {
         if (node.type !== 'bash' && node.type !== 'script') throw new MeshError('BAD_USER_INPUT', `node ${node.id} is a ${node.type} node, not a command`);
         const started = await store.startAttempt(run.id, node.id, input.launch, ctx.info.attempt);
         if (started.completed) return { status: 'SUCCEEDED', value: whenValue(started.completed.output), exitCode: started.completed.exitCode, alreadyCompleted: true };
+        ctx.heartbeat();
+        const maxOutputBytes = deps?.outputBytes ?? runLimits.outputBytes;
+        // One record per attempt, out of the command's sight: an earlier attempt whose command
+        // succeeded while its worker died before reporting it is reported now, not run again.
+        const records = join(dirname(run.artifactsDir), 'attempts', String(input.launch), node.id);
+        await endEarlierAttempts(records, ctx.info.attempt);
+        const earlier = await succeededEarlier(records, ctx.info.attempt, maxOutputBytes);
+        if (earlier) {
+          await store.completeNode(run.id, node.id, input.launch, earlier);
+          await rm(records, { recursive: true, force: true });
+          return { status: 'SUCCEEDED', value: whenValue(earlier.output), exitCode: 0, alreadyCompleted: false };
+        }
 
         let argv: string[];
         const readable: string[] = [];
@@ -196,7 +217,8 @@ export function createRunActivities(deps: RunActivityDeps | undefined) {
           },
           timeoutMs,
           signal: ctx.cancellationSignal,
-          maxOutputBytes: deps?.outputBytes ?? runLimits.outputBytes,
+          maxOutputBytes,
+          record: join(records, String(ctx.info.attempt)),
           onTick: (p) => ctx.heartbeat(p),
         }));
         const captured = { output: result.output, outputBytes: result.outputBytes, truncated: result.truncated, exitCode: result.exitCode };
@@ -209,6 +231,7 @@ export function createRunActivities(deps: RunActivityDeps | undefined) {
         }
         if (result.exitCode === 0 && !result.timedOut) {
           await store.completeNode(run.id, node.id, input.launch, captured);
+          await rm(records, { recursive: true, force: true });
           return { status: 'SUCCEEDED', value: whenValue(result.output), exitCode: 0, alreadyCompleted: false };
         }
         const error = describeExit(node, result, timeoutMs);
