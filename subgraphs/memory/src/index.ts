@@ -1,12 +1,12 @@
 import { openDomainState } from '@keelson/platform';
 import { CapabilityWatcher } from '@keelson/operator';
-import { startSubgraph } from '@keelson/kit';
+import { serveDomain } from '@keelson/kit';
 import type { Logger, MeshSecurity } from '@keelson/service';
 import { CaptureConsumer } from './capture/captureConsumer';
 import { RunCaptureConsumer } from './capture/runCaptureConsumer';
 import type { RunTurnSource } from './capture/runTurnSource';
 import type { TranscriptSource } from './capture/transcriptSource';
-import type { MemoryContext, MemoryServices } from './context';
+import type { MemoryServices } from './context';
 import { ContextService } from './context/context.service';
 import { Conversation } from './conversation/conversation.entity';
 import { HistoryService } from './memory/history.service';
@@ -172,21 +172,12 @@ export async function start(opts: StartMemoryOptions): Promise<RunningMemory> {
       },
     });
     const { schema } = await buildMemorySchema();
-    const served = await startSubgraph<MemoryContext>({
-      name: 'memory',
-      schema,
-      host: opts.host,
-      port: opts.port,
-      security: opts.security,
-      log: opts.log,
-      context: (base) => ({ ...base, services }),
-      onStop: async () => {
-        await watcher?.stop();
-        await capture?.stop();
-        await runCapture?.stop();
-        await indexer?.stop();
-        await state.close();
-      },
+    const served = await serveDomain('memory', opts, schema, services, async () => {
+      await watcher?.stop();
+      await capture?.stop();
+      await runCapture?.stop();
+      await indexer?.stop();
+      await state.close();
     });
     watcher.start();
     if (opts.capture?.autoStart !== false) {

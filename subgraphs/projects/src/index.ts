@@ -1,7 +1,7 @@
 import { IdempotencyKeys, openDomainState } from '@keelson/platform';
-import { startSubgraph } from '@keelson/kit';
+import { serveDomain } from '@keelson/kit';
 import type { Logger, MeshSecurity } from '@keelson/service';
-import type { ProjectsContext, ProjectsServices } from './context';
+import type { ProjectsServices } from './context';
 import { MutationLock } from './lock/lock.entity';
 import { LockService } from './lock/lock.service';
 import { ProjectsTables1764460800100 } from './migrations/1764460800100-ProjectsTables';
@@ -68,16 +68,7 @@ export async function start(opts: StartProjectsOptions): Promise<RunningProjects
       settings: opts.settings,
     };
     const { schema } = await buildProjectsSchema();
-    const served = await startSubgraph<ProjectsContext>({
-      name: 'projects',
-      schema,
-      host: opts.host,
-      port: opts.port,
-      security: opts.security,
-      log: opts.log,
-      context: (base) => ({ ...base, services }),
-      onStop: state.close,
-    });
+    const served = await serveDomain('projects', opts, schema, services, state.close);
     return { url: served.url, wsUrl: served.wsUrl, services, queryCount: () => state.queries.count, stop: served.stop };
   } catch (err) {
     await state.close();

@@ -1,9 +1,9 @@
 import { openDomainState } from '@keelson/platform';
 import { CapabilityWatcher } from '@keelson/operator';
 import { createExec, createRibHost, type RibHost, type RibHostOptions } from '@keelson/host';
-import { startSubgraph } from '@keelson/kit';
+import { serveDomain } from '@keelson/kit';
 import { serviceIdentity, type Logger, type MeshSecurity } from '@keelson/service';
-import type { RibsContext, RibsServices } from './context';
+import type { RibsServices } from './context';
 import { StoredCredential } from './credential/credential.entity';
 import { loadCredentialKey } from './credential/credentialKey';
 import { PgCredentialStore } from './credential/pgCredentialStore';
@@ -139,16 +139,7 @@ export async function start(opts: StartRibsOptions): Promise<RunningRibs> {
     await runtime?.start({ host, dataSource, events, notifier, projectName: (id) => projects.getProjects().find((p) => p.id === id)?.name });
     const services: RibsServices = { host, snapshots, credentials, projects, manifest: nudges, events, ...(runtime ? { runtime, liveKeys: runtime.liveKeys } : {}) };
     const { schema } = await buildRibsSchema();
-    const served = await startSubgraph<RibsContext>({
-      name: 'ribs',
-      schema,
-      host: opts.host,
-      port: opts.port,
-      security: opts.security,
-      log: opts.log,
-      context: (base) => ({ ...base, services }),
-      onStop: teardown,
-    });
+    const served = await serveDomain('ribs', opts, schema, services, teardown);
     opts.log.info({ ribs: host.ribIds, projectsUrl: opts.settings.projectsUrl }, 'ribs active');
     // capabilitiesChanged: the active ribs as ribManifest lists them, compared here (a rib left out of
     // this boot's activation is reported deactivated).
