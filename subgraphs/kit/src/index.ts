@@ -4,7 +4,7 @@ export { DateTimeScalar, JSONScalar, scalarsMap } from './scalars';
 export { meshGraphQLError, parseInput, createErrorFormatter } from './errors';
 export { RequestLoaders, byKeys, groupByKeys } from './loaders';
 export { startSubgraph, serveDomain } from './startSubgraph';
-export type { SubgraphContext, StartSubgraphOptions, SubgraphServing } from './startSubgraph';
+export type { SubgraphContext, StartSubgraphOptions, SubgraphServing, SubgraphStartOptions } from './startSubgraph';
 export { RequiresScope, Authenticated } from './access';
 export { PageInfo, pageArgsSchema, pageOf } from './connection';
 export { SteerResult, SteerStatusEnum, steerResult } from './steerResult';

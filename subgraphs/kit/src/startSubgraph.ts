@@ -167,3 +167,8 @@ export function serveDomain<TServices>(name: string, serving: SubgraphServing, s
     onStop,
   });
 }
+
+/** What starts a subgraph process: its database, and where and how it serves. */
+export interface SubgraphStartOptions extends SubgraphServing {
+  databaseUrl: string;
+}

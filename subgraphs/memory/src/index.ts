@@ -1,7 +1,6 @@
 import { openDomainState } from '@keelson/platform';
 import { CapabilityWatcher } from '@keelson/operator';
-import { serveDomain } from '@keelson/kit';
-import type { Logger, MeshSecurity } from '@keelson/service';
+import { serveDomain, type SubgraphStartOptions } from '@keelson/kit';
 import { CaptureConsumer } from './capture/captureConsumer';
 import { RunCaptureConsumer } from './capture/runCaptureConsumer';
 import type { RunTurnSource } from './capture/runTurnSource';
@@ -65,19 +64,12 @@ export interface CaptureOptions {
   batchSize?: number;
 }
 
-export interface StartMemoryOptions {
-  databaseUrl: string;
-  host: string;
-  /** 0 picks a free port. */
-  port: number;
-  /** Authentication (the gateway's assertion key), allowlists, limits and Postgres bounds. */
-  security: MeshSecurity;
+export interface StartMemoryOptions extends SubgraphStartOptions {
   settings: MemorySettings;
   /** Capture from the `harness` (and `runs`) stream; without it no consumer runs. */
   capture?: CaptureOptions;
   /** How often the search mode is compared for capabilitiesChanged. @default 10000 */
   capabilityPollMs?: number;
-  log: Logger;
 }
 
 export interface RunningMemory {

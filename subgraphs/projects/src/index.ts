@@ -1,6 +1,5 @@
 import { IdempotencyKeys, openDomainState } from '@keelson/platform';
-import { serveDomain } from '@keelson/kit';
-import type { Logger, MeshSecurity } from '@keelson/service';
+import { serveDomain, type SubgraphStartOptions } from '@keelson/kit';
 import type { ProjectsServices } from './context';
 import { MutationLock } from './lock/lock.entity';
 import { LockService } from './lock/lock.service';
@@ -24,15 +23,8 @@ export { deriveProjectName } from './project/project.service';
 export const projectsEntities = [Project, WorkspaceLease, MutationLock];
 export const projectsMigrations = [ProjectsTables1764460800100, ProjectTrust1764460800200];
 
-export interface StartProjectsOptions {
-  databaseUrl: string;
-  host: string;
-  /** 0 picks a free port. */
-  port: number;
-  /** Authentication (the gateway's assertion key), allowlists, limits and Postgres bounds. */
-  security: MeshSecurity;
+export interface StartProjectsOptions extends SubgraphStartOptions {
   settings: ProjectsSettings;
-  log: Logger;
 }
 
 export interface RunningProjects {

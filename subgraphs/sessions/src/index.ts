@@ -1,8 +1,8 @@
 import { IdempotencyKeys } from '@keelson/platform';
 import { HARNESS_IDS, startHarnessRuntime, type CliDriver, type HarnessId, type HarnessRuntime, type HarnessSettings, type ProjectsApi } from '@keelson/harness';
-import { serveDomain } from '@keelson/kit';
+import { serveDomain, type SubgraphStartOptions } from '@keelson/kit';
 import { ApprovalReader, CapabilityWatcher } from '@keelson/operator';
-import { serviceIdentity, type Logger, type MeshSecurity } from '@keelson/service';
+import { serviceIdentity } from '@keelson/service';
 import { ApprovalService, graphqlRunGateDoor } from './approval/approval.service';
 import type { SessionsServices } from './context';
 import { buildSessionsSchema } from './schema';
@@ -16,13 +16,7 @@ export type { SessionsConfig } from './config';
 export type { SessionsServices } from './context';
 export type { TemporalTarget } from './temporalLink';
 
-export interface StartSessionsOptions {
-  databaseUrl: string;
-  host: string;
-  /** 0 picks a free port. */
-  port: number;
-  /** Authentication (the gateway's assertion key), allowlists, limits and Postgres bounds. */
-  security: MeshSecurity;
+export interface StartSessionsOptions extends SubgraphStartOptions {
   settings: HarnessSettings;
   /** The projects subgraph's GraphQL URL (or an API, in tests). */
   projects: string | ProjectsApi;
@@ -36,7 +30,6 @@ export interface StartSessionsOptions {
   runsUrl?: string;
   /** How often the harnesses' `installed` is compared for capabilitiesChanged. @default 10000 */
   capabilityPollMs?: number;
-  log: Logger;
 }
 
 export interface RunningSessions {

@@ -1,8 +1,8 @@
 import { IdempotencyKeys, openDomainState } from '@keelson/platform';
-import { serveDomain } from '@keelson/kit';
+import { serveDomain, type SubgraphStartOptions } from '@keelson/kit';
 import { CapabilityWatcher } from '@keelson/operator';
 import { BusAccess, SwarmStore } from '@keelson/rib-swarm';
-import { serviceIdentity, type Logger, type MeshSecurity } from '@keelson/service';
+import { serviceIdentity } from '@keelson/service';
 import { OpStore, projectsGraphqlApi, type ProjectsApi } from '@keelson/runs';
 import { connectClient, swarmMigrations, SWARM_MIGRATIONS_TABLE } from '@keelson/temporal';
 import type { Client } from '@temporalio/client';
@@ -19,19 +19,12 @@ export type { SwarmsSettings } from './settings';
 export type { SwarmsServices } from './context';
 export type { ServerView } from './server/server.service';
 
-export interface StartSwarmsOptions {
-  databaseUrl: string;
-  host: string;
-  /** 0 picks a free port. */
-  port: number;
-  /** Authentication, allowlists and limits (the gateway's assertion key above all). */
-  security: MeshSecurity;
+export interface StartSwarmsOptions extends SubgraphStartOptions {
   settings: SwarmsSettings;
   /** Replaces the projects subgraph's API (tests). */
   projects?: ProjectsApi;
   /** How often the bus is compared for capabilitiesChanged. @default 10000 */
   capabilityPollMs?: number;
-  log: Logger;
 }
 
 export interface RunningSwarms {
