@@ -1,21 +1,7 @@
-import { errorCodes, statusOf, type ErrorCode } from '@keelson/schema';
+import { errorCodes, requestErrorCodes, statusOf, type ErrorCode, type RequestErrorCode } from '@keelson/schema';
 import type { Logger } from '@keelson/service';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 
-/**
- * Codes graphql-js, Apollo Server and this gateway raise for a malformed request (HTTP 400). They
- * pass through to clients unmasked, beside the registry codes of `@keelson/schema`.
- */
-export const requestErrorCodes = [
-  'GRAPHQL_PARSE_FAILED',
-  'GRAPHQL_VALIDATION_FAILED',
-  'BAD_REQUEST',
-  'PERSISTED_QUERY_NOT_FOUND',
-  'PERSISTED_QUERY_NOT_SUPPORTED',
-  'OPERATION_RESOLUTION_FAILURE',
-] as const;
-
-export type RequestErrorCode = (typeof requestErrorCodes)[number];
 export type GatewayErrorCode = ErrorCode | RequestErrorCode;
 
 const requestCodes = new Set<string>(requestErrorCodes);

@@ -1,6 +1,6 @@
-import { constants as fsConstants } from 'node:fs';
 import { access, readFile } from 'node:fs/promises';
-import { delimiter, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { findExecutable, isExecutable } from '@keelson/platform';
 
 /** Where a harness's CLI comes from: an npm package pinned by @keelson/harness, else PATH. */
 export interface BinarySpec {
@@ -14,15 +14,6 @@ export interface LocatedBinary {
   path: string;
   /** The package version when it came from npm. */
   version: string | null;
-}
-
-async function isExecutable(file: string): Promise<boolean> {
-  try {
-    await access(file, fsConstants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** `pkg`'s folder as Node resolves it from this package (without going through its `exports`). */
@@ -52,11 +43,8 @@ export async function locateBinary(spec: BinarySpec, searchPath: string): Promis
       if (rel && (await isExecutable(join(dir, rel)))) return { path: join(dir, rel), version: manifest.version ?? null };
     }
   }
-  for (const d of searchPath.split(delimiter).filter(Boolean)) {
-    const candidate = join(d, spec.command);
-    if (await isExecutable(candidate)) return { path: candidate, version: null };
-  }
-  return undefined;
+  const found = await findExecutable(spec.command, searchPath);
+  return found ? { path: found, version: null } : undefined;
 }
 
 /** The directory of the running node, so `#!/usr/bin/env node` CLIs find the same node. */

@@ -28,6 +28,7 @@ export {
   endOrphanGroups,
 } from './process/ownedProcesses';
 export type { ProcessInfo, OrphanGroup } from './process/ownedProcesses';
+export { isExecutable, findExecutable } from './process/executables';
 export {
   bwrapArgv,
   createSandbox,

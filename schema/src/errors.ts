@@ -19,6 +19,21 @@ export const errorCodes = {
 } as const;
 
 export type ErrorCode = keyof typeof errorCodes;
+
+/**
+ * Codes graphql-js, Apollo Server and the gateway raise for a malformed request (HTTP 400). They
+ * pass through to clients unmasked, beside the registry codes above.
+ */
+export const requestErrorCodes = [
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'BAD_REQUEST',
+  'PERSISTED_QUERY_NOT_FOUND',
+  'PERSISTED_QUERY_NOT_SUPPORTED',
+  'OPERATION_RESOLUTION_FAILURE',
+] as const;
+
+export type RequestErrorCode = (typeof requestErrorCodes)[number];
 export const errorCodeSchema = z.enum(Object.keys(errorCodes) as [ErrorCode, ...ErrorCode[]]);
 
 /** HTTP status for a code. */

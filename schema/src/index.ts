@@ -1,5 +1,5 @@
-export { errorCodes, errorCodeSchema, statusOf, codeForStatus, MeshError, isMeshError } from './errors';
-export type { ErrorCode } from './errors';
+export { errorCodes, errorCodeSchema, requestErrorCodes, statusOf, codeForStatus, MeshError, isMeshError } from './errors';
+export type { ErrorCode, RequestErrorCode } from './errors';
 export { envSchema, parseEnv, ConfigError, expandHome, isLoopback, listOf } from './config';
 export type { MeshEnv } from './config';
 export { describeZodError } from './zodMessage';

@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { constants as fsConstants, closeSync, openSync } from 'node:fs';
-import { access, mkdir, readFile } from 'node:fs/promises';
+import { closeSync, openSync } from 'node:fs';
+import { mkdir, readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Connection } from '@temporalio/client';
-import { endProcessGroup, findOwnedProcesses, type ProcessInfo } from '@keelson/platform';
+import { endProcessGroup, findExecutable, findOwnedProcesses, isExecutable, type ProcessInfo } from '@keelson/platform';
 import { searchAttributes } from '@keelson/schema';
 import { freePort, portIsFree } from '@keelson/service';
 
@@ -22,15 +22,6 @@ export interface TemporalCliOptions {
   searchPath?: string;
 }
 
-async function isExecutable(file: string): Promise<boolean> {
-  try {
-    await access(file, fsConstants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 function binDir(home: string | undefined): string {
   return join(home ?? join(homedir(), '.keelson'), 'bin');
 }
@@ -38,11 +29,7 @@ function binDir(home: string | undefined): string {
 /** The `temporal` CLI on the search path, else `<home>/bin/temporal`, else `undefined`. */
 export async function findTemporalCli(options: TemporalCliOptions = {}): Promise<string | undefined> {
   const { home, searchPath = process.env.PATH ?? '' } = options;
-  const candidates = [...searchPath.split(delimiter).filter(Boolean), binDir(home)].map((dir) => join(dir, 'temporal'));
-  for (const candidate of candidates) {
-    if (await isExecutable(candidate)) return candidate;
-  }
-  return undefined;
+  return findExecutable('temporal', searchPath, [binDir(home)]);
 }
 
 /**

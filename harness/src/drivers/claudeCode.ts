@@ -1,11 +1,11 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SessionSummary, TranscriptEntry } from '../contract';
-import { listDir } from '../confine';
-import { formatSessionId, isNativeIdOf } from '../ids';
-import { readJsonl, readJsonlHead } from '../stores/jsonl';
+import { formatSessionId } from '../ids';
+import { readJsonlHead } from '../stores/jsonl';
+import { JsonlStoreDriver } from './jsonlStore';
 import { clipJson, textOf, titleOf } from './clip';
-import { arr, CliDriver, rec, str, type DriverFeatures, type TurnCommand, type TurnSpec } from './cliDriver';
+import { arr, rec, str, type DriverFeatures, type TurnCommand, type TurnSpec } from './cliDriver';
 import { StreamJsonMapper } from './streamJson';
 
 /**
@@ -16,7 +16,7 @@ import { StreamJsonMapper } from './streamJson';
  * ids with `--session-id`, resumes with `--resume`; transcripts are
  * `<CLAUDE_CONFIG_DIR>/projects/<cwd slug>/<uuid>.jsonl`.
  */
-export class ClaudeCodeDriver extends CliDriver {
+export class ClaudeCodeDriver extends JsonlStoreDriver {
   readonly harnessId = 'claude-code' as const;
   readonly displayName = 'Claude Code';
   readonly binary = { command: 'claude', npm: { pkg: '@anthropic-ai/claude-code', bin: 'claude' } };
@@ -52,20 +52,15 @@ export class ClaudeCodeDriver extends CliDriver {
     return new StreamJsonMapper(true);
   }
 
-  /** The transcript file of a session: the first `<slug>/<uuid>.jsonl` under projects/. */
-  private async fileOf(nativeId: string): Promise<string | null> {
-    if (!isNativeIdOf(this.harnessId, nativeId)) return null;
-    for (const slug of await listDir(this.projectsDir, 'dir')) {
-      if ((await listDir(join(this.projectsDir, slug), 'file')).includes(`${nativeId}.jsonl`)) return join(this.projectsDir, slug, `${nativeId}.jsonl`);
-    }
-    return null;
+  protected get storeDir(): string {
+    return this.projectsDir;
   }
 
-  async hasNative(nativeId: string): Promise<boolean> {
-    return (await this.fileOf(nativeId)) !== null;
+  protected nativeIdOfFile(name: string): string | null {
+    return name.endsWith('.jsonl') ? name.slice(0, -'.jsonl'.length) : null;
   }
 
-  private async summarize(nativeId: string, file: string): Promise<SessionSummary> {
+  protected async summarize(nativeId: string, file: string): Promise<SessionSummary> {
     const head = await readJsonlHead(this.projectsDir, file);
     const first = head.find((r) => str(r.cwd));
     const prompt = head.find((r) => r.type === 'user' && !r.isMeta && typeof rec(r.message).content === 'string');
@@ -82,27 +77,9 @@ export class ClaudeCodeDriver extends CliDriver {
     };
   }
 
-  async listNative(): Promise<SessionSummary[]> {
-    const out: SessionSummary[] = [];
-    for (const slug of await listDir(this.projectsDir, 'dir')) {
-      for (const name of await listDir(join(this.projectsDir, slug), 'file')) {
-        const nativeId = name.replace(/\.jsonl$/, '');
-        if (name.endsWith('.jsonl') && isNativeIdOf(this.harnessId, nativeId)) out.push(await this.summarize(nativeId, join(this.projectsDir, slug, name)));
-      }
-    }
-    return out;
-  }
-
-  async findNative(nativeId: string): Promise<SessionSummary | null> {
-    const file = await this.fileOf(nativeId);
-    return file ? this.summarize(nativeId, file) : null;
-  }
-
-  async transcript(nativeId: string): Promise<TranscriptEntry[]> {
-    const file = await this.fileOf(nativeId);
-    if (!file) return [];
+  protected entriesOf(records: Record<string, unknown>[]): TranscriptEntry[] {
     const entries: TranscriptEntry[] = [];
-    for (const r of await readJsonl(this.projectsDir, file)) {
+    for (const r of records) {
       if ((r.type !== 'user' && r.type !== 'assistant') || r.isMeta === true || !str(r.uuid)) continue;
       const message = rec(r.message);
       const createdAt = str(r.timestamp) ? new Date(r.timestamp as string) : null;

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseEnv } from '@keelson/schema';
@@ -98,5 +98,36 @@ describe('driver command lines, homes and config', () => {
       expect(report.flags.midTurnInput).toBe(false);
       expect(report.reasons.midTurnInput).toMatch(new RegExp(`runs ${id} headless .*stdin closed.*next turn`));
     }
+  });
+  it('reads the JSONL session stores: sessions listed, found and transcribed, files of other shapes ignored', async () => {
+    const other = '1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f';
+    const jsonl = (...records: unknown[]) => records.map((r) => JSON.stringify(r)).join('\n') + '\n';
+    const claudeDir = join(dir, 'harness', 'claude-code', 'config', 'projects', '-work-p');
+    await mkdir(claudeDir, { recursive: true });
+    await writeFile(join(claudeDir, `${UUID}.jsonl`), jsonl(
+      { type: 'user', uuid: 'u1', cwd: '/work/p', timestamp: '2026-01-01T00:00:00.000Z', message: { role: 'user', content: 'hello claude' } },
+      { type: 'assistant', uuid: 'a1', timestamp: '2026-01-01T00:00:01.000Z', message: { content: [{ type: 'text', text: 'hi' }] } },
+    ));
+    await writeFile(join(claudeDir, 'not-a-session.jsonl'), jsonl({ type: 'user' }));
+    await writeFile(join(claudeDir, 'notes.txt'), 'x');
+    const claude = drivers['claude-code'];
+    expect((await claude.listNative()).map((s) => s.sessionId)).toEqual([`claude-code:${UUID}`]);
+    expect(await claude.findNative(UUID)).toMatchObject({ nativeId: UUID, cwd: '/work/p', title: 'hello claude' });
+    expect((await claude.transcript(UUID)).map((e) => [e.id, e.role, e.content])).toEqual([['u1', 'user', 'hello claude'], ['a1', 'assistant', 'hi']]);
+    expect(await claude.findNative(other)).toBeNull();
+    expect(await claude.transcript(other)).toEqual([]);
+
+    const qwenChats = join(dir, 'harness', 'qwen-code', 'home', '.qwen', 'projects', '-work-q', 'chats');
+    await mkdir(qwenChats, { recursive: true });
+    await writeFile(join(qwenChats, `${other}.jsonl`), jsonl({ type: 'user', uuid: 'q1', cwd: '/work/q', timestamp: '2026-01-02T00:00:00.000Z', message: { parts: [{ text: 'hello qwen' }] } }));
+    expect((await drivers['qwen-code'].listNative()).map((s) => s.nativeId)).toEqual([other]);
+    expect(await drivers['qwen-code'].hasNative(other)).toBe(true);
+    expect(await drivers['qwen-code'].hasNative(UUID)).toBe(false);
+    expect((await drivers['qwen-code'].transcript(other)).map((e) => [e.id, e.role, e.content])).toEqual([['q1', 'user', 'hello qwen']]);
+
+    await drivers.pi.pin(other, '/work/r');
+    expect(await drivers.pi.findNative(other)).toMatchObject({ sessionId: `pi:${other}`, cwd: '/work/r' });
+    expect((await drivers.pi.listNative()).map((s) => s.nativeId).sort()).toEqual([UUID, other].sort());
+    expect(await drivers.pi.transcript(other)).toEqual([]);
   });
 });

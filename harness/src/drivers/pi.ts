@@ -2,11 +2,12 @@ import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MeshError } from '@keelson/schema';
 import type { DriverEvent, SessionSummary, TranscriptEntry } from '../contract';
-import { confinedPath, listDir } from '../confine';
-import { formatSessionId, isNativeIdOf } from '../ids';
-import { readJsonl, readJsonlHead } from '../stores/jsonl';
+import { confinedPath } from '../confine';
+import { formatSessionId } from '../ids';
+import { readJsonlHead } from '../stores/jsonl';
+import { JsonlStoreDriver } from './jsonlStore';
 import { clipJson, clipText, textOf, titleOf } from './clip';
-import { arr, CliDriver, EMPTY, rec, str, type DriverFeatures, type MappedOutput, type OutputMapper, type TurnCommand, type TurnSpec } from './cliDriver';
+import { arr, EMPTY, rec, str, type DriverFeatures, type MappedOutput, type OutputMapper, type TurnCommand, type TurnSpec } from './cliDriver';
 
 const PROVIDER = 'keelson';
 
@@ -18,7 +19,7 @@ const PROVIDER = 'keelson';
  * writes the session file's header with the id it chose, and every turn passes that file.
  * Attachments are pi's `@file` arguments. Sessions live in `$PI_CODING_AGENT_DIR/sessions/<cwd>/`.
  */
-export class PiDriver extends CliDriver {
+export class PiDriver extends JsonlStoreDriver {
   readonly harnessId = 'pi' as const;
   readonly displayName = 'pi';
   readonly binary = { command: 'pi', npm: { pkg: '@mariozechner/pi-coding-agent', bin: 'pi' } };
@@ -90,21 +91,15 @@ export class PiDriver extends CliDriver {
     return new PiMapper();
   }
 
-  private async fileOf(nativeId: string): Promise<string | null> {
-    if (!isNativeIdOf(this.harnessId, nativeId)) return null;
-    for (const dir of await listDir(this.sessionsDir, 'dir')) {
-      const hit = (await listDir(join(this.sessionsDir, dir), 'file')).find((f) => f.endsWith(`_${nativeId}.jsonl`));
-      if (hit) return join(this.sessionsDir, dir, hit);
-    }
-    return null;
+  protected get storeDir(): string {
+    return this.sessionsDir;
   }
 
-  /** A pinned session's file exists from startSession on; it holds a turn once a message is in it. */
-  async hasNative(nativeId: string): Promise<boolean> {
-    return (await this.fileOf(nativeId)) !== null;
+  protected nativeIdOfFile(name: string): string | null {
+    return /_([0-9a-f-]{36})\.jsonl$/.exec(name)?.[1] ?? null;
   }
 
-  private async summarize(nativeId: string, file: string): Promise<SessionSummary> {
+  protected async summarize(nativeId: string, file: string): Promise<SessionSummary> {
     const head = await readJsonlHead(this.sessionsDir, file);
     const header = head.find((r) => r.type === 'session');
     const prompt = head.map((r) => rec(r.message)).find((m) => m.role === 'user');
@@ -120,28 +115,10 @@ export class PiDriver extends CliDriver {
     };
   }
 
-  async listNative(): Promise<SessionSummary[]> {
-    const out: SessionSummary[] = [];
-    for (const dir of await listDir(this.sessionsDir, 'dir')) {
-      for (const f of await listDir(join(this.sessionsDir, dir), 'file')) {
-        const m = /_([0-9a-f-]{36})\.jsonl$/.exec(f);
-        if (m && isNativeIdOf(this.harnessId, m[1]!)) out.push(await this.summarize(m[1]!, join(this.sessionsDir, dir, f)));
-      }
-    }
-    return out;
-  }
-
-  async findNative(nativeId: string): Promise<SessionSummary | null> {
-    const file = await this.fileOf(nativeId);
-    return file ? this.summarize(nativeId, file) : null;
-  }
-
-  async transcript(nativeId: string): Promise<TranscriptEntry[]> {
-    const file = await this.fileOf(nativeId);
-    if (!file) return [];
+  protected entriesOf(records: Record<string, unknown>[]): TranscriptEntry[] {
     const entries: TranscriptEntry[] = [];
     const seen = new Set<string>();
-    for (const r of await readJsonl(this.sessionsDir, file)) {
+    for (const r of records) {
       if (r.type !== 'message' || !str(r.id) || seen.has(r.id as string)) continue;
       seen.add(r.id as string);
       const m = rec(r.message);

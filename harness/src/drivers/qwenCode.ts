@@ -1,11 +1,11 @@
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SessionSummary, TranscriptEntry } from '../contract';
-import { listDir } from '../confine';
-import { formatSessionId, isNativeIdOf } from '../ids';
-import { readJsonl, readJsonlHead } from '../stores/jsonl';
+import { formatSessionId } from '../ids';
+import { readJsonlHead } from '../stores/jsonl';
+import { JsonlStoreDriver } from './jsonlStore';
 import { clipJson, textOf, titleOf } from './clip';
-import { arr, CliDriver, rec, str, type DriverFeatures, type TurnCommand, type TurnSpec } from './cliDriver';
+import { arr, rec, str, type DriverFeatures, type TurnCommand, type TurnSpec } from './cliDriver';
 import { StreamJsonMapper } from './streamJson';
 
 /**
@@ -15,7 +15,7 @@ import { StreamJsonMapper } from './streamJson';
  * `~/.qwen/settings.json`, endpoint from `OPENAI_BASE_URL`. Pins with `--session-id`, resumes with
  * `--resume`; transcripts are `~/.qwen/projects/<cwd slug>/chats/<uuid>.jsonl`.
  */
-export class QwenCodeDriver extends CliDriver {
+export class QwenCodeDriver extends JsonlStoreDriver {
   readonly harnessId = 'qwen-code' as const;
   readonly displayName = 'Qwen Code';
   readonly binary = { command: 'qwen', npm: { pkg: '@qwen-code/qwen-code', bin: 'qwen' } };
@@ -64,20 +64,17 @@ export class QwenCodeDriver extends CliDriver {
     return new StreamJsonMapper(false);
   }
 
-  private async fileOf(nativeId: string): Promise<string | null> {
-    if (!isNativeIdOf(this.harnessId, nativeId)) return null;
-    for (const slug of await listDir(this.projectsDir, 'dir')) {
-      const chats = join(this.projectsDir, slug, 'chats');
-      if ((await listDir(chats, 'file')).includes(`${nativeId}.jsonl`)) return join(chats, `${nativeId}.jsonl`);
-    }
-    return null;
+  protected get storeDir(): string {
+    return this.projectsDir;
   }
 
-  async hasNative(nativeId: string): Promise<boolean> {
-    return (await this.fileOf(nativeId)) !== null;
+  protected override readonly filesBelow = 'chats';
+
+  protected nativeIdOfFile(name: string): string | null {
+    return name.endsWith('.jsonl') ? name.slice(0, -'.jsonl'.length) : null;
   }
 
-  private async summarize(nativeId: string, file: string): Promise<SessionSummary> {
+  protected async summarize(nativeId: string, file: string): Promise<SessionSummary> {
     const head = await readJsonlHead(this.projectsDir, file);
     const first = head.find((r) => str(r.cwd));
     const prompt = head.find((r) => r.type === 'user');
@@ -93,28 +90,9 @@ export class QwenCodeDriver extends CliDriver {
     };
   }
 
-  async listNative(): Promise<SessionSummary[]> {
-    const out: SessionSummary[] = [];
-    for (const slug of await listDir(this.projectsDir, 'dir')) {
-      const chats = join(this.projectsDir, slug, 'chats');
-      for (const name of await listDir(chats, 'file')) {
-        const nativeId = name.replace(/\.jsonl$/, '');
-        if (name.endsWith('.jsonl') && isNativeIdOf(this.harnessId, nativeId)) out.push(await this.summarize(nativeId, join(chats, name)));
-      }
-    }
-    return out;
-  }
-
-  async findNative(nativeId: string): Promise<SessionSummary | null> {
-    const file = await this.fileOf(nativeId);
-    return file ? this.summarize(nativeId, file) : null;
-  }
-
-  async transcript(nativeId: string): Promise<TranscriptEntry[]> {
-    const file = await this.fileOf(nativeId);
-    if (!file) return [];
+  protected entriesOf(records: Record<string, unknown>[]): TranscriptEntry[] {
     const entries: TranscriptEntry[] = [];
-    for (const r of await readJsonl(this.projectsDir, file)) {
+    for (const r of records) {
       if (!str(r.uuid)) continue;
       const parts = arr(rec(r.message).parts).map(rec);
       const createdAt = str(r.timestamp) ? new Date(r.timestamp as string) : null;

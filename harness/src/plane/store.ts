@@ -48,17 +48,10 @@ const SESSION_COLUMNS = `id, harness_id AS "harnessId", native_id AS "nativeId",
   turn_host AS "turnHost", turn_started_at AS "turnStartedAt", turn_expires_at AS "turnExpiresAt",
   interrupt_requested AS "interruptRequested", created_at AS "createdAt", updated_at AS "updatedAt"`;
 
-export interface NewSession {
-  id: SessionId;
-  harnessId: HarnessId;
-  nativeId: string;
-  projectId: string | null;
-  workspaceId: string | null;
-  cwd: string | null;
-  title: string | null;
+/** What a new session is recorded with; the rest of its {@link SessionRecord} starts empty. */
+export type NewSession = Pick<SessionRecord, 'id' | 'harnessId' | 'nativeId' | 'projectId' | 'workspaceId' | 'cwd' | 'title' | 'taskId'> & {
   origin: 'started' | 'adopted' | 'task';
-  taskId: string | null;
-}
+};
 
 export interface ApprovalRecord {
   sessionId: string;

@@ -1,5 +1,6 @@
 import type { ModelClass, ReasoningEffort } from '@keelson/shared';
 import { eventJson, parseToolInput, postForEvents } from '../http/postStream';
+import { providerFacts, type HttpProviderOptions } from '../http/providerOptions';
 import {
   ProviderError,
   type CallStopReason,
@@ -26,21 +27,8 @@ const THINKING_BUDGET: Record<Exclude<ReasoningEffort, 'none'>, number> = { low:
 /** The smallest budget the API accepts. */
 const MIN_THINKING_BUDGET = 1024;
 
-export interface AnthropicProviderOptions {
-  /** @default 'anthropic' */
-  id?: string;
-  /** @default 'Anthropic' */
-  displayName?: string;
-  /** The API host; `/v1/messages` is appended. */
-  baseUrl: string;
-  /** Sent as `x-api-key`; absent sends none (a local server). */
-  apiKey?: string;
-  defaultModel: string;
-  modelClasses?: Partial<Record<ModelClass, string>>;
-  maxTokens?: number;
-  /** Sessions are kept by the turn engine; true when it has a session store. @default true */
-  sessionResume?: boolean;
-}
+/** The Anthropic Messages API: `baseUrl` is the API host (`/v1/messages` is appended); `apiKey` goes as `x-api-key`. */
+export type AnthropicProviderOptions = HttpProviderOptions;
 
 type Block = Record<string, unknown> & { type: string };
 type WireMessage = { role: 'user' | 'assistant'; content: Block[] };
@@ -102,12 +90,7 @@ export function anthropicProvider(opts: AnthropicProviderOptions): ModelProvider
   const root = opts.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
   const url = `${root}/v1/messages`;
   return {
-    id,
-    displayName: opts.displayName ?? 'Anthropic',
-    defaultModel: opts.defaultModel,
-    modelClasses: { ...(opts.modelClasses ?? {}) },
-    capabilities: { streaming: true, tools: true, sessionResume: opts.sessionResume ?? true, reasoningEffort: true },
-    ...(opts.maxTokens ? { maxTokens: opts.maxTokens } : {}),
+    ...providerFacts(opts, { id: 'anthropic', displayName: 'Anthropic', reasoningEffort: true }),
 
     async *call(req: ModelCallRequest): AsyncGenerator<ModelCallEvent> {
       const body: Record<string, unknown> = {

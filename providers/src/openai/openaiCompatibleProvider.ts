@@ -1,5 +1,6 @@
 import type { ModelClass, ReasoningEffort } from '@keelson/shared';
 import { eventJson, parseToolInput, postForEvents } from '../http/postStream';
+import { providerFacts, type HttpProviderOptions } from '../http/providerOptions';
 import { ProviderError, type CallStopReason, type ModelCallEvent, type ModelCallRequest, type ModelProvider, type ToolCall, type TurnMessage } from '../types';
 
 /** Built-in class map of the `openai` provider (the config file's `modelClasses` wins over it). */
@@ -12,22 +13,10 @@ export const OPENAI_MODEL_CLASSES: Readonly<Record<ModelClass, string>> = {
 /** Chat Completions' `reasoning_effort` values for our hints. */
 const EFFORT: Record<ReasoningEffort, string> = { none: 'minimal', low: 'low', medium: 'medium', high: 'high', xhigh: 'high' };
 
-export interface OpenAiCompatibleProviderOptions {
-  /** @default 'openai' */
-  id?: string;
-  /** @default 'OpenAI-compatible' */
-  displayName?: string;
-  /** The API root ending in `/v1`; `/chat/completions` is appended. */
-  baseUrl: string;
-  /** Sent as a bearer token; absent sends none (a local server). */
-  apiKey?: string;
-  defaultModel: string;
-  modelClasses?: Partial<Record<ModelClass, string>>;
-  maxTokens?: number;
+/** Chat Completions: `baseUrl` is the API root ending in `/v1` (`/chat/completions` is appended); `apiKey` goes as a bearer token. */
+export interface OpenAiCompatibleProviderOptions extends HttpProviderOptions {
   /** Whether the endpoint accepts `reasoning_effort` (many compatible servers reject it). @default false */
   reasoningEffort?: boolean;
-  /** Sessions are kept by the turn engine; true when it has a session store. @default true */
-  sessionResume?: boolean;
   /**
    * The output-cap field: OpenAI's own API wants `max_completion_tokens` (its reasoning models reject
    * `max_tokens`), most compatible servers read `max_tokens`.
@@ -90,12 +79,7 @@ export function openAiCompatibleProvider(opts: OpenAiCompatibleProviderOptions):
   const url = `${opts.baseUrl.replace(/\/+$/, '')}/chat/completions`;
   const capField = opts.maxTokensField ?? (new URL(opts.baseUrl).hostname === 'api.openai.com' ? 'max_completion_tokens' : 'max_tokens');
   return {
-    id,
-    displayName: opts.displayName ?? 'OpenAI-compatible',
-    defaultModel: opts.defaultModel,
-    modelClasses: { ...(opts.modelClasses ?? {}) },
-    capabilities: { streaming: true, tools: true, sessionResume: opts.sessionResume ?? true, reasoningEffort: opts.reasoningEffort ?? false },
-    ...(opts.maxTokens ? { maxTokens: opts.maxTokens } : {}),
+    ...providerFacts(opts, { id: 'openai', displayName: 'OpenAI-compatible', reasoningEffort: opts.reasoningEffort ?? false }),
 
     async *call(req: ModelCallRequest): AsyncGenerator<ModelCallEvent> {
       const body: Record<string, unknown> = {

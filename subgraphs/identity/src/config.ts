@@ -1,18 +1,13 @@
+import { subgraphServiceConfig, type SubgraphServiceConfig } from '@keelson/kit';
 import { jwtSettingsFromEnv, type JwtSettings } from '@keelson/identity';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { expandHome, parseEnv } from '@keelson/schema';
-import { meshSecurityFromEnv, type MeshSecurity } from '@keelson/service';
 
-export interface IdentityConfig {
-  databaseUrl: string;
-  host: string;
-  port: number;
-  security: MeshSecurity;
+export interface IdentityConfig extends SubgraphServiceConfig {
   jwt?: JwtSettings;
   /** The service keeps the local admin token in `<KEELSON_HOME>/token`. */
   adminTokenHome: string;
-  logLevel: string;
 }
 
 /** The one place the identity subgraph reads process.env. */
@@ -20,12 +15,8 @@ export function loadIdentityConfig(env: NodeJS.ProcessEnv = process.env): Identi
   const e = parseEnv(env);
   const jwt = jwtSettingsFromEnv(e);
   return {
-    databaseUrl: e.DATABASE_URL,
-    host: e.KEELSON_HOST,
-    port: e.KEELSON_IDENTITY_PORT,
-    security: meshSecurityFromEnv(e),
+    ...subgraphServiceConfig(e, e.KEELSON_IDENTITY_PORT),
     ...(jwt ? { jwt } : {}),
     adminTokenHome: expandHome(e.KEELSON_HOME ?? join(homedir(), '.keelson'), homedir()),
-    logLevel: e.KEELSON_LOG_LEVEL,
   };
 }

@@ -1,6 +1,5 @@
 import { ensureAdminToken, openIdentity, type Identity, type JwtSettings } from '@keelson/identity';
-import { startSubgraph } from '@keelson/kit';
-import type { Logger, MeshSecurity } from '@keelson/service';
+import { startSubgraph, type SubgraphStartOptions } from '@keelson/kit';
 import type { IdentityContext } from './context';
 import { buildIdentitySchema } from './schema';
 
@@ -8,19 +7,13 @@ export { buildIdentitySchema } from './schema';
 export { loadIdentityConfig } from './config';
 export type { IdentityConfig } from './config';
 
-export interface StartIdentityOptions {
-  databaseUrl: string;
-  host: string;
-  /** 0 picks a free port. */
-  port: number;
-  security: MeshSecurity;
+export interface StartIdentityOptions extends SubgraphStartOptions {
   jwt?: JwtSettings;
   /**
    * Make sure `<home>/token` holds a live admin token (written 0600 on first boot, or when the old one
    * was revoked): `npm start` and the compose `identity` service do. Ignored with authentication off.
    */
   adminTokenHome?: string;
-  log: Logger;
 }
 
 export interface RunningIdentity {

@@ -1,17 +1,10 @@
-import { describeZodError, errorCodes, isMeshError, MeshError, statusOf, type ErrorCode } from '@keelson/schema';
+import { describeZodError, errorCodes, isMeshError, MeshError, requestErrorCodes, statusOf, type ErrorCode } from '@keelson/schema';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import type { z } from 'zod';
 import type { Logger } from '@keelson/service';
 
 /** Codes graphql-js / Apollo raise themselves for bad requests; passed through unmasked. */
-const requestErrorCodes = new Set([
-  'GRAPHQL_PARSE_FAILED',
-  'GRAPHQL_VALIDATION_FAILED',
-  'BAD_REQUEST',
-  'PERSISTED_QUERY_NOT_FOUND',
-  'PERSISTED_QUERY_NOT_SUPPORTED',
-  'OPERATION_RESOLUTION_FAILURE',
-]);
+const requestCodes = new Set<string>(requestErrorCodes);
 
 /** A GraphQL error carrying a registry code and its HTTP status. */
 export function meshGraphQLError(code: ErrorCode, message: string, details?: Record<string, unknown>): GraphQLError {
@@ -41,7 +34,7 @@ export function createErrorFormatter(log: Logger) {
       };
     }
     const code = formatted.extensions?.code;
-    if (typeof code === 'string' && (code in errorCodes || requestErrorCodes.has(code))) {
+    if (typeof code === 'string' && (code in errorCodes || requestCodes.has(code))) {
       const status = code in errorCodes ? statusOf(code as ErrorCode) : 400;
       return { ...formatted, extensions: { ...formatted.extensions, status } };
     }

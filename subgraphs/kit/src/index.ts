@@ -3,9 +3,11 @@ export type { FederatedSchema, FederatedSchemaOptions, ReferenceResolvers } from
 export { DateTimeScalar, JSONScalar, scalarsMap } from './scalars';
 export { meshGraphQLError, parseInput, createErrorFormatter } from './errors';
 export { RequestLoaders, byKeys, groupByKeys } from './loaders';
-export { startSubgraph } from './startSubgraph';
-export type { SubgraphContext, StartSubgraphOptions } from './startSubgraph';
+export { startSubgraph, serveDomain } from './startSubgraph';
+export type { SubgraphContext, StartSubgraphOptions, SubgraphServing, SubgraphStartOptions } from './startSubgraph';
 export { RequiresScope, Authenticated } from './access';
 export { PageInfo, pageArgsSchema, pageOf } from './connection';
 export { SteerResult, SteerStatusEnum, steerResult } from './steerResult';
 export type { PageArgs } from './connection';
+export { subgraphServiceConfig } from './serviceConfig';
+export type { SubgraphServiceConfig } from './serviceConfig';

@@ -147,3 +147,28 @@ export async function startSubgraph<TContext extends SubgraphContext>(opts: Star
     },
   };
 }
+
+/** Where and how a subgraph process serves: the part of its start options startSubgraph takes as they are. */
+export type SubgraphServing = Pick<StartSubgraphOptions<SubgraphContext>, 'host' | 'port' | 'security' | 'log'>;
+
+/**
+ * Serves a domain subgraph: `schema` on `serving`'s host and port, the domain's `services` in every
+ * request's context, `onStop` once the servers closed.
+ */
+export function serveDomain<TServices>(name: string, serving: SubgraphServing, schema: GraphQLSchema, services: TServices, onStop: () => Promise<void>): Promise<Served> {
+  return startSubgraph<SubgraphContext & { services: TServices }>({
+    name,
+    schema,
+    host: serving.host,
+    port: serving.port,
+    security: serving.security,
+    log: serving.log,
+    context: (base) => ({ ...base, services }),
+    onStop,
+  });
+}
+
+/** What starts a subgraph process: its database, and where and how it serves. */
+export interface SubgraphStartOptions extends SubgraphServing {
+  databaseUrl: string;
+}

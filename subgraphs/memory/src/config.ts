@@ -1,13 +1,8 @@
-import { meshSecurityFromEnv, type MeshSecurity } from '@keelson/service';
+import { subgraphServiceConfig, type SubgraphServiceConfig } from '@keelson/kit';
 import { parseEnv } from '@keelson/schema';
 import type { MemorySettings } from './settings';
 
-export interface MemoryConfig {
-  databaseUrl: string;
-  host: string;
-  port: number;
-  security: MeshSecurity;
-  logLevel: string;
+export interface MemoryConfig extends SubgraphServiceConfig {
   settings: MemorySettings;
   /** Where capture reads transcript bodies: the sessions subgraph (KEELSON_SESSIONS_URL). */
   sessionsUrl: string;
@@ -21,11 +16,7 @@ export interface MemoryConfig {
 export function loadMemoryConfig(env: NodeJS.ProcessEnv = process.env): MemoryConfig {
   const e = parseEnv(env);
   return {
-    databaseUrl: e.DATABASE_URL,
-    host: e.KEELSON_HOST,
-    port: e.KEELSON_MEMORY_PORT,
-    security: meshSecurityFromEnv(e),
-    logLevel: e.KEELSON_LOG_LEVEL,
+    ...subgraphServiceConfig(e, e.KEELSON_MEMORY_PORT),
     settings: memorySettings(e),
     sessionsUrl: e.KEELSON_SESSIONS_URL ?? `http://127.0.0.1:${e.KEELSON_SESSIONS_PORT}/graphql`,
     runsUrl: e.KEELSON_RUNS_URL ?? `http://127.0.0.1:${e.KEELSON_RUNS_PORT}/graphql`,

@@ -1,12 +1,11 @@
 import { openDomainState } from '@keelson/platform';
 import { CapabilityWatcher } from '@keelson/operator';
-import { startSubgraph } from '@keelson/kit';
-import type { Logger, MeshSecurity } from '@keelson/service';
+import { serveDomain, type SubgraphStartOptions } from '@keelson/kit';
 import { CaptureConsumer } from './capture/captureConsumer';
 import { RunCaptureConsumer } from './capture/runCaptureConsumer';
 import type { RunTurnSource } from './capture/runTurnSource';
 import type { TranscriptSource } from './capture/transcriptSource';
-import type { MemoryContext, MemoryServices } from './context';
+import type { MemoryServices } from './context';
 import { ContextService } from './context/context.service';
 import { Conversation } from './conversation/conversation.entity';
 import { HistoryService } from './memory/history.service';
@@ -65,19 +64,12 @@ export interface CaptureOptions {
   batchSize?: number;
 }
 
-export interface StartMemoryOptions {
-  databaseUrl: string;
-  host: string;
-  /** 0 picks a free port. */
-  port: number;
-  /** Authentication (the gateway's assertion key), allowlists, limits and Postgres bounds. */
-  security: MeshSecurity;
+export interface StartMemoryOptions extends SubgraphStartOptions {
   settings: MemorySettings;
   /** Capture from the `harness` (and `runs`) stream; without it no consumer runs. */
   capture?: CaptureOptions;
   /** How often the search mode is compared for capabilitiesChanged. @default 10000 */
   capabilityPollMs?: number;
-  log: Logger;
 }
 
 export interface RunningMemory {
@@ -172,21 +164,12 @@ export async function start(opts: StartMemoryOptions): Promise<RunningMemory> {
       },
     });
     const { schema } = await buildMemorySchema();
-    const served = await startSubgraph<MemoryContext>({
-      name: 'memory',
-      schema,
-      host: opts.host,
-      port: opts.port,
-      security: opts.security,
-      log: opts.log,
-      context: (base) => ({ ...base, services }),
-      onStop: async () => {
-        await watcher?.stop();
-        await capture?.stop();
-        await runCapture?.stop();
-        await indexer?.stop();
-        await state.close();
-      },
+    const served = await serveDomain('memory', opts, schema, services, async () => {
+      await watcher?.stop();
+      await capture?.stop();
+      await runCapture?.stop();
+      await indexer?.stop();
+      await state.close();
     });
     watcher.start();
     if (opts.capture?.autoStart !== false) {

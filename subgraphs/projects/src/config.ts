@@ -1,15 +1,10 @@
-import { meshSecurityFromEnv, type MeshSecurity } from '@keelson/service';
+import { subgraphServiceConfig, type SubgraphServiceConfig } from '@keelson/kit';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { expandHome, parseEnv } from '@keelson/schema';
 import type { ProjectsSettings } from './settings';
 
-export interface ProjectsConfig {
-  databaseUrl: string;
-  host: string;
-  port: number;
-  security: MeshSecurity;
-  logLevel: string;
+export interface ProjectsConfig extends SubgraphServiceConfig {
   settings: ProjectsSettings;
 }
 
@@ -18,11 +13,7 @@ export function loadProjectsConfig(env: NodeJS.ProcessEnv = process.env): Projec
   const e = parseEnv(env);
   const userHome = homedir();
   return {
-    databaseUrl: e.DATABASE_URL,
-    host: e.KEELSON_HOST,
-    port: e.KEELSON_PROJECTS_PORT,
-    security: meshSecurityFromEnv(e),
-    logLevel: e.KEELSON_LOG_LEVEL,
+    ...subgraphServiceConfig(e, e.KEELSON_PROJECTS_PORT),
     settings: projectsSettings(e, userHome, env),
   };
 }

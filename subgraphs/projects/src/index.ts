@@ -1,7 +1,6 @@
 import { IdempotencyKeys, openDomainState } from '@keelson/platform';
-import { startSubgraph } from '@keelson/kit';
-import type { Logger, MeshSecurity } from '@keelson/service';
-import type { ProjectsContext, ProjectsServices } from './context';
+import { serveDomain, type SubgraphStartOptions } from '@keelson/kit';
+import type { ProjectsServices } from './context';
 import { MutationLock } from './lock/lock.entity';
 import { LockService } from './lock/lock.service';
 import { ProjectsTables1764460800100 } from './migrations/1764460800100-ProjectsTables';
@@ -24,15 +23,8 @@ export { deriveProjectName } from './project/project.service';
 export const projectsEntities = [Project, WorkspaceLease, MutationLock];
 export const projectsMigrations = [ProjectsTables1764460800100, ProjectTrust1764460800200];
 
-export interface StartProjectsOptions {
-  databaseUrl: string;
-  host: string;
-  /** 0 picks a free port. */
-  port: number;
-  /** Authentication (the gateway's assertion key), allowlists, limits and Postgres bounds. */
-  security: MeshSecurity;
+export interface StartProjectsOptions extends SubgraphStartOptions {
   settings: ProjectsSettings;
-  log: Logger;
 }
 
 export interface RunningProjects {
@@ -68,16 +60,7 @@ export async function start(opts: StartProjectsOptions): Promise<RunningProjects
       settings: opts.settings,
     };
     const { schema } = await buildProjectsSchema();
-    const served = await startSubgraph<ProjectsContext>({
-      name: 'projects',
-      schema,
-      host: opts.host,
-      port: opts.port,
-      security: opts.security,
-      log: opts.log,
-      context: (base) => ({ ...base, services }),
-      onStop: state.close,
-    });
+    const served = await serveDomain('projects', opts, schema, services, state.close);
     return { url: served.url, wsUrl: served.wsUrl, services, queryCount: () => state.queries.count, stop: served.stop };
   } catch (err) {
     await state.close();

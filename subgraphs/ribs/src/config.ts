@@ -1,15 +1,10 @@
-import { meshSecurityFromEnv, type MeshSecurity } from '@keelson/service';
+import { subgraphServiceConfig, type SubgraphServiceConfig } from '@keelson/kit';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { expandHome, isLoopback, parseEnv, type MeshEnv } from '@keelson/schema';
 import type { RibsSettings } from './settings';
 
-export interface RibsConfig {
-  databaseUrl: string;
-  host: string;
-  port: number;
-  security: MeshSecurity;
-  logLevel: MeshEnv['KEELSON_LOG_LEVEL'];
+export interface RibsConfig extends SubgraphServiceConfig {
   settings: RibsSettings;
 }
 
@@ -17,11 +12,7 @@ export interface RibsConfig {
 export function loadRibsConfig(env: NodeJS.ProcessEnv = process.env): RibsConfig {
   const e = parseEnv(env);
   return {
-    databaseUrl: e.DATABASE_URL,
-    host: e.KEELSON_HOST,
-    port: e.KEELSON_RIBS_PORT,
-    security: meshSecurityFromEnv(e),
-    logLevel: e.KEELSON_LOG_LEVEL,
+    ...subgraphServiceConfig(e, e.KEELSON_RIBS_PORT),
     settings: ribsSettings(e, homedir(), env),
   };
 }

@@ -1,9 +1,9 @@
 import { openDomainState } from '@keelson/platform';
 import { CapabilityWatcher } from '@keelson/operator';
 import { createExec, createRibHost, type RibHost, type RibHostOptions } from '@keelson/host';
-import { startSubgraph } from '@keelson/kit';
-import { serviceIdentity, type Logger, type MeshSecurity } from '@keelson/service';
-import type { RibsContext, RibsServices } from './context';
+import { serveDomain, type SubgraphStartOptions } from '@keelson/kit';
+import { serviceIdentity } from '@keelson/service';
+import type { RibsServices } from './context';
 import { StoredCredential } from './credential/credential.entity';
 import { loadCredentialKey } from './credential/credentialKey';
 import { PgCredentialStore } from './credential/pgCredentialStore';
@@ -46,15 +46,8 @@ export const ribsMigrations = [RibsTables1764460800200, RibStreamCursors17644608
 /** Host options a caller may set beyond the ports this subgraph wires (tests pass `available`). */
 export type RibHostOverrides = Omit<RibHostOptions, 'snapshotStore' | 'credentials' | 'projects' | 'exec' | 'home' | 'logger'>;
 
-export interface StartRibsOptions {
-  databaseUrl: string;
-  host: string;
-  /** 0 picks a free port. */
-  port: number;
-  /** Authentication (the gateway's assertion key), allowlists, limits and Postgres bounds. */
-  security: MeshSecurity;
+export interface StartRibsOptions extends SubgraphStartOptions {
   settings: RibsSettings;
-  log: Logger;
   /** Passed to `createRibHost` (discovery roots, an explicit `available` map, run seams, …). */
   ribHost?: RibHostOverrides;
   /** How long boot waits for the projects subgraph's first answer before serving 503 from the project seams. @default 5000 */
@@ -139,16 +132,7 @@ export async function start(opts: StartRibsOptions): Promise<RunningRibs> {
     await runtime?.start({ host, dataSource, events, notifier, projectName: (id) => projects.getProjects().find((p) => p.id === id)?.name });
     const services: RibsServices = { host, snapshots, credentials, projects, manifest: nudges, events, ...(runtime ? { runtime, liveKeys: runtime.liveKeys } : {}) };
     const { schema } = await buildRibsSchema();
-    const served = await startSubgraph<RibsContext>({
-      name: 'ribs',
-      schema,
-      host: opts.host,
-      port: opts.port,
-      security: opts.security,
-      log: opts.log,
-      context: (base) => ({ ...base, services }),
-      onStop: teardown,
-    });
+    const served = await serveDomain('ribs', opts, schema, services, teardown);
     opts.log.info({ ribs: host.ribIds, projectsUrl: opts.settings.projectsUrl }, 'ribs active');
     // capabilitiesChanged: the active ribs as ribManifest lists them, compared here (a rib left out of
     // this boot's activation is reported deactivated).

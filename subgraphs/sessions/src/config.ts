@@ -1,14 +1,9 @@
-import { meshSecurityFromEnv, type MeshSecurity } from '@keelson/service';
+import { subgraphServiceConfig, type SubgraphServiceConfig } from '@keelson/kit';
 import { harnessSettings, type HarnessSettings } from '@keelson/harness';
 import { parseEnv, type MeshEnv } from '@keelson/schema';
 import type { TemporalTarget } from './temporalLink';
 
-export interface SessionsConfig {
-  databaseUrl: string;
-  host: string;
-  port: number;
-  security: MeshSecurity;
-  logLevel: string;
+export interface SessionsConfig extends SubgraphServiceConfig {
   settings: HarnessSettings;
   /** Where the projects subgraph answers (a project's root and worktrees). */
   projectsUrl: string;
@@ -29,11 +24,7 @@ export function projectsUrlOf(e: MeshEnv): string {
 export function loadSessionsConfig(env: NodeJS.ProcessEnv = process.env): SessionsConfig {
   const e = parseEnv(env);
   return {
-    databaseUrl: e.DATABASE_URL,
-    host: e.KEELSON_HOST,
-    port: e.KEELSON_SESSIONS_PORT,
-    security: meshSecurityFromEnv(e),
-    logLevel: e.KEELSON_LOG_LEVEL,
+    ...subgraphServiceConfig(e, e.KEELSON_SESSIONS_PORT),
     settings: harnessSettings(e, env),
     projectsUrl: projectsUrlOf(e),
     temporal: e.TEMPORAL_ADDRESS

@@ -1,10 +1,10 @@
 import { IdempotencyKeys } from '@keelson/platform';
 import { HARNESS_IDS, startHarnessRuntime, type CliDriver, type HarnessId, type HarnessRuntime, type HarnessSettings, type ProjectsApi } from '@keelson/harness';
-import { startSubgraph } from '@keelson/kit';
+import { serveDomain, type SubgraphStartOptions } from '@keelson/kit';
 import { ApprovalReader, CapabilityWatcher } from '@keelson/operator';
-import { serviceIdentity, type Logger, type MeshSecurity } from '@keelson/service';
+import { serviceIdentity } from '@keelson/service';
 import { ApprovalService, graphqlRunGateDoor } from './approval/approval.service';
-import type { SessionsContext, SessionsServices } from './context';
+import type { SessionsServices } from './context';
 import { buildSessionsSchema } from './schema';
 import { SteerService } from './steer/steer.service';
 import { TaskService } from './task/task.service';
@@ -16,13 +16,7 @@ export type { SessionsConfig } from './config';
 export type { SessionsServices } from './context';
 export type { TemporalTarget } from './temporalLink';
 
-export interface StartSessionsOptions {
-  databaseUrl: string;
-  host: string;
-  /** 0 picks a free port. */
-  port: number;
-  /** Authentication (the gateway's assertion key), allowlists, limits and Postgres bounds. */
-  security: MeshSecurity;
+export interface StartSessionsOptions extends SubgraphStartOptions {
   settings: HarnessSettings;
   /** The projects subgraph's GraphQL URL (or an API, in tests). */
   projects: string | ProjectsApi;
@@ -36,7 +30,6 @@ export interface StartSessionsOptions {
   runsUrl?: string;
   /** How often the harnesses' `installed` is compared for capabilitiesChanged. @default 10000 */
   capabilityPollMs?: number;
-  log: Logger;
 }
 
 export interface RunningSessions {
@@ -78,19 +71,10 @@ export async function start(opts: StartSessionsOptions): Promise<RunningSessions
     );
     const services: SessionsServices = { plane: runtime.plane, tasks, steers, approvals, events: runtime.events, idempotency: new IdempotencyKeys(runtime.dataSource) };
     const { schema } = await buildSessionsSchema();
-    const served = await startSubgraph<SessionsContext>({
-      name: 'sessions',
-      schema,
-      host: opts.host,
-      port: opts.port,
-      security: opts.security,
-      log: opts.log,
-      context: (base) => ({ ...base, services }),
-      onStop: async () => {
-        await watcher.stop();
-        await temporal.stop();
-        await runtime.stop();
-      },
+    const served = await serveDomain('sessions', opts, schema, services, async () => {
+      await watcher.stop();
+      await temporal.stop();
+      await runtime.stop();
     });
     watcher.start();
     return { url: served.url, wsUrl: served.wsUrl, runtime, services, stop: served.stop };

@@ -1,16 +1,11 @@
+import { subgraphServiceConfig, type SubgraphServiceConfig } from '@keelson/kit';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { resolveBusSetup } from '@keelson/rib-swarm';
 import { expandHome, parseEnv, type MeshEnv } from '@keelson/schema';
-import { meshSecurityFromEnv, type MeshSecurity } from '@keelson/service';
 import type { SwarmsSettings } from './settings';
 
-export interface SwarmsConfig {
-  databaseUrl: string;
-  host: string;
-  port: number;
-  security: MeshSecurity;
-  logLevel: MeshEnv['KEELSON_LOG_LEVEL'];
+export interface SwarmsConfig extends SubgraphServiceConfig {
   settings: SwarmsSettings;
   /** How often the bus is compared for capabilitiesChanged (KEELSON_CAPABILITY_POLL_MS). */
   capabilityPollMs: number;
@@ -38,11 +33,7 @@ export function swarmsSettings(
 export function loadSwarmsConfig(env: NodeJS.ProcessEnv = process.env): SwarmsConfig {
   const e = parseEnv(env);
   return {
-    databaseUrl: e.DATABASE_URL,
-    host: e.KEELSON_HOST,
-    port: e.KEELSON_SWARMS_PORT,
-    security: meshSecurityFromEnv(e),
-    logLevel: e.KEELSON_LOG_LEVEL,
+    ...subgraphServiceConfig(e, e.KEELSON_SWARMS_PORT),
     settings: swarmsSettings(e, env),
     capabilityPollMs: e.KEELSON_CAPABILITY_POLL_MS,
   };

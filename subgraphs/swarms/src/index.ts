@@ -1,12 +1,12 @@
 import { IdempotencyKeys, openDomainState } from '@keelson/platform';
-import { startSubgraph } from '@keelson/kit';
+import { serveDomain, type SubgraphStartOptions } from '@keelson/kit';
 import { CapabilityWatcher } from '@keelson/operator';
 import { BusAccess, SwarmStore } from '@keelson/rib-swarm';
-import { serviceIdentity, type Logger, type MeshSecurity } from '@keelson/service';
+import { serviceIdentity } from '@keelson/service';
 import { OpStore, projectsGraphqlApi, type ProjectsApi } from '@keelson/runs';
 import { connectClient, swarmMigrations, SWARM_MIGRATIONS_TABLE } from '@keelson/temporal';
 import type { Client } from '@temporalio/client';
-import type { SwarmsContext, SwarmsServices } from './context';
+import type { SwarmsServices } from './context';
 import { buildSwarmsSchema } from './schema';
 import { ServerService } from './server/server.service';
 import type { SwarmsSettings } from './settings';
@@ -19,19 +19,12 @@ export type { SwarmsSettings } from './settings';
 export type { SwarmsServices } from './context';
 export type { ServerView } from './server/server.service';
 
-export interface StartSwarmsOptions {
-  databaseUrl: string;
-  host: string;
-  /** 0 picks a free port. */
-  port: number;
-  /** Authentication, allowlists and limits (the gateway's assertion key above all). */
-  security: MeshSecurity;
+export interface StartSwarmsOptions extends SubgraphStartOptions {
   settings: SwarmsSettings;
   /** Replaces the projects subgraph's API (tests). */
   projects?: ProjectsApi;
   /** How often the bus is compared for capabilitiesChanged. @default 10000 */
   capabilityPollMs?: number;
-  log: Logger;
 }
 
 export interface RunningSwarms {
@@ -101,19 +94,10 @@ export async function start(opts: StartSwarmsOptions): Promise<RunningSwarms> {
       },
     });
     const { schema } = await buildSwarmsSchema();
-    const served = await startSubgraph<SwarmsContext>({
-      name: 'swarms',
-      schema,
-      host: opts.host,
-      port: opts.port,
-      security: opts.security,
-      log: opts.log,
-      context: (base) => ({ ...base, services }),
-      onStop: async () => {
-        await watcher.stop();
-        if (bus.managed && (await store.countRunning().catch(() => 1)) === 0) await bus.managed.stop().catch((err: unknown) => opts.log.warn({ err }, 'stopping the managed ClickClack failed'));
-        await closeAll();
-      },
+    const served = await serveDomain('swarms', opts, schema, services, async () => {
+      await watcher.stop();
+      if (bus.managed && (await store.countRunning().catch(() => 1)) === 0) await bus.managed.stop().catch((err: unknown) => opts.log.warn({ err }, 'stopping the managed ClickClack failed'));
+      await closeAll();
     });
     watcher.start();
     return { url: served.url, wsUrl: served.wsUrl, services, bus, stop: served.stop };

@@ -13,19 +13,12 @@ import {
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
-import {
-  conditionHolds,
-  isApproval,
-  runLimits,
-  utf8Bytes,
-  type DagRunStatus,
-  type PlanNode,
-  type RespondInput,
-  type RespondResult,
-  type RunNodeStatus,
-} from '@keelson/schema';
+import { isApproval, type DagRunStatus, type PlanNode, type RespondInput, type RespondResult } from '@keelson/schema';
 import type { RunActivities } from '../activities/runs/runActivities';
+import { fingerprint, gateOutcome, nextStep, remember, respondRefusal, type Answered, type Closing, type Gate, type NodeState } from './dagGraph';
 import { respondUpdate, runStatusQuery } from './messages';
+
+export type { NodeState } from './dagGraph';
 
 export interface DagRunInput {
   /** The run (a row of `runs`); the definition and every body stay in Postgres. */
@@ -38,12 +31,6 @@ export interface DagRunInput {
   maxHistoryEvents?: number;
   /** State handed over by continue-as-new. */
   carried?: CarriedDagState;
-}
-
-export interface NodeState {
-  status: RunNodeStatus;
-  /** What `when` conditions compare (start of the trimmed output, or the approval answer). */
-  value?: string;
 }
 
 /** Everything a continued execution needs: no node runs twice and open gates keep their pause ids. */
@@ -66,36 +53,6 @@ export interface DagRunResult {
   continuations: number;
 }
 
-interface Answered {
-  pauseId: string;
-  nodeId: string;
-  /** {@link fingerprint} of the recorded answer. */
-  answer: string;
-}
-
-/** Length and FNV-1a of a text: enough to tell a repeated answer from a different one without carrying it. */
-function fingerprint(text: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return `${text.length}:${h.toString(16)}`;
-}
-
-interface Gate {
-  nodeId: string;
-  pauseId: string;
-  /** The pause row exists (openGate committed). */
-  opened: boolean;
-  /** The answer being recorded; set by the first accepted update. */
-  answer?: string;
-  /** The recorded decision. */
-  recorded?: { text: string; outcome: 'SUCCEEDED' | 'FAILED'; error?: string };
-}
-
-type Closing = 'failing' | 'stopping' | 'cancelling' | 'continuing' | 'finishing';
-
 /** Bookkeeping activities: short, retried until the database answers. */
 const book = proxyActivities<RunActivities>({
   startToCloseTimeout: '1 minute',
@@ -104,7 +61,6 @@ const book = proxyActivities<RunActivities>({
 
 /** How many times a node's activity is retried beyond its own `retries` when its worker is lost. */
 const LOST_WORKER_RETRIES = 3;
-const ANSWERED_KEPT = 50;
 
 function nodeActivities(node: PlanNode, heartbeatTimeoutMs: number) {
   return proxyActivities<RunActivities>({
@@ -195,9 +151,7 @@ export async function dagRun(input: DagRunInput): Promise<DagRunResult> {
             // The gate's opening was cut short (the run is being cancelled, failing or stopping).
             throw reject('CONFLICT', root.consideredCancelled ? `run ${runId} is being cancelled; its gates are closed` : `gate "${gate.nodeId}" closed before it opened`);
           }
-          const node = planNode(gate.nodeId)!;
-          const outcome = decision === 'approved' || node.onFeedback === 'continue' ? 'SUCCEEDED' : 'FAILED';
-          const error = outcome === 'FAILED' ? `the gate was answered with feedback: ${req.text.slice(0, 300)}` : undefined;
+          const { outcome, error } = gateOutcome(planNode(gate.nodeId)!, decision, req.text);
           const closed = await book.closeGate({ runId, pauseId: gate.pauseId, text: req.text, decision, outcome, ...(error ? { error } : {}), ...(req.actor ? { actor: req.actor } : {}) });
           if (!closed.recorded && !(closed.closedBy === 'answer' && closed.decision === req.text)) {
             throw reject('CONFLICT', `gate "${gate.nodeId}" (pause ${gate.pauseId}) closed (${closed.closedBy}) before the answer was recorded`);
@@ -209,42 +163,14 @@ export async function dagRun(input: DagRunInput): Promise<DagRunResult> {
         bump();
         throw err;
       }
-      answered.set(gate.pauseId, { pauseId: gate.pauseId, nodeId: gate.nodeId, answer: fingerprint(req.text) });
-      while (answered.size > ANSWERED_KEPT) answered.delete(answered.keys().next().value!);
+      remember(answered, { pauseId: gate.pauseId, nodeId: gate.nodeId, answer: fingerprint(req.text) });
       bump();
       return { ok: true, pauseId: gate.pauseId, decision, duplicate: false };
     },
     {
       validator: (req: RespondInput) => {
-        if (typeof req?.nodeId !== 'string' || typeof req.text !== 'string' || (req.pauseId !== undefined && typeof req.pauseId !== 'string')) {
-          throw reject('BAD_USER_INPUT', 'respond takes { nodeId: string, text: string, pauseId?: string }');
-        }
-        const bytes = utf8Bytes(req.text);
-        if (bytes > runLimits.answerBytes) throw reject('BAD_USER_INPUT', `text: must be at most ${runLimits.answerBytes} bytes, got ${bytes}`);
-        if (req.text.trim() === '') throw reject('BAD_USER_INPUT', 'text: must not be empty (answer "approve" or give feedback)');
-        const prior = req.pauseId !== undefined ? answered.get(req.pauseId) : undefined;
-        if (prior) {
-          if (prior.nodeId === req.nodeId && prior.answer === fingerprint(req.text)) return;
-          throw reject('CONFLICT', `pause ${req.pauseId} of gate "${prior.nodeId}" was already answered; one decision is recorded per pause`);
-        }
-        if (root.consideredCancelled || closing === 'cancelling') throw reject('CONFLICT', `run ${runId} is being cancelled; its gates are closed`);
-        if (closing && closing !== 'continuing') throw reject('CONFLICT', `run ${runId} is ${closing === 'failing' ? 'failing' : 'stopping'}; its gates are closed`);
-        const gate = gates.get(req.nodeId);
-        if (!gate) {
-          const node = planNode(req.nodeId);
-          const why = !node
-            ? `the run has no node "${req.nodeId}"`
-            : node.type !== 'approval'
-              ? `"${req.nodeId}" is a ${node.type} node, not an approval`
-              : `its status is ${nodes.get(req.nodeId)?.status ?? 'PENDING'}`;
-          throw reject('CONFLICT', `gate "${req.nodeId}" is not open: ${why}`);
-        }
-        if (req.pauseId !== undefined && req.pauseId !== gate.pauseId) {
-          throw reject('CONFLICT', `pauseId ${req.pauseId} is stale: gate "${gate.nodeId}" is open with pause ${gate.pauseId}`);
-        }
-        if (gate.answer !== undefined && gate.answer !== req.text) {
-          throw reject('CONFLICT', `gate "${gate.nodeId}" (pause ${gate.pauseId}) already has an answer; one decision is recorded per pause`);
-        }
+        const refusal = respondRefusal(req, { runId, plan, nodes, gates, answered, closing, cancelled: root.consideredCancelled });
+        if (refusal) throw reject(refusal.type, refusal.message);
       },
     },
   );
@@ -323,23 +249,17 @@ export async function dagRun(input: DagRunInput): Promise<DagRunResult> {
 
   function startReadyNodes(): void {
     for (const node of plan) {
-      if (nodes.get(node.id)?.status !== 'PENDING' || running.has(node.id)) continue;
-      const deps = node.dependsOn.map((d) => nodes.get(d)?.status);
-      if (!deps.every((s) => s === 'SUCCEEDED' || s === 'SKIPPED')) continue;
-      const skippedDep = node.dependsOn.find((d) => nodes.get(d)?.status === 'SKIPPED');
-      const skip = skippedDep
-        ? `its dependency "${skippedDep}" was skipped`
-        : node.when && !conditionHolds(node.when, nodes.get(node.when.node)?.value)
-          ? `its condition on "${node.when.node}" does not hold`
-          : undefined;
-      if (skip) {
+      if (running.has(node.id)) continue;
+      const step = nextStep(node, nodes);
+      if (step.kind === 'wait') continue;
+      if (step.kind === 'skip') {
         launchTask(node, 'work', async () => {
-          await book.settleNode({ runId, nodeId: node.id, launch, status: 'SKIPPED', error: skip });
+          await book.settleNode({ runId, nodeId: node.id, launch, status: 'SKIPPED', error: step.reason });
           setNode(node.id, { status: 'SKIPPED', value: '' });
         });
         continue;
       }
-      if (node.type === 'cancel') {
+      if (step.kind === 'stop') {
         // A cancel node stops the run at once: nothing else starts, running nodes are cancelled.
         stopped = { nodeId: node.id, reason: 'a cancel node was reached' };
         closing = 'stopping';
@@ -347,7 +267,7 @@ export async function dagRun(input: DagRunInput): Promise<DagRunResult> {
         launchTask(node, 'work', () => runNode(node));
         return;
       }
-      launchTask(node, node.type === 'approval' ? 'gate' : 'work', () => runNode(node));
+      launchTask(node, step.task, () => runNode(node));
     }
   }
 

@@ -6,7 +6,7 @@ import { parseEnv, sessionUpdatedPayloadSchema, transcriptAppendedPayloadSchema 
 import { silentLogger } from '@keelson/service';
 import { gql, gqlData, subscribe, registerCredentials } from '../../../../test/support/client';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/db';
-import { ScriptedHermesDriver } from '../../test/support/scriptedDriver';
+import { ScriptedHermesDriver } from '../../../../test/support/scriptedDriver';
 import { start, type RunningSessions } from '../index';
 import { security, serviceCredentials } from '../../../../test/support/auth';
 
