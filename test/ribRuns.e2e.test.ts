@@ -7,7 +7,7 @@ import type { RibHost, RibWarning } from '@keelson/host';
 import { HOLDER_STOPPED, POLICY_APPROVAL_NODE, POLICY_APPROVAL_WORKFLOW, searchAttributes } from '@keelson/schema';
 import { silentLogger } from '@keelson/service';
 import type { MessageChunk, Rib, RibContext, RibRunEvent } from '@keelson/shared';
-import { runsPortOf } from '@keelson/stack';
+import { runsPortOf } from '@keelson/runs';
 import { ribsSettings, start as startRibs, type RunningRibs } from '@keelson/subgraph-ribs';
 import { findTemporalCli } from '@keelson/temporal';
 import { z } from 'zod';

@@ -4,8 +4,6 @@ export { ensureDatabase } from './database';
 export { composeSupergraph } from './compose';
 export type { Composition } from './compose';
 export { subgraphs, defaultSubgraphUrl } from './subgraphs';
-export { runsPortOf, lateRibRuns, workerApprovals } from './ribRuns';
-export type { RibRunsOptions } from './ribRuns';
 export { loadRibsServiceConfig, startRibsService } from './services/ribsService';
 export type { RibsServiceConfig, StartRibsServiceOptions } from './services/ribsService';
 export { loadRunsServiceConfig, startRunsService } from './services/runsService';

@@ -9,7 +9,7 @@ import { start as startIdentity, type RunningIdentity } from '@keelson/subgraph-
 import { GraphqlRunTurnSource, GraphqlTranscriptSource, memorySettings, start as startMemory, type RunningMemory } from '@keelson/subgraph-memory';
 import { projectsSettings, start as startProjects, type RunningProjects } from '@keelson/subgraph-projects';
 import { ribsSettings, start as startRibs, type RibHostOverrides, type RibRunsWiring, type RunningRibs } from '@keelson/subgraph-ribs';
-import { runsSettings, start as startRuns, type RunningRuns } from '@keelson/subgraph-runs';
+import { start as startRuns, type RunningRuns } from '@keelson/subgraph-runs';
 import { start as startSessions, type RunningSessions } from '@keelson/subgraph-sessions';
 import { configureSwarmOperator, graphqlSwarmApi } from '@keelson/rib-swarm';
 import { start as startSwarms, swarmsSettings, type RunningSwarms } from '@keelson/subgraph-swarms';
@@ -34,8 +34,7 @@ import { ensureDatabase } from './database';
 import { startGatewayProcess, type GatewayProcess } from './gatewayProcess';
 import { claimHome, recordStart, type OwnedProcessNote } from './ownership';
 import { ribAgentSeams } from './ribAgentSeams';
-import { ribWorkflowSource } from '@keelson/runs';
-import { lateRibRuns, workerApprovals } from './ribRuns';
+import { lateRunsPort, ribWorkflowSource, runsSettings, workerApprovals } from '@keelson/runs';
 
 export interface MeshOptions {
   /** @default process.env */
@@ -219,11 +218,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
 
     progress('Subgraphs: ribs');
     // The ribs subgraph boots first; its run seams reach the runs domain once that is up.
-    const ribRuns = lateRibRuns({
-      temporal: { address: temporal.address, namespace: temporal.namespace, taskQueue: env.TEMPORAL_TASK_QUEUE },
-      heartbeatTimeoutMs: env.KEELSON_RUN_HEARTBEAT_TIMEOUT_MS,
-      tuning: opts.ribRuns,
-    });
+    const runsPort = lateRunsPort();
     // runAgentTurn / getProviders / getMemory for the ribs here, as for the worker's (memory and the
     // runs domain come up later; the seams reach them once they are).
     const late: { ribs?: RunningRibs; runs?: RunningRuns; memory?: RunningMemory } = {};
@@ -244,7 +239,12 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       settings: { ...ribsSettings(env, userHome, rawEnv), projectsUrl: projects.url },
       log: log.child({ service: 'ribs' }),
       ribHost: { ...opts.ribHost, seams: (ribId) => ({ ...agentSeams.seams(ribId), ...(opts.ribHost?.seams?.(ribId) ?? {}) }) },
-      runs: ribRuns.wiring,
+      runs: {
+        runs: runsPort.port,
+        temporal: { address: temporal.address, namespace: temporal.namespace, taskQueue: env.TEMPORAL_TASK_QUEUE },
+        heartbeatTimeoutMs: env.KEELSON_RUN_HEARTBEAT_TIMEOUT_MS,
+        ...opts.ribRuns,
+      },
       capabilityPollMs: env.KEELSON_CAPABILITY_POLL_MS,
     });
     late.ribs = ribs;
@@ -262,7 +262,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
     });
     late.runs = runs;
     stops.push({ name: 'runs subgraph', stop: () => runs.stop() });
-    ribRuns.attach(runs.services);
+    runsPort.attach(runs.services);
 
     progress('Subgraphs: sessions');
     const sessions = await startSessions({
@@ -340,7 +340,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
           ribHost: {
             projects: ribs.services.projects,
             credentials: ribs.services.credentials,
-            approvals: workerApprovals(ribRuns.wiring.runs, workerLog, opts.ribRuns?.approvalMaxWaitMs),
+            approvals: workerApprovals(runsPort.port, workerLog, opts.ribRuns?.approvalMaxWaitMs),
             ...(opts.ribHost ? { overrides: opts.ribHost } : {}),
           },
         },

@@ -1,5 +1,12 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { RunArtifactView } from './run.types';
+
+/** A run file the gate's prompt names (`$ARTIFACTS_DIR/<path>`), as the pause recorded it. */
+export interface PauseArtifact {
+  path: string;
+  text?: string | null;
+  truncated?: boolean | null;
+  error?: string | null;
+}
 
 /** One pause of a run on an approval gate, with its one decision. */
 @Entity('run_pauses')
@@ -20,7 +27,7 @@ export class RunPause {
   prompt!: string;
 
   @Column('jsonb')
-  artifacts!: RunArtifactView[];
+  artifacts!: PauseArtifact[];
 
   @Column('timestamptz', { name: 'opened_at' })
   openedAt!: Date;

@@ -1,14 +1,12 @@
 import { createWarningSink, runApprovalPort, type ApprovalPort, type RunsPort, type RunsPortEvent, type RunsPortOp, type RunsPortRun } from '@keelson/host';
 import { decodeCursor, isTerminalRunStatus, isUuid, MeshError, streams, type EventEnvelope, type RunEventPayload } from '@keelson/schema';
 import type { Logger } from '@keelson/service';
-import type { RibRunsWiring } from '@keelson/subgraph-ribs';
-import type { RunsServices } from '@keelson/subgraph-runs';
-
-type ServiceOp = Awaited<ReturnType<RunsServices['ops']['require']>>;
+import type { RunsServices } from './domain';
+import type { Op } from './op/op.entity';
 
 const terminalEvents = new Set(['RUN_SUCCEEDED', 'RUN_FAILED', 'RUN_CANCELLED']);
 
-function opOf(op: ServiceOp): RunsPortOp {
+function opOf(op: Op): RunsPortOp {
   return {
     id: op.id,
     kind: op.kind,
@@ -32,9 +30,9 @@ function aborted(signal: AbortSignal): Error {
 }
 
 /**
- * The runs domain as the rib host's run seams reach it, in-process: the runs domain's services (the
- * runs subgraph's under `npm start`, the ribs process's own in production), its `runs` / `ops`
- * streams and tables.
+ * The runs domain as the rib host reaches it (`RunsPort`), in-process: the runs domain's services (the
+ * runs subgraph's under `npm start`, the ribs and worker processes' own in production), its `runs` /
+ * `ops` streams and tables.
  */
 export function runsPortOf(services: RunsServices): RunsPort {
   const get = async (runId: string): Promise<RunsPortRun | undefined> => {
@@ -141,23 +139,14 @@ export function runsPortOf(services: RunsServices): RunsPort {
   };
 }
 
-/** What the ribs subgraph's run seams need besides the runs domain. */
-export interface RibRunsOptions {
-  temporal: RibRunsWiring['temporal'];
-  /** KEELSON_RUN_HEARTBEAT_TIMEOUT_MS. */
-  heartbeatTimeoutMs: number;
-  /** The region heartbeat and policy-ask tuning (tests). */
-  tuning?: Pick<RibRunsWiring, 'refresh' | 'approvalMaxWaitMs'>;
-}
-
 /**
- * The ribs subgraph's run seams onto a runs domain opened after it (that domain's catalog reads the
- * rib host's workflows, so the host comes first): until `attach`, the seams answer SERVICE_UNAVAILABLE.
+ * A `RunsPort` onto a runs domain opened later (its catalog reads a rib host, so the host comes
+ * first): until `attach`, `port()` is undefined and the rib host's run seams answer SERVICE_UNAVAILABLE.
  */
-export function lateRibRuns(opts: RibRunsOptions): { wiring: RibRunsWiring; attach(services: RunsServices): void } {
+export function lateRunsPort(): { port: () => RunsPort | undefined; attach(services: RunsServices): void } {
   let port: RunsPort | undefined;
   return {
-    wiring: { runs: () => port, temporal: opts.temporal, heartbeatTimeoutMs: opts.heartbeatTimeoutMs, ...opts.tuning },
+    port: () => port,
     attach(services) {
       port = runsPortOf(services);
     },

@@ -1,16 +1,11 @@
-import type { RunStatus } from '@keelson/schema';
-import { JSONScalar } from '@keelson/kit';
-import type { RunCheckoutRecord, WorkflowScope } from '@keelson/runs';
-import { Directive, Field, ID, Int, ObjectType } from 'type-graphql';
+import type { RunStatus, WorkflowDefinition } from '@keelson/schema';
+import type { WorkflowScope } from '../catalog/catalogEntry';
+import type { RunCheckoutRecord } from '../store/runRecords';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { RunStatusEnum, WorkflowScopeEnum } from './run.enums';
 
 /** A run of a workflow definition; each launch (first start, every resume) is one `dagRun` execution. */
-@ObjectType({ description: 'A run of a workflow definition, executed by the `dagRun` Temporal workflow.' })
-@Directive('@key(fields: "id")')
 @Entity('runs')
 export class Run {
-  @Field(() => ID)
   @PrimaryColumn('uuid')
   id!: string;
 
@@ -18,43 +13,33 @@ export class Run {
   @Column({ type: 'bigint', insert: false, update: false })
   seq!: string;
 
-  @Field({ description: 'The catalog name the run was started from.' })
   @Column('text', { name: 'workflow_name' })
   workflowName!: string;
 
-  @Field({ description: 'Shown as the memo title in the Temporal UI.' })
   @Column('text')
   title!: string;
 
-  @Field(() => RunStatusEnum)
   @Column('text')
   status!: RunStatus;
 
-  @Field(() => JSONScalar, { description: 'The string inputs the run was started with (defaults applied).' })
   @Column('jsonb')
   inputs!: Record<string, string>;
 
-  @Field(() => JSONScalar, { description: 'The definition as it was when the run started (a resume uses the same).' })
   @Column('jsonb')
   definition!: unknown;
 
-  @Field(() => WorkflowScopeEnum, { description: 'Where the definition came from.' })
   @Column('text')
   scope!: WorkflowScope;
 
-  @Field(() => Date)
   @Column('timestamptz', { name: 'started_at' })
   startedAt!: Date;
 
-  @Field(() => Date, { nullable: true })
   @Column('timestamptz', { name: 'completed_at', nullable: true })
   completedAt!: Date | null;
 
-  @Field(() => String, { nullable: true, description: 'The run-level failure (or cancel reason).' })
   @Column('text', { nullable: true })
   error!: string | null;
 
-  @Field(() => ID, { nullable: true, description: 'The rib that started the run, when one did.' })
   @Column('text', { name: 'started_by_rib_id', nullable: true })
   startedByRibId!: string | null;
 
@@ -68,22 +53,18 @@ export class Run {
   @Column('text', { name: 'project_name', nullable: true })
   projectName!: string | null;
 
-  @Field({ description: 'The working directory: the project root, a leased worktree, or the Keelson home.' })
   @Column('text')
   cwd!: string;
 
-  @Field({ description: 'This run\'s $ARTIFACTS_DIR.' })
   @Column('text', { name: 'artifacts_dir' })
   artifactsDir!: string;
 
   @Column('jsonb', { name: 'checkout', nullable: true })
   checkoutRecord!: RunCheckoutRecord | null;
 
-  @Field({ description: 'The Temporal workflow id (stable across resumes).' })
   @Column('text', { name: 'temporal_workflow_id' })
   temporalWorkflowId!: string;
 
-  @Field(() => Int, { description: '1 for the first start, +1 for every resume.' })
   @Column('int')
   launch!: number;
 }
@@ -96,7 +77,7 @@ export interface RunRow {
   title: string;
   status: RunStatus;
   inputs: Record<string, string>;
-  definition: unknown;
+  definition: WorkflowDefinition;
   scope: WorkflowScope;
   started_at: Date;
   completed_at: Date | null;

@@ -14,24 +14,39 @@ import {
   workflowDefinitionSchema,
   type WorkflowDefinition,
 } from '@keelson/schema';
+import type { RunsPort } from '@keelson/host';
 import { currentCaller, type Logger } from '@keelson/service';
-import type { CatalogService, ProjectRef, ProjectsApi, RunStore } from '@keelson/runs';
-import { respondUpdate, runWorkflowId, startRunWorkflow, workflowUiUrl } from '@keelson/temporal';
-import {
-  WorkflowExecutionAlreadyStartedError,
-  WorkflowNotFoundError,
-  WorkflowUpdateFailedError,
-  WorkflowUpdateRPCTimeoutOrCancelledError,
-  type Client,
-} from '@temporalio/client';
 import { In, IsNull, type DataSource } from 'typeorm';
 import { z } from 'zod';
 import { pageOf, type PageArgs } from '@keelson/kit';
+import type { CatalogService } from '../catalog/catalog';
+import type { RunsExecutor } from '../executor';
+import type { ProjectRef, ProjectsApi } from '../projects';
 import type { RunsSettings } from '../settings';
+import type { RunStore } from '../store/runStore';
 import { Run, runFromRow, type RunRow } from './run.entity';
 import { runNodeFromRow, type RunNode, type RunNodeRow } from './runNode.entity';
 import { RunPause } from './runPause.entity';
-import type { CancelRunResult, RespondToRunResult, RunConnection } from './run.types';
+
+/** The outcome of a gate answer: ok, or the reason it was rejected. */
+export interface RespondOutcome {
+  ok: boolean;
+  error: string | null;
+  /** The pause the answer resolved. */
+  pauseId: string | null;
+  decision: 'approved' | 'feedback' | null;
+  /** True when this exact answer had already been recorded (idempotent repeat). */
+  duplicate: boolean;
+}
+
+/** The outcome of a cancel: ok once requested, or why not. */
+export interface CancelOutcome {
+  ok: boolean;
+  error: string | null;
+}
+
+/** A page of runs, newest first. */
+export type RunPage = ReturnType<typeof pageOf<Run>>;
 
 export interface RunsDeps {
   dataSource: DataSource;
@@ -39,7 +54,7 @@ export interface RunsDeps {
   events: EventLog;
   catalog: CatalogService;
   projects: ProjectsApi;
-  temporal: Client;
+  executor: RunsExecutor;
   settings: RunsSettings;
   log: Logger;
 }
@@ -99,12 +114,11 @@ export class RunService {
   }
 
   temporalUiUrl(workflowId: string): string | null {
-    const { uiUrl, namespace } = this.deps.settings.temporal;
-    return uiUrl ? workflowUiUrl(uiUrl, namespace, workflowId) : null;
+    return this.deps.executor.uiUrl(workflowId);
   }
 
   /** Runs newest first, filtered by status and workflow name. */
-  async page(filter: { status?: RunStatus | null; workflowName?: string | null }, args: PageArgs): Promise<RunConnection> {
+  async page(filter: { status?: RunStatus | null; workflowName?: string | null }, args: PageArgs): Promise<RunPage> {
     const qb = this.repo.createQueryBuilder('r').orderBy('r.seq', 'DESC').take(args.first + 1);
     if (filter.status) qb.andWhere('r.status = :status', { status: filter.status });
     if (filter.workflowName) qb.andWhere('r.workflow_name = :name', { name: filter.workflowName });
@@ -117,7 +131,7 @@ export class RunService {
    * returns the runs themselves (no second lookup by id), mapped by hand. An owner is a project
    * (`project:<id>`) or a rib (`rib:<id>`: runs of its workflows and runs it started).
    */
-  async pagesFor(requests: readonly { owner: string; status: RunStatus | null; args: PageArgs }[]): Promise<RunConnection[]> {
+  async pagesFor(requests: readonly { owner: string; status: RunStatus | null; args: PageArgs }[]): Promise<RunPage[]> {
     const groups = new Map<string, number[]>();
     requests.forEach((r, i) => {
       const key = `${r.owner.split(':')[0]}\u0000${r.status ?? ''}\u0000${r.args.first}\u0000${r.args.after ?? ''}`;
@@ -125,7 +139,7 @@ export class RunService {
       if (group) group.push(i);
       else groups.set(key, [i]);
     });
-    const out: RunConnection[] = new Array(requests.length);
+    const out: RunPage[] = new Array(requests.length);
     for (const indexes of groups.values()) {
       const { status, args, owner } = requests[indexes[0]!]!;
       const kind = owner.split(':')[0];
@@ -184,7 +198,7 @@ export class RunService {
     }
     const inputs = resolveInputs(def, args.inputs ?? {});
     const runId = randomUUID();
-    const workflowId = runWorkflowId(workflowName, runId);
+    const workflowId = this.deps.executor.runWorkflowId(workflowName, runId);
     const home = this.deps.settings.keelsonHome;
     const title = [workflowName, project ? `in ${project.name}` : null, def.description ? `— ${def.description.split('\n')[0]!.slice(0, 80)}` : null]
       .filter(Boolean)
@@ -215,15 +229,7 @@ export class RunService {
    * checked against its declaration, registered with `scope` and its rib, run at `cwd` (default a
    * scratch folder of the run's own under the Keelson home). No worktree: a definition with `worktree.enabled` is refused (BAD_USER_INPUT).
    */
-  async startDefinition(raw: {
-    definition: unknown;
-    inputs?: Record<string, string>;
-    cwd?: string;
-    ribId: string | null;
-    startedByRibId: string | null;
-    scope: 'RIB' | 'BUNDLED';
-    title?: string;
-  }): Promise<Run> {
+  async startDefinition(raw: Parameters<RunsPort['startDefinition']>[0]): Promise<Run> {
     const parsed = workflowDefinitionSchema.safeParse(raw.definition);
     if (!parsed.success) throw new MeshError('BAD_USER_INPUT', describeZodError(parsed.error, 'definition'));
     const def = parsed.data;
@@ -244,35 +250,30 @@ export class RunService {
       startedByRibId: raw.startedByRibId,
       cwd: raw.cwd ?? join(home, 'runs', runId, 'work'),
       artifactsDir: join(home, 'runs', runId, 'artifacts'),
-      temporalWorkflowId: runWorkflowId(def.name, runId),
+      temporalWorkflowId: this.deps.executor.runWorkflowId(def.name, runId),
     });
     await this.launch(await this.require(runId), 1);
     return this.require(runId);
   }
 
-  /** Starts launch `launch` of a registered run on Temporal; a start that fails marks the run FAILED. */
+  /** Starts launch `launch` of a registered run on the executor; a start that fails marks the run FAILED. */
   private async launch(run: Run, launch: number): Promise<void> {
     const { settings } = this.deps;
-    try {
-      await startRunWorkflow(this.deps.temporal, {
-        taskQueue: settings.temporal.taskQueue,
-        workflowId: run.temporalWorkflowId,
-        workflowName: run.workflowName,
-        title: run.title,
-        project: run.projectName,
-        rib: run.startedByRibId ?? run.ribId,
-        input: {
-          runId: run.id,
-          launch,
-          heartbeatTimeoutMs: settings.heartbeatTimeoutMs,
-          ...(settings.maxHistoryEvents ? { maxHistoryEvents: settings.maxHistoryEvents } : {}),
-        },
-      });
-    } catch (err) {
-      const message = err instanceof WorkflowExecutionAlreadyStartedError ? `workflow ${run.temporalWorkflowId} is still running` : (err as Error).message;
-      await this.deps.store.failToStart(run.id, launch, message);
-      throw new MeshError(err instanceof WorkflowExecutionAlreadyStartedError ? 'CONFLICT' : 'SERVICE_UNAVAILABLE', `run ${run.id} could not start: ${message}`);
-    }
+    const started = await this.deps.executor.startRun({
+      workflowId: run.temporalWorkflowId,
+      runId: run.id,
+      launch,
+      workflowName: run.workflowName,
+      title: run.title,
+      project: run.projectName,
+      rib: run.startedByRibId ?? run.ribId,
+      heartbeatTimeoutMs: settings.heartbeatTimeoutMs,
+      ...(settings.maxHistoryEvents ? { maxHistoryEvents: settings.maxHistoryEvents } : {}),
+    });
+    if (started.ok) return;
+    const message = started.alreadyRunning ? `workflow ${run.temporalWorkflowId} is still running` : started.message;
+    await this.deps.store.failToStart(run.id, launch, message);
+    throw new MeshError(started.alreadyRunning ? 'CONFLICT' : 'SERVICE_UNAVAILABLE', `run ${run.id} could not start: ${message}`);
   }
 
   /**
@@ -280,11 +281,11 @@ export class RunService {
    * throws for a gate problem: a stale pause, a closed gate, a second different answer or text over
    * 16 KiB resolve to `{ ok: false, error }`; repeating the recorded answer is `{ ok: true, duplicate: true }`.
    */
-  async respond(raw: { runId: string; nodeId: string; text: string; pauseId?: string | null }): Promise<RespondToRunResult> {
+  async respond(raw: { runId: string; nodeId: string; text: string; pauseId?: string | null }): Promise<RespondOutcome> {
     const args = parseInput(respondSchema, raw);
     // Who answers: the request's caller (a rib answering through its grant answers as the ribs service).
     const answerer = currentCaller();
-    const rejected = (error: string): RespondToRunResult => ({ ok: false, error, pauseId: args.pauseId ?? null, decision: null, duplicate: false });
+    const rejected = (error: string): RespondOutcome => ({ ok: false, error, pauseId: args.pauseId ?? null, decision: null, duplicate: false });
     const bytes = utf8Bytes(args.text);
     if (bytes > runLimits.answerBytes) return rejected(`text: must be at most ${runLimits.answerBytes} bytes, got ${bytes}`);
     if (args.text.trim() === '') return rejected('text: must not be empty (answer "approve" or give feedback)');
@@ -303,35 +304,29 @@ export class RunService {
     if (isTerminalRunStatus(run.status)) return rejected(`run ${run.id} is ${run.status}; its gates are closed`);
     const updateId = args.pauseId ? `respond-${args.pauseId}-${createHash('sha256').update(`${args.nodeId}\u0000${args.text}`).digest('hex').slice(0, 16)}` : undefined;
     const timeoutMs = this.deps.settings.respondTimeoutMs ?? 30_000;
-    try {
-      const result = await this.deps.temporal.withDeadline(Date.now() + timeoutMs, () =>
-        this.deps.temporal.workflow.getHandle(run.temporalWorkflowId).executeUpdate(respondUpdate, {
-          args: [{ nodeId: args.nodeId, text: args.text, ...(args.pauseId ? { pauseId: args.pauseId } : {}), ...(answerer ? { actor: actorOf(answerer) } : {}) }],
-          ...(updateId ? { updateId } : {}),
-        }),
-      );
-      return { ok: true, error: null, pauseId: result.pauseId, decision: result.decision, duplicate: result.duplicate };
-    } catch (err) {
-      if (err instanceof WorkflowUpdateFailedError) return rejected((err.cause as Error | undefined)?.message ?? err.message);
-      if (err instanceof WorkflowNotFoundError) return rejected(`run ${run.id} is not running; its gates are closed`);
-      if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || isDeadline(err)) {
+    const sent = await this.deps.executor.answerGate(
+      run.temporalWorkflowId,
+      { nodeId: args.nodeId, text: args.text, ...(args.pauseId ? { pauseId: args.pauseId } : {}), ...(answerer ? { actor: actorOf(answerer) } : {}) },
+      { timeoutMs, ...(updateId ? { updateId } : {}) },
+    );
+    switch (sent.outcome) {
+      case 'answered':
+        return { ok: true, error: null, pauseId: sent.result.pauseId, decision: sent.result.decision, duplicate: sent.result.duplicate };
+      case 'rejected':
+        return rejected(sent.reason);
+      case 'not-running':
+        return rejected(`run ${run.id} is not running; its gates are closed`);
+      case 'timed-out':
         throw new MeshError('SERVICE_UNAVAILABLE', `run ${run.id}: no worker answered the gate within ${timeoutMs} ms; retry with the same pauseId`);
-      }
-      throw err;
     }
   }
 
   /** Requests cancellation of a live run (running commands are killed through their heartbeats). */
-  async cancel(runId: string): Promise<CancelRunResult> {
+  async cancel(runId: string): Promise<CancelOutcome> {
     const run = await this.require(runId);
     if (isTerminalRunStatus(run.status)) return { ok: false, error: `run ${run.id} already ${run.status}` };
-    try {
-      await this.deps.temporal.workflow.getHandle(run.temporalWorkflowId).cancel();
-      return { ok: true, error: null };
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return { ok: false, error: `run ${run.id} is not running` };
-      throw err;
-    }
+    if (await this.deps.executor.cancel(run.temporalWorkflowId)) return { ok: true, error: null };
+    return { ok: false, error: `run ${run.id} is not running` };
   }
 
   /**
@@ -349,26 +344,12 @@ export class RunService {
       assertTrusted(project, run.workflowName);
     }
     // The previous execution records its outcome just before it closes: let it close.
-    await this.closedOrTimeout(run.temporalWorkflowId, 15_000);
+    if (!(await this.deps.executor.closed(run.temporalWorkflowId, 15_000))) {
+      throw new MeshError('CONFLICT', `run workflow ${run.temporalWorkflowId} is still closing; retry shortly`);
+    }
     const prepared = await this.deps.store.prepareResume(run.id);
     await this.launch(await this.require(run.id), prepared.launch);
     return this.require(run.id);
-  }
-
-  private async closedOrTimeout(workflowId: string, timeoutMs: number): Promise<void> {
-    const handle = this.deps.temporal.workflow.getHandle(workflowId);
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      try {
-        const { status } = await handle.describe();
-        if (status.name !== 'RUNNING') return;
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) return;
-        throw err;
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new MeshError('CONFLICT', `run workflow ${workflowId} is still closing; retry shortly`);
   }
 }
 
@@ -388,11 +369,6 @@ function assertTrusted(project: ProjectRef | null, workflowName: string): void {
 function decisionOf(text: string): 'approved' | 'feedback' {
   const t = text.trim().toLowerCase();
   return t === 'approve' || t === 'approved' ? 'approved' : 'feedback';
-}
-
-function isDeadline(err: unknown): boolean {
-  const code = (err as { code?: number } | undefined)?.code;
-  return code === 4 /* DEADLINE_EXCEEDED */ || /deadline/i.test((err as Error | undefined)?.message ?? '');
 }
 
 /** Applies defaults and checks given inputs against the definition's declaration. */

@@ -1,18 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { parseInput } from '@keelson/kit';
-import { errorCodeSchema, isTerminalRunStatus, isUuid, MeshError, runLimits, utf8Bytes } from '@keelson/schema';
-import type { OpStore } from '@keelson/runs';
-import { opSteerUpdate, opWorkflowId, startOpWorkflow, STEER_KEY_PREFIX, swarmSteerUpdate, workflowUiUrl } from '@keelson/temporal';
-import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { isTerminalRunStatus, isUuid, MeshError, runLimits, utf8Bytes } from '@keelson/schema';
 import { In, type DataSource } from 'typeorm';
 import { z } from 'zod';
+import type { RunsExecutor } from '../executor';
 import type { RunsSettings } from '../settings';
+import type { OpStore } from '../store/opStore';
 import { Op } from './op.entity';
 
 export interface OpsDeps {
   dataSource: DataSource;
   store: OpStore;
-  temporal: Client;
+  executor: RunsExecutor;
   settings: RunsSettings;
 }
 
@@ -56,15 +55,14 @@ export class OpService {
   }
 
   temporalUiUrl(workflowId: string): string | null {
-    const { uiUrl, namespace } = this.deps.settings.temporal;
-    return uiUrl ? workflowUiUrl(uiUrl, namespace, workflowId) : null;
+    return this.deps.executor.uiUrl(workflowId);
   }
 
   /** Registers an op and starts its `durableOp` workflow; resolves with the op once it is started. */
   async start(raw: StartOpArgs): Promise<Op> {
     const args = parseInput(startOpSchema, raw);
     const id = randomUUID();
-    const workflowId = opWorkflowId(args.kind, id);
+    const workflowId = this.deps.executor.opWorkflowId(args.kind, id);
     const title = args.title ?? args.kind;
     await this.deps.store.createOp({
       id,
@@ -76,23 +74,20 @@ export class OpService {
       steerable: args.steerable,
       temporalWorkflowId: workflowId,
     });
-    try {
-      await startOpWorkflow(this.deps.temporal, {
-        taskQueue: this.deps.settings.temporal.taskQueue,
-        workflowId,
-        title,
-        rib: args.ribId,
-        project: args.projectId,
-        input: {
-          opId: id,
-          kind: args.kind,
-          heartbeatTimeoutMs: this.deps.settings.heartbeatTimeoutMs,
-          ...((args.maxHistoryEvents ?? this.deps.settings.maxHistoryEvents) ? { maxHistoryEvents: args.maxHistoryEvents ?? this.deps.settings.maxHistoryEvents } : {}),
-        },
-      });
-    } catch (err) {
-      await this.deps.store.failToStart(id, (err as Error).message);
-      throw new MeshError('SERVICE_UNAVAILABLE', `op ${id} could not start: ${(err as Error).message}`);
+    const maxHistoryEvents = args.maxHistoryEvents ?? this.deps.settings.maxHistoryEvents;
+    const started = await this.deps.executor.startOp({
+      workflowId,
+      opId: id,
+      kind: args.kind,
+      title,
+      rib: args.ribId ?? null,
+      project: args.projectId ?? null,
+      heartbeatTimeoutMs: this.deps.settings.heartbeatTimeoutMs,
+      ...(maxHistoryEvents ? { maxHistoryEvents } : {}),
+    });
+    if (!started.ok) {
+      await this.deps.store.failToStart(id, started.message);
+      throw new MeshError('SERVICE_UNAVAILABLE', `op ${id} could not start: ${started.message}`);
     }
     return this.require(id);
   }
@@ -102,11 +97,7 @@ export class OpService {
     const op = await this.require(id);
     if (op.status === 'CANCELLED') return op;
     if (isTerminalRunStatus(op.status)) throw new MeshError('CONFLICT', `op ${op.id} is ${op.status}; a finished op cannot be cancelled`);
-    try {
-      await this.deps.temporal.workflow.getHandle(op.temporalWorkflowId).cancel();
-    } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) throw err;
-    }
+    await this.deps.executor.cancel(op.temporalWorkflowId);
     return this.require(id);
   }
 
@@ -124,26 +115,18 @@ export class OpService {
     if (!op.steerable) throw new MeshError('CAPABILITY_UNSUPPORTED', `op ${op.id} (${op.kind}) was not started as steerable`);
     const finished = (status: string) => new MeshError('CONFLICT', `op ${op.id} is ${status}; a finished op cannot be steered`);
     if (isTerminalRunStatus(op.status)) throw finished(op.status);
-    const handle = this.deps.temporal.workflow.getHandle(op.temporalWorkflowId);
-    const updateId = key ? `${STEER_KEY_PREFIX}${key}` : randomUUID();
-    try {
-      if (op.kind === 'swarm') {
-        const answer = await handle.executeUpdate(swarmSteerUpdate, { args: [note], updateId });
-        if (!answer.accepted) throw new MeshError('CONFLICT', `op ${op.id} refused the steer: ${answer.reason ?? 'no reason given'}`);
-      } else {
-        await handle.executeUpdate(opSteerUpdate, { args: [note], updateId });
-      }
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) {
+    const sent = await this.deps.executor.steerOp({ workflowId: op.temporalWorkflowId, kind: op.kind }, note, key ?? null);
+    switch (sent.outcome) {
+      case 'accepted':
+        break;
+      case 'refused':
+        throw new MeshError('CONFLICT', `op ${op.id} refused the steer: ${sent.reason}`);
+      case 'not-running': {
         const now = await this.require(id);
         throw finished(now.status === 'RUNNING' ? 'no longer running' : now.status);
       }
-      if (err instanceof WorkflowUpdateFailedError) {
-        const cause = err.cause;
-        const code = errorCodeSchema.safeParse(cause instanceof ApplicationFailure ? cause.type : undefined);
-        throw new MeshError(code.success ? code.data : 'CONFLICT', cause?.message ?? err.message);
-      }
-      throw err;
+      case 'failed':
+        throw new MeshError(sent.code, sent.message);
     }
     return op;
   }
