@@ -13,7 +13,8 @@ const layers = [
   { name: 'executor', workspaces: ['temporal'], note: 'workflows, activities, worker, Temporal clients' },
   { name: 'subgraphs', workspaces: ['subgraphs/projects', 'subgraphs/ribs', 'subgraphs/runs', 'subgraphs/sessions', 'subgraphs/memory', 'subgraphs/identity', 'subgraphs/swarms'], note: 'GraphQL faces; a subgraph never imports another', isolated: true },
   { name: 'gateway', workspaces: ['gateway'], note: 'Apollo Gateway, subscription router, authentication' },
-  { name: 'composition', workspaces: ['stack'], note: 'processes: startMesh, the services, doctor' },
+  { name: 'composition', workspaces: ['stack'], note: 'startMesh, the ribs/runs/worker app factories, doctor' },
+  { name: 'apps', workspaces: ['apps'], note: 'one entry per deployable (apps/<name>/main.ts): the only files that compose packages into processes' },
 ];
 
 module.exports = { layers };

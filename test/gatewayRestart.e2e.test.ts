@@ -35,9 +35,9 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** The production gateway entry (`gateway/src/main.ts`) as its own process. */
+/** The production gateway entry (`apps/gateway/main.ts`) as its own process. */
 async function startGatewayProcess(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; output: () => string; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, ['-r', './scripts/register.js', 'gateway/src/main.ts'], { cwd: root, env: { ...env, KEELSON_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['-r', './scripts/register.js', 'apps/gateway/main.ts'], { cwd: root, env: { ...env, KEELSON_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (output += c.toString()));

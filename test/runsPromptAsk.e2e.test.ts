@@ -149,7 +149,7 @@ describe("a policy ask about a prompt node's tool, on the in-process worker", ()
   });
 });
 
-describe("a policy ask about a prompt node's tool, on the production worker service (stack/src/services/worker.ts)", () => {
+describe("a policy ask about a prompt node's tool, on the production worker service (apps/worker/main.ts)", () => {
   let server: ModelServer;
   let mesh: TestMesh;
   let worker: RunningStandaloneWorker | undefined;

@@ -46,7 +46,7 @@ export interface MeshOptions {
   /** Run the proof workflow once after boot and log its result. @default false */
   proof?: boolean;
   /**
-   * Run the Temporal worker in this process. Tests that kill a worker run `stack/src/services/worker.ts`
+   * Run the Temporal worker in this process. Tests that kill a worker run `apps/worker/main.ts`
    * as a child process instead (on the same TEMPORAL_TASK_QUEUE). @default true
    */
   worker?: boolean;
@@ -63,7 +63,7 @@ export interface MeshOptions {
   /** Passed to the rib hosts, the ribs subgraph's and the worker's (tests: an explicit `available` map of ribs). */
   ribHost?: RibHostOverrides;
   /**
-   * Where the gateway runs: in this process, or in a process of its own (`gateway/src/main.ts`,
+   * Where the gateway runs: in this process, or in a process of its own (`apps/gateway/main.ts`,
    * owned and stopped by this one) so that it has a core of its own. @default 'in-process'
    */
   gateway?: 'in-process' | 'process';

@@ -1,6 +1,5 @@
 import 'reflect-metadata';
 import { runService } from '@keelson/service';
-import { loadProjectsConfig } from './config';
-import { start } from './index';
+import { loadProjectsConfig, start } from '@keelson/subgraph-projects';
 
 runService('projects', loadProjectsConfig, start);

@@ -1,6 +1,5 @@
 import 'reflect-metadata';
 import { runService } from '@keelson/service';
-import { loadSwarmsConfig } from './config';
-import { start } from './index';
+import { loadSwarmsConfig, start } from '@keelson/subgraph-swarms';
 
 runService('swarms', loadSwarmsConfig, (config) => start(config));

@@ -1,6 +1,5 @@
 import 'reflect-metadata';
 import { runService } from '@keelson/service';
-import { loadIdentityConfig } from './config';
-import { start } from './index';
+import { loadIdentityConfig, start } from '@keelson/subgraph-identity';
 
 runService('identity', loadIdentityConfig, start);

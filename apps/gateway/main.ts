@@ -1,9 +1,7 @@
 import 'reflect-metadata';
 import { jwtSettingsFromEnv, openIdentity, type Identity } from '@keelson/identity';
 import { createLogger, startTracing, tracingFromEnv } from '@keelson/service';
-import { loadGatewayConfig } from './config';
-import { startGateway } from './startGateway';
-import { reloadSupergraphOnChange } from './supergraphReload';
+import { loadGatewayConfig, reloadSupergraphOnChange, startGateway } from '@keelson/gateway';
 
 loadGatewayConfig(process.env)
   .then(async ({ logLevel, env, supergraphFile, ...config }) => {

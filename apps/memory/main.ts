@@ -1,9 +1,6 @@
 import 'reflect-metadata';
 import { runService, serviceIdentity } from '@keelson/service';
-import { GraphqlRunTurnSource } from './capture/runTurnSource';
-import { GraphqlTranscriptSource } from './capture/graphqlTranscriptSource';
-import { loadMemoryConfig } from './config';
-import { start } from './index';
+import { GraphqlRunTurnSource, GraphqlTranscriptSource, loadMemoryConfig, start } from '@keelson/subgraph-memory';
 
 // Capture always runs in the service: transcripts from the sessions subgraph, prompt-node turns from
 // the runs subgraph, each read by URL (a source that is down only delays capture; see PROTOCOL.md).

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { startMesh, type RunningMesh } from './startMesh';
+import { startMesh, type RunningMesh } from '@keelson/stack';
 
 const say = (line: string) => process.stdout.write(`[keelson] ${line}\n`);
 

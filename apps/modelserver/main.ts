@@ -1,6 +1,5 @@
 import { createLogger } from '@keelson/service';
-import { loadModelServerConfig } from './config';
-import { startModelServer } from './startModelServer';
+import { loadModelServerConfig, startModelServer } from '@keelson/model-server';
 
 const config = loadModelServerConfig(process.argv.slice(2));
 const log = createLogger('model-server', config.logLevel);
