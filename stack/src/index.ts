@@ -6,6 +6,8 @@ export type { Composition } from './compose';
 export { subgraphs, defaultSubgraphUrl } from './subgraphs';
 export { loadRibsServiceConfig, startRibsService } from './services/ribsService';
 export type { RibsServiceConfig, StartRibsServiceOptions } from './services/ribsService';
+export { startMemoryService } from './services/memoryService';
+export type { StartMemoryServiceOptions } from './services/memoryService';
 export { loadRunsServiceConfig, startRunsService } from './services/runsService';
 export type { RunsServiceConfig, StartRunsServiceOptions } from './services/runsService';
 export { loadWorkerServiceConfig, startWorkerService } from './services/workerService';

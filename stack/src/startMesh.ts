@@ -6,7 +6,7 @@ import { jwtSettingsFromEnv } from '@keelson/identity';
 import { expandHome, parseEnv, type MeshEnv } from '@keelson/schema';
 import { createLogger, meshSecurityFromEnv, serviceIdentity, startTracing, tracingFromEnv, type Logger, type MeshSecurity, type TracingSettings } from '@keelson/service';
 import { start as startIdentity, type RunningIdentity } from '@keelson/subgraph-identity';
-import { GraphqlRunTurnSource, GraphqlTranscriptSource, memorySettings, start as startMemory, type RunningMemory } from '@keelson/subgraph-memory';
+import { memorySettings, type RunningMemory } from '@keelson/subgraph-memory';
 import { projectsSettings, start as startProjects, type RunningProjects } from '@keelson/subgraph-projects';
 import { ribsSettings, start as startRibs, type RibHostOverrides, type RibRunsWiring, type RunningRibs } from '@keelson/subgraph-ribs';
 import { start as startRuns, type RunningRuns } from '@keelson/subgraph-runs';
@@ -34,6 +34,7 @@ import { ensureDatabase } from './database';
 import { startGatewayProcess, type GatewayProcess } from './gatewayProcess';
 import { claimHome, recordStart, type OwnedProcessNote } from './ownership';
 import { ribAgentSeams } from './ribAgentSeams';
+import { startMemoryService } from './services/memoryService';
 import { lateRunsPort, ribWorkflowSource, runsSettings, workerApprovals } from '@keelson/runs';
 
 export interface MeshOptions {
@@ -284,16 +285,14 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
     // (and memory stops before them).
     progress('Subgraphs: memory');
     const memoryLog = log.child({ service: 'memory' });
-    const memory = await startMemory({
+    const memory = await startMemoryService({
       databaseUrl: env.DATABASE_URL,
       host: env.KEELSON_HOST,
       port: port(env.KEELSON_MEMORY_PORT),
       security,
       settings: memorySettings(env),
-      capture: {
-        source: new GraphqlTranscriptSource(sessions.url, serviceIdentity(security.assertions, 'memory'), memoryLog),
-        runs: new GraphqlRunTurnSource(runs.url, serviceIdentity(security.assertions, 'memory'), memoryLog),
-      },
+      sessionsUrl: sessions.url,
+      runsUrl: runs.url,
       capabilityPollMs: env.KEELSON_CAPABILITY_POLL_MS,
       log: memoryLog,
     });
