@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import type { RibHost, RibWarning } from '@keelson/host';
 import { HOLDER_STOPPED, POLICY_APPROVAL_NODE, POLICY_APPROVAL_WORKFLOW, searchAttributes } from '@keelson/schema';
 import { silentLogger } from '@keelson/service';
-import type { MessageChunk, Rib, RibContext, RibRunEvent } from '@keelson/shared';
+import type { MessageChunk, Rib, RibContext, RibRunEvent } from '@keelson/ribs-contract';
 import { runsPortOf } from '@keelson/runs';
 import { ribsSettings, start as startRibs, type RunningRibs } from '@keelson/subgraph-ribs';
 import { findTemporalCli } from '@keelson/temporal';

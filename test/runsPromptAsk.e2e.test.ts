@@ -1,7 +1,7 @@
 import { startModelServer, type ModelServer } from '@keelson/model-server';
 import { POLICY_APPROVAL_NODE, POLICY_APPROVAL_WORKFLOW } from '@keelson/schema';
 import { silentLogger } from '@keelson/service';
-import type { Rib, ToolDefinition } from '@keelson/shared';
+import type { Rib, ToolDefinition } from '@keelson/ribs-contract';
 import { loadWorkerServiceConfig, startWorkerService } from '@keelson/stack';
 import type { RunningStandaloneWorker } from '@keelson/temporal';
 import { z } from 'zod';

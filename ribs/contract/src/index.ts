@@ -1,4 +1,4 @@
-// @keelson/shared: the Rib contract. A rib author imports only this package.
+// @keelson/ribs-contract: the Rib contract. A rib author imports only this package.
 export {
   RIB_ID_PATTERN,
   ribIdSchema,
