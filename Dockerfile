@@ -1,4 +1,4 @@
-# One image for every mesh service; docker-compose.yml picks the entry point per container.
+# One image for every mesh service; docker-compose.yml picks the entry point (apps/<name>/main.ts) per container.
 FROM node:20-bookworm-slim
 # bubblewrap: the process sandbox of Bash tool calls, bash/script nodes and harness CLIs (KEELSON_SANDBOX).
 RUN apt-get update && apt-get install -y --no-install-recommends git ca-certificates openssh-client bubblewrap \
@@ -18,7 +18,7 @@ COPY subgraphs/memory/package.json subgraphs/memory/
 COPY subgraphs/swarms/package.json subgraphs/swarms/
 COPY operator/package.json operator/
 COPY harness/package.json harness/
-COPY ribs/shared/package.json ribs/shared/
+COPY ribs/contract/package.json ribs/contract/
 COPY ribs/host/package.json ribs/host/
 COPY ribs/projects/package.json ribs/projects/
 COPY ribs/notes/package.json ribs/notes/
@@ -33,8 +33,9 @@ COPY gateway/package.json gateway/
 # npm ci bundles GraphiQL (the root postinstall) from these sources.
 COPY gateway/graphiql gateway/graphiql
 COPY stack/package.json stack/
+COPY apps/package.json apps/
 RUN npm ci --no-audit --no-fund
 COPY . .
 ENV NODE_ENV=production
 USER node
-CMD ["node", "-r", "./scripts/register.js", "stack/src/main.ts"]
+CMD ["node", "-r", "./scripts/register.js", "apps/mesh/main.ts"]

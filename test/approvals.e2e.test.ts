@@ -2,7 +2,7 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { startModelServer, type ModelServer } from '@keelson/model-server';
-import type { Rib, ToolDefinition } from '@keelson/shared';
+import type { Rib, ToolDefinition } from '@keelson/ribs-contract';
 import { z } from 'zod';
 import { gql, gqlData, subscribe, type Subscription } from './support/client';
 import { codes, SESSION_FIELDS, subscribeEvents, takeUntil, turnCompleted } from './support/harness';

@@ -64,4 +64,15 @@ describe('the architecture', () => {
     const missing = [...workspaces, 'scripts', 'test', 'bench'].filter((w) => !rooms.has(w));
     expect(missing).toEqual([]);
   });
+
+  // One entry per deployable: every folder of apps/ is an app with its main.ts, and the room map's
+  // apps/ row names each one.
+  it("lists every app (apps/<name>/main.ts) in the README's room map", () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const row = readme.split('\n').find((line) => line.startsWith('| `apps/` |')) ?? '';
+    const apps = readdirSync(join(root, 'apps')).filter((entry) => entry !== 'node_modules' && statSync(join(root, 'apps', entry)).isDirectory());
+    expect(apps.length).toBeGreaterThan(0);
+    expect(apps.filter((app) => !statSync(join(root, 'apps', app, 'main.ts'), { throwIfNoEntry: false })?.isFile())).toEqual([]);
+    expect(apps.filter((app) => !row.includes(`\`apps/${app}/main.ts\``))).toEqual([]);
+  });
 });

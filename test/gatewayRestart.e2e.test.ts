@@ -24,9 +24,9 @@ const RUN_EVENTS = 'subscription ($after: String) { runEvents(after: $after) { c
 const HARNESS_EVENTS = 'subscription ($after: String) { harnessEvents(after: $after) { __typename cursor sessionId } }';
 const QUICK = 'name: quick\nnodes:\n  - { id: one, type: bash, bash: "echo one" }\n  - { id: two, type: bash, depends_on: [one], bash: "echo two" }\n';
 
-/** The production gateway entry (`gateway/src/main.ts`) as its own process. */
+/** The production gateway entry (`apps/gateway/main.ts`) as its own process. */
 async function startGatewayProcess(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; output: () => string; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, ['-r', './scripts/register.js', 'gateway/src/main.ts'], { cwd: root, env: { ...env, KEELSON_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['-r', './scripts/register.js', 'apps/gateway/main.ts'], { cwd: root, env: { ...env, KEELSON_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (output += c.toString()));

@@ -4,7 +4,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseEnv } from '@keelson/schema';
 import { meshSecurityFromEnv, silentLogger } from '@keelson/service';
-import type { Rib, RibRunEvent } from '@keelson/shared';
+import type { Rib, RibRunEvent } from '@keelson/ribs-contract';
 import { loadRibsServiceConfig, loadRunsServiceConfig, startRibsService, startRunsService } from '@keelson/stack';
 import { projectsSettings, start as startProjects, type RunningProjects } from '@keelson/subgraph-projects';
 import type { RunningRibs } from '@keelson/subgraph-ribs';

@@ -1,7 +1,7 @@
 import { startModelServer, type ModelServer } from '@keelson/model-server';
 import { POLICY_APPROVAL_NODE, POLICY_APPROVAL_WORKFLOW } from '@keelson/schema';
 import { silentLogger } from '@keelson/service';
-import type { Rib, ToolDefinition } from '@keelson/shared';
+import type { Rib, ToolDefinition } from '@keelson/ribs-contract';
 import { loadWorkerServiceConfig, startWorkerService } from '@keelson/stack';
 import type { RunningStandaloneWorker } from '@keelson/temporal';
 import { z } from 'zod';
@@ -149,7 +149,7 @@ describe("a policy ask about a prompt node's tool, on the in-process worker", ()
   });
 });
 
-describe("a policy ask about a prompt node's tool, on the production worker service (stack/src/services/worker.ts)", () => {
+describe("a policy ask about a prompt node's tool, on the production worker service (apps/worker/main.ts)", () => {
   let server: ModelServer;
   let mesh: TestMesh;
   let worker: RunningStandaloneWorker | undefined;

@@ -1,4 +1,5 @@
 export { startGateway } from './startGateway';
+export { reloadSupergraphOnChange } from './supergraphReload';
 export type { GatewayOptions, RunningGateway } from './startGateway';
 export { useSubscriptionRouter } from './subscriptionRouter';
 export type { SubscriptionRouter, SubscriptionRouterOptions } from './subscriptionRouter';

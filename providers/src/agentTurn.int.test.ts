@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createRibHost, staticConfigPort, type RibHost } from '@keelson/host';
 import { startModelServer, type ModelServer } from '@keelson/model-server';
 import { silentLogger } from '@keelson/service';
-import type { MessageChunk, Rib, RibAgentTurn, RibAgentTurnRequest, ToolDefinition } from '@keelson/shared';
+import type { MessageChunk, Rib, RibAgentTurn, RibAgentTurnRequest, ToolDefinition } from '@keelson/ribs-contract';
 import { z } from 'zod';
 import { createAgentTurns, NEUTRAL_CWD_DIR, type AgentTurns } from './agentTurns';
 import { InMemoryUsageLedger } from './ledger/usageLedger';

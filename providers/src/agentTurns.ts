@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { readConfigFile, type KeelsonConfig } from '@keelson/host';
 import { parseEnv } from '@keelson/schema';
 import type { Logger } from '@keelson/service';
-import type { RibAgentTurn } from '@keelson/shared';
+import type { RibAgentTurn } from '@keelson/ribs-contract';
 import type { Queryable } from './ledger/queryable';
 import { PgUsageLedger, type UsageLedger } from './ledger/usageLedger';
 import { createProviderRegistry } from './registry/createProviderRegistry';

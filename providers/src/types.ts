@@ -1,4 +1,4 @@
-import type { ModelClass, ReasoningEffort, TokenUsage } from '@keelson/shared';
+import type { ModelClass, ReasoningEffort, TokenUsage } from '@keelson/ribs-contract';
 
 /** What a provider can honestly do; the turn engine reads these, it never guesses. */
 export interface ProviderCapabilities {

@@ -34,16 +34,16 @@ describe('docker-compose.yml', () => {
     expect(services.temporal?.image).toMatch(/^temporalio\/auto-setup:/);
     expect(services.temporal?.environment?.DB).toBe('postgres12');
     expect(services['temporal-ui']?.image).toMatch(/^temporalio\/ui:/);
-    expect(entryOf(services.worker!)).toBe('stack/src/services/worker.ts');
-    expect(entryOf(services.gateway!)).toBe('gateway/src/main.ts');
+    expect(entryOf(services.worker!)).toBe('apps/worker/main.ts');
+    expect(entryOf(services.gateway!)).toBe('apps/gateway/main.ts');
   });
 
   it('gives every subgraph its own container on its default port, and the gateway its URL', () => {
     for (const s of subgraphs) {
       const svc = services[s.name];
       expect(svc).toBeDefined();
-      // The subgraph's own entry, or the stack's composition of it with what it needs in-process.
-      expect([`subgraphs/${s.name}/src/main.ts`, `stack/src/services/${s.name}.ts`]).toContain(entryOf(svc!));
+      // One entry per deployable: the app of the same name.
+      expect(entryOf(svc!)).toBe(`apps/${s.name}/main.ts`);
       const portVar = `KEELSON_${s.name.toUpperCase()}_PORT`;
       expect(svc!.environment?.[portVar]).toBe(String(s.defaultPort));
       expect(svc!.expose).toContain(String(s.defaultPort));
@@ -54,8 +54,8 @@ describe('docker-compose.yml', () => {
   });
 
   it('runs ribs and runs through the stack compositions that wire them to each other, both reaching Temporal and the projects subgraph', () => {
-    expect(entryOf(services.ribs!)).toBe('stack/src/services/ribs.ts');
-    expect(entryOf(services.runs!)).toBe('stack/src/services/runs.ts');
+    expect(entryOf(services.ribs!)).toBe('apps/ribs/main.ts');
+    expect(entryOf(services.runs!)).toBe('apps/runs/main.ts');
     for (const name of ['ribs', 'runs']) {
       const svc = services[name]!;
       expect({ name, temporal: svc.environment?.TEMPORAL_ADDRESS }).toEqual({ name, temporal: 'temporal:7233' });

@@ -4,7 +4,7 @@ import { freePort } from '@keelson/service';
 
 const root = join(__dirname, '..', '..');
 
-/** A gateway in a process of its own (`gateway/src/main.ts`), owned by the process that started it. */
+/** A gateway in a process of its own (`apps/gateway/main.ts`), owned by the process that started it. */
 export interface GatewayProcess {
   pid: number;
   url: string;
@@ -41,7 +41,7 @@ export interface GatewayProcessOptions {
 export async function startGatewayProcess(options: GatewayProcessOptions): Promise<GatewayProcess> {
   const port = options.port || (await freePort());
   const urls = Object.fromEntries(Object.entries(options.subgraphUrls).map(([name, url]) => [`KEELSON_${name.toUpperCase()}_URL`, url]));
-  const child = spawn(process.execPath, ['-r', './scripts/register.js', 'gateway/src/main.ts'], {
+  const child = spawn(process.execPath, ['-r', './scripts/register.js', 'apps/gateway/main.ts'], {
     cwd: root,
     env: { ...options.env, ...urls, KEELSON_HOST: options.host, KEELSON_GATEWAY_PORT: String(port) },
     stdio: ['ignore', 'inherit', 'pipe', 'ipc'],

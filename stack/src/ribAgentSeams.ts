@@ -2,7 +2,7 @@ import { createAgentTurns, type AgentTurns } from '@keelson/providers';
 import type { RibHost } from '@keelson/host';
 import { MeshError } from '@keelson/schema';
 import { serviceCaller, type Logger, type ServiceIdentity } from '@keelson/service';
-import type { MemoryRecord, MemoryTools, RibContext } from '@keelson/shared';
+import type { MemoryRecord, MemoryTools, RibContext } from '@keelson/ribs-contract';
 import { z } from 'zod';
 
 /** The seed 000 seams a rib reaches in whichever process hosts it. */

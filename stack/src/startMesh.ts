@@ -6,10 +6,10 @@ import { jwtSettingsFromEnv } from '@keelson/identity';
 import { expandHome, parseEnv, type MeshEnv } from '@keelson/schema';
 import { createLogger, meshSecurityFromEnv, serviceIdentity, startTracing, tracingFromEnv, type Logger, type MeshSecurity, type TracingSettings } from '@keelson/service';
 import { start as startIdentity, type RunningIdentity } from '@keelson/subgraph-identity';
-import { GraphqlRunTurnSource, GraphqlTranscriptSource, memorySettings, start as startMemory, type RunningMemory } from '@keelson/subgraph-memory';
+import { memorySettings, type RunningMemory } from '@keelson/subgraph-memory';
 import { projectsSettings, start as startProjects, type RunningProjects } from '@keelson/subgraph-projects';
 import { ribsSettings, start as startRibs, type RibHostOverrides, type RibRunsWiring, type RunningRibs } from '@keelson/subgraph-ribs';
-import { runsSettings, start as startRuns, type RunningRuns } from '@keelson/subgraph-runs';
+import { start as startRuns, type RunningRuns } from '@keelson/subgraph-runs';
 import { start as startSessions, type RunningSessions } from '@keelson/subgraph-sessions';
 import { configureSwarmOperator, graphqlSwarmApi } from '@keelson/rib-swarm';
 import { start as startSwarms, swarmsSettings, type RunningSwarms } from '@keelson/subgraph-swarms';
@@ -34,8 +34,8 @@ import { ensureDatabase } from './database';
 import { startGatewayProcess, type GatewayProcess } from './gatewayProcess';
 import { claimHome, recordStart, type OwnedProcessNote } from './ownership';
 import { ribAgentSeams } from './ribAgentSeams';
-import { ribWorkflowSource } from '@keelson/runs';
-import { lateRibRuns, workerApprovals } from './ribRuns';
+import { startMemoryService } from './services/memoryService';
+import { lateRunsPort, ribWorkflowSource, runsSettings, workerApprovals } from '@keelson/runs';
 
 export interface MeshOptions {
   /** @default process.env */
@@ -47,7 +47,7 @@ export interface MeshOptions {
   /** Run the proof workflow once after boot and log its result. @default false */
   proof?: boolean;
   /**
-   * Run the Temporal worker in this process. Tests that kill a worker run `stack/src/services/worker.ts`
+   * Run the Temporal worker in this process. Tests that kill a worker run `apps/worker/main.ts`
    * as a child process instead (on the same TEMPORAL_TASK_QUEUE). @default true
    */
   worker?: boolean;
@@ -64,7 +64,7 @@ export interface MeshOptions {
   /** Passed to the rib hosts, the ribs subgraph's and the worker's (tests: an explicit `available` map of ribs). */
   ribHost?: RibHostOverrides;
   /**
-   * Where the gateway runs: in this process, or in a process of its own (`gateway/src/main.ts`,
+   * Where the gateway runs: in this process, or in a process of its own (`apps/gateway/main.ts`,
    * owned and stopped by this one) so that it has a core of its own. @default 'in-process'
    */
   gateway?: 'in-process' | 'process';
@@ -219,11 +219,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
 
     progress('Subgraphs: ribs');
     // The ribs subgraph boots first; its run seams reach the runs domain once that is up.
-    const ribRuns = lateRibRuns({
-      temporal: { address: temporal.address, namespace: temporal.namespace, taskQueue: env.TEMPORAL_TASK_QUEUE },
-      heartbeatTimeoutMs: env.KEELSON_RUN_HEARTBEAT_TIMEOUT_MS,
-      tuning: opts.ribRuns,
-    });
+    const runsPort = lateRunsPort();
     // runAgentTurn / getProviders / getMemory for the ribs here, as for the worker's (memory and the
     // runs domain come up later; the seams reach them once they are).
     const late: { ribs?: RunningRibs; runs?: RunningRuns; memory?: RunningMemory } = {};
@@ -244,7 +240,12 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       settings: { ...ribsSettings(env, userHome, rawEnv), projectsUrl: projects.url },
       log: log.child({ service: 'ribs' }),
       ribHost: { ...opts.ribHost, seams: (ribId) => ({ ...agentSeams.seams(ribId), ...(opts.ribHost?.seams?.(ribId) ?? {}) }) },
-      runs: ribRuns.wiring,
+      runs: {
+        runs: runsPort.port,
+        temporal: { address: temporal.address, namespace: temporal.namespace, taskQueue: env.TEMPORAL_TASK_QUEUE },
+        heartbeatTimeoutMs: env.KEELSON_RUN_HEARTBEAT_TIMEOUT_MS,
+        ...opts.ribRuns,
+      },
       capabilityPollMs: env.KEELSON_CAPABILITY_POLL_MS,
     });
     late.ribs = ribs;
@@ -262,7 +263,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
     });
     late.runs = runs;
     stops.push({ name: 'runs subgraph', stop: () => runs.stop() });
-    ribRuns.attach(runs.services);
+    runsPort.attach(runs.services);
 
     progress('Subgraphs: sessions');
     const sessions = await startSessions({
@@ -284,16 +285,14 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
     // (and memory stops before them).
     progress('Subgraphs: memory');
     const memoryLog = log.child({ service: 'memory' });
-    const memory = await startMemory({
+    const memory = await startMemoryService({
       databaseUrl: env.DATABASE_URL,
       host: env.KEELSON_HOST,
       port: port(env.KEELSON_MEMORY_PORT),
       security,
       settings: memorySettings(env),
-      capture: {
-        source: new GraphqlTranscriptSource(sessions.url, serviceIdentity(security.assertions, 'memory'), memoryLog),
-        runs: new GraphqlRunTurnSource(runs.url, serviceIdentity(security.assertions, 'memory'), memoryLog),
-      },
+      sessionsUrl: sessions.url,
+      runsUrl: runs.url,
       capabilityPollMs: env.KEELSON_CAPABILITY_POLL_MS,
       log: memoryLog,
     });
@@ -340,7 +339,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
           ribHost: {
             projects: ribs.services.projects,
             credentials: ribs.services.credentials,
-            approvals: workerApprovals(ribRuns.wiring.runs, workerLog, opts.ribRuns?.approvalMaxWaitMs),
+            approvals: workerApprovals(runsPort.port, workerLog, opts.ribRuns?.approvalMaxWaitMs),
             ...(opts.ribHost ? { overrides: opts.ribHost } : {}),
           },
         },

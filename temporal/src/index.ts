@@ -63,3 +63,5 @@ export { createSwarmActivities, tokenNonce } from './activities';
 export type { SwarmActivityDeps, SwarmActivities, SwarmTurnInput, SwarmTurnResult } from './activities';
 export { openSwarmActivityDeps, swarmMigrations, SWARM_MIGRATIONS_TABLE } from './swarmDeps';
 export type { SwarmActivityDepsOptions, OpenedSwarmActivityDeps } from './swarmDeps';
+export { temporalRunsExecutor, connectRunsExecutor } from './runsExecutor';
+export type { RunsTemporalTarget } from './runsExecutor';

@@ -1,6 +1,6 @@
 import { createExec, createRibHost, type ApprovalPort, type CredentialStore, type ProjectsPort, type RibHost, type RibHostOptions, type SnapshotStore } from '@keelson/host';
 import type { Logger } from '@keelson/service';
-import type { RibExec } from '@keelson/shared';
+import type { RibExec } from '@keelson/ribs-contract';
 
 export interface WorkerRibHostOptions {
   /** The environment ribs see: KEELSON_RIBS, the grant variables, and what their processes inherit. */

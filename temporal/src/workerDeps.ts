@@ -79,7 +79,7 @@ export async function openActivityDeps(opts: ActivityDepsOptions): Promise<Opene
   const projects = opts.projectsUrl ? projectsGraphqlApi(opts.projectsUrl, { identity: opts.identity! }) : undefined;
   const prompts = !opts.promptExecutor && opts.agentTurns ? openPromptExecutor({ ...opts.agentTurns, db: dataSource, log: opts.log }) : undefined;
   if (prompts && !opts.agentTurns?.ribHost?.approvals) {
-    opts.log.warn('no approval channel: a policy `ask` about a prompt node\'s tool is denied on this worker (the stack\'s worker service, stack/src/services/worker.ts, wires one)');
+    opts.log.warn('no approval channel: a policy `ask` about a prompt node\'s tool is denied on this worker (the worker app, apps/worker/main.ts, wires one)');
   }
   const deps: ActivityDeps = {
     runs: {

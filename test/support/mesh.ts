@@ -23,7 +23,7 @@ export interface TestMesh extends RunningMesh {
 }
 
 export interface TestMeshOptions {
-  /** Run the worker in-process. A test that kills its worker runs `stack/src/services/worker.ts` itself. @default true */
+  /** Run the worker in-process. A test that kills its worker runs `apps/worker/main.ts` itself. @default true */
   worker?: boolean;
   /** A Temporal server of the test's own. @default the jest-wide dev server */
   temporal?: { address: string; uiUrl?: string };

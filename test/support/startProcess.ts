@@ -50,7 +50,7 @@ export async function startInstallation(dir: string, databaseUrl: string, extraE
   };
 }
 
-/** `npm start` as a terminal runs it: `stack/src/main.ts` leading a process group of its own. */
+/** `npm start` as a terminal runs it: `apps/mesh/main.ts` leading a process group of its own. */
 export interface StartProcess {
   pid: number;
   output(): string;
@@ -63,7 +63,7 @@ export interface StartProcess {
 }
 
 export async function startMeshProcess(installation: StartInstallation, readyTimeoutMs = 120_000): Promise<StartProcess> {
-  const child: ChildProcess = spawn(process.execPath, ['-r', './scripts/register.js', 'stack/src/main.ts'], {
+  const child: ChildProcess = spawn(process.execPath, ['-r', './scripts/register.js', 'apps/mesh/main.ts'], {
     cwd: root,
     env: installation.env,
     detached: true,

@@ -16,11 +16,11 @@ export interface WorkerProcess {
 }
 
 /**
- * Runs the production worker entry (`stack/src/services/worker.ts`) as a child process with `env`,
+ * Runs the production worker entry (`apps/worker/main.ts`) as a child process with `env`,
  * and resolves once it polls. This is the process the crash tests kill.
  */
 export async function startWorkerProcess(env: NodeJS.ProcessEnv, readyTimeoutMs = 60_000): Promise<WorkerProcess> {
-  const child: ChildProcess = spawn(process.execPath, ['-r', './scripts/register.js', 'stack/src/services/worker.ts'], {
+  const child: ChildProcess = spawn(process.execPath, ['-r', './scripts/register.js', 'apps/worker/main.ts'], {
     cwd: root,
     env: { ...env, KEELSON_LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],

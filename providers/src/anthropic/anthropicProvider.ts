@@ -1,4 +1,4 @@
-import type { ModelClass, ReasoningEffort } from '@keelson/shared';
+import type { ModelClass, ReasoningEffort } from '@keelson/ribs-contract';
 import { eventJson, parseToolInput, postForEvents } from '../http/postStream';
 import { providerFacts, type HttpProviderOptions } from '../http/providerOptions';
 import {

@@ -1,4 +1,4 @@
-import type { StopReason } from '@keelson/shared';
+import type { StopReason } from '@keelson/ribs-contract';
 import { resultRows, type Queryable } from './queryable';
 
 /** One agent turn that reached a provider and was billed: its owner, where it ran, what it cost. */

@@ -1,5 +1,5 @@
 import type { KeelsonConfig } from '@keelson/host';
-import type { ModelClass, RibProviderInfo } from '@keelson/shared';
+import type { ModelClass, RibProviderInfo } from '@keelson/ribs-contract';
 import type { ModelProvider } from '../types';
 
 type ClassMap = Partial<Record<ModelClass, string>>;

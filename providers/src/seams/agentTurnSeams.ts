@@ -1,5 +1,5 @@
 import { describeZodError } from '@keelson/schema';
-import type { RibAgentTurn, RibAgentTurnRequest, RibContext } from '@keelson/shared';
+import type { RibAgentTurn, RibAgentTurnRequest, RibContext } from '@keelson/ribs-contract';
 import { z } from 'zod';
 import { runAgentTurn, type AgentTurnDeps } from '../turn/runAgentTurn';
 

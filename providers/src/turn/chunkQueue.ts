@@ -1,4 +1,4 @@
-import type { MessageChunk } from '@keelson/shared';
+import type { MessageChunk } from '@keelson/ribs-contract';
 
 /**
  * The `stream` half of a turn: chunks buffered as they are pushed (a rib that never reads the stream

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import type { Logger } from '@keelson/service';
-import type { MessageChunk, PolicyContext, RibAgentTurn, RibAgentTurnRequest, RibAgentTurnResult, StopReason, TokenUsage } from '@keelson/shared';
+import type { MessageChunk, PolicyContext, RibAgentTurn, RibAgentTurnRequest, RibAgentTurnResult, StopReason, TokenUsage } from '@keelson/ribs-contract';
 import type { UsageLedger } from '../ledger/usageLedger';
 import type { ProviderRegistry } from '../registry/providerRegistry';
 import type { SessionStore, StoredSession } from '../sessions/sessionStore';

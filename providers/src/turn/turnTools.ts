@@ -1,5 +1,5 @@
 import { isBuiltinCodingTool, type RibHost } from '@keelson/host';
-import { GRANT_ALL_TOOLS, type ToolReachabilityStatus } from '@keelson/shared';
+import { GRANT_ALL_TOOLS, type ToolReachabilityStatus } from '@keelson/ribs-contract';
 import type { ToolSpec } from '../types';
 
 /** What a turn needs of the rib host: the tool registry, execution with policies, the grants. */

@@ -10,7 +10,7 @@ import {
   INGEST_ACTION_TYPE,
   type RibActionOrigin,
   type RibSurfaceRegion,
-} from '@keelson/shared';
+} from '@keelson/ribs-contract';
 import { z } from 'zod';
 import type { ActiveRib } from './activation/activeRib';
 import { applyRibFilter } from './activation/ribFilter';

@@ -22,7 +22,7 @@ import type {
   RibSurfaceRegion,
   ToolDefinition,
   ToolReachability,
-} from '@keelson/shared';
+} from '@keelson/ribs-contract';
 import type { ConfigPort } from './config/configPort';
 import type { RibRunSeams } from './context/buildRibContext';
 import type { DocsCatalog, FetchText } from './docs/docsCatalog';

@@ -1,4 +1,4 @@
-import type { RibAction, RibActionResult } from '@keelson/shared';
+import type { RibAction, RibActionResult } from '@keelson/ribs-contract';
 import { rib, sleep, startHost } from './support/quietHost';
 
 const seed = { systemPrompt: 'You help with boards.', name: 'Helper' };

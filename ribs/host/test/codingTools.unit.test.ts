@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { MessageChunk, ToolContext } from '@keelson/shared';
+import type { MessageChunk, ToolContext } from '@keelson/ribs-contract';
 import { BUILTIN_CODING_TOOLS } from '../src/builtins/codingTools';
 import { writeTool } from '../src/builtins/writeTool';
 import { globToRegExp } from '../src/builtins/globPattern';

@@ -1,4 +1,4 @@
-import type { RibDocsSource } from '@keelson/shared';
+import type { RibDocsSource } from '@keelson/ribs-contract';
 import { splitH1Topics } from '../src/docs/docsCatalog';
 import { rib, startHost } from './support/quietHost';
 

@@ -1,4 +1,4 @@
-import type { ToolDefinition } from '@keelson/shared';
+import type { ToolDefinition } from '@keelson/ribs-contract';
 import { z } from 'zod';
 import { staticConfigPort } from '../src/memory/staticConfigPort';
 import { rib, sleep, startHost } from './support/quietHost';

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Rib, RibRunEvent } from '@keelson/shared';
+import type { Rib, RibRunEvent } from '@keelson/ribs-contract';
 import { rib, sleep, startHost } from './support/quietHost';
 
 /** A rib that logs each lifecycle hook as `<id>.<hook>`. */

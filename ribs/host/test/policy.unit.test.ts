@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '@keelson/service';
-import type { Policy, PolicyContext } from '@keelson/shared';
+import type { Policy, PolicyContext } from '@keelson/ribs-contract';
 import { createApprovalQueue } from '../src/policy/approvalQueue';
 import { canonicalPath } from '@keelson/platform';
 import { pathConfinementPolicy } from '../src/policy/pathConfinement';

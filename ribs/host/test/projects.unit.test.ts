@@ -1,4 +1,4 @@
-import { ProjectOperationError } from '@keelson/shared';
+import { ProjectOperationError } from '@keelson/ribs-contract';
 import { MeshError } from '@keelson/schema';
 import { InMemoryProjectsPort } from '../src/memory/inMemoryProjectsPort';
 import { toProjectOperationError } from '../src/projects/projectSeams';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { MeshError, POLICY_APPROVAL_NODE, POLICY_APPROVAL_WORKFLOW } from '@keelson/schema';
 import { silentLogger } from '@keelson/service';
-import type { MessageChunk, OpHandle, Policy, RibContext, RibRunEvent } from '@keelson/shared';
+import type { MessageChunk, OpHandle, Policy, RibContext, RibRunEvent } from '@keelson/ribs-contract';
 import { z } from 'zod';
 import { staticConfigPort } from '../src/memory/staticConfigPort';
 import type { RibHost } from '../src/ribHost';

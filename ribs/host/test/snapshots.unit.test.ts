@@ -1,4 +1,4 @@
-import type { SnapshotFrame } from '@keelson/shared';
+import type { SnapshotFrame } from '@keelson/ribs-contract';
 import type { SnapshotAppend, SnapshotRecord, SnapshotStore } from '../src/ports/snapshotStore';
 import type { ManifestInvalidation } from '../src/manifest/manifestEvents';
 import { rib, sleep, startHost } from './support/quietHost';

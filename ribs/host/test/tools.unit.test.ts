@@ -1,4 +1,4 @@
-import type { MessageChunk, ToolDefinition } from '@keelson/shared';
+import type { MessageChunk, ToolDefinition } from '@keelson/ribs-contract';
 import { z } from 'zod';
 import { BUILTIN_CODING_TOOLS } from '../src/builtins/codingTools';
 import { rib, sleep, startHost } from './support/quietHost';

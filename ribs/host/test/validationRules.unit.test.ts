@@ -1,4 +1,4 @@
-import type { Rib, RibSurfaceDescriptor, RibViewDescriptor } from '@keelson/shared';
+import type { Rib, RibSurfaceDescriptor, RibViewDescriptor } from '@keelson/ribs-contract';
 import { RibActivationError } from '../src/errors';
 import { failedBoot, rib, servedIds, startHost } from './support/quietHost';
 

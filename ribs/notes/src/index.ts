@@ -14,7 +14,7 @@ import type {
   RibViewDescriptor,
   ToolContext,
   ToolDefinition,
-} from '@keelson/shared';
+} from '@keelson/ribs-contract';
 import { z } from 'zod';
 import { NOTE_TEXT_MAX, NoteStore, type Note } from './noteStore';
 import { digest, ordered, renderCanvas, renderMarkdown } from './render';

@@ -1,4 +1,4 @@
-import type { Project, Rib, RibActionResult, RibContext, RibDocsSource, RibSurfaceDescriptor, RibViewDescriptor, SnapshotManager, ToolContext, ToolDefinition } from '@keelson/shared';
+import type { Project, Rib, RibActionResult, RibContext, RibDocsSource, RibSurfaceDescriptor, RibViewDescriptor, SnapshotManager, ToolContext, ToolDefinition } from '@keelson/ribs-contract';
 import { z } from 'zod';
 import {
   BADGE_KEY,

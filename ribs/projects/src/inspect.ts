@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises';
-import type { Project, RibExec } from '@keelson/shared';
+import type { Project, RibExec } from '@keelson/ribs-contract';
 import type { Board, ProjectRow } from './board';
 import { GIT_STATUS_ARGS, GIT_WORKTREE_ARGS, gitLogArgs, parseGitStatus, parseLog, parseWorktrees, type GitCommit } from './gitStatus';
 

@@ -1,5 +1,5 @@
 import { swarmInputBounds, swarmLimitBounds, swarmTuning, type SwarmLimitName } from '@keelson/schema';
-import type { RibDocsSource } from '@keelson/shared';
+import type { RibDocsSource } from '@keelson/ribs-contract';
 import { AGENT_POST_CHARS, AGENT_TOOL_NAMES, CONCLUSION_CHARS, CONTEXT_PAGE_CHARS, LEAD_TOOL_NAMES, MERGE_TOOL_NAME } from './tools/agentTools';
 import { OPERATOR_TOOL_NAMES, WAIT_MAX_S } from './tools/operatorTools';
 

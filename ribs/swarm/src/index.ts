@@ -1,4 +1,4 @@
-import type { Rib, RibActionResult, RibContext } from '@keelson/shared';
+import type { Rib, RibActionResult, RibContext } from '@keelson/ribs-contract';
 import { BOARD_KEY, renderBoard } from './board';
 import { swarmDocs } from './docs';
 import { operatorApi } from './operator/operatorApi';

@@ -38,6 +38,8 @@ interface OpRow {
   temporal_workflow_id: string;
 }
 
+const OP_COLUMNS = 'id, kind, title, input, status, steerable, rib_id, project_id, temporal_workflow_id';
+
 const toOp = (r: OpRow): OpRecord => ({
   id: r.id,
   kind: r.kind,
@@ -72,29 +74,26 @@ export class OpStore {
     );
   }
 
+  /** The op's row (locked for the transaction with `forUpdate`), with when it began. */
+  private async readOp(m: Pick<EntityManager, 'query'>, opId: string, forUpdate = false): Promise<{ op: OpRecord; began: boolean } | null> {
+    const [row] = await rows<OpRow & { began_at: Date | null }>(m, `SELECT ${OP_COLUMNS}, began_at FROM ops WHERE id = $1${forUpdate ? ' FOR UPDATE' : ''}`, [opId]);
+    return row ? { op: toOp(row), began: row.began_at !== null } : null;
+  }
+
   async getOp(opId: string): Promise<OpRecord | null> {
-    const [row] = await rows<OpRow>(
-      this.dataSource,
-      'SELECT id, kind, title, input, status, steerable, rib_id, project_id, temporal_workflow_id FROM ops WHERE id = $1',
-      [opId],
-    );
-    return row ? toOp(row) : null;
+    return (await this.readOp(this.dataSource, opId))?.op ?? null;
   }
 
   /** `OP_STARTED`, once. */
   async beginOp(opId: string): Promise<OpRecord> {
     return this.dataSource.transaction(async (m) => {
-      const [row] = await rows<OpRow & { began_at: Date | null }>(
-        m,
-        'SELECT id, kind, title, input, status, steerable, rib_id, project_id, temporal_workflow_id, began_at FROM ops WHERE id = $1 FOR UPDATE',
-        [opId],
-      );
-      if (!row) throw new MeshError('NOT_FOUND', `op ${JSON.stringify(opId)} does not exist`);
-      if (!row.began_at) {
+      const read = await this.readOp(m, opId, true);
+      if (!read) throw new MeshError('NOT_FOUND', `op ${JSON.stringify(opId)} does not exist`);
+      if (!read.began) {
         await m.query('UPDATE ops SET began_at = now() WHERE id = $1', [opId]);
         await this.append(m, 'OP_STARTED', { opId });
       }
-      return toOp(row);
+      return read.op;
     });
   }
 

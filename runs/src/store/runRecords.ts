@@ -1,4 +1,5 @@
 import { WHEN_VALUE_CHARS, type RunNodeStatus, type RunStatus, type WorkflowDefinition } from '@keelson/schema';
+import type { RunRow } from '../run/run.entity';
 
 // The run store's records and the rows they are read from: the one mapping of the runs tables.
 /** A run's managed checkout: the workspace lease it runs in, when `worktree.enabled`. */
@@ -69,21 +70,11 @@ export interface CapturedOutput {
   exitCode: number | null;
 }
 
-export interface RunRow {
-  id: string;
-  workflow_name: string;
-  definition: WorkflowDefinition;
-  inputs: Record<string, string>;
-  status: RunStatus;
-  launch: number;
-  cwd: string;
-  artifacts_dir: string;
-  checkout: RunCheckoutRecord | null;
-  project_id: string | null;
-  rib_id: string | null;
-  started_by_rib_id: string | null;
-  temporal_workflow_id: string;
-}
+/** The columns of a run an activity reads ({@link RUN_COLUMNS}). */
+export type RunRecordRow = Pick<
+  RunRow,
+  'id' | 'workflow_name' | 'definition' | 'inputs' | 'status' | 'launch' | 'cwd' | 'artifacts_dir' | 'checkout' | 'project_id' | 'rib_id' | 'started_by_rib_id' | 'temporal_workflow_id'
+>;
 
 export interface NodeRow {
   node_id: string;
@@ -96,7 +87,7 @@ export interface NodeRow {
   error: string | null;
 }
 
-export const toRun = (r: RunRow): RunRecord => ({
+export const toRun = (r: RunRecordRow): RunRecord => ({
   id: r.id,
   workflowName: r.workflow_name,
   definition: r.definition,

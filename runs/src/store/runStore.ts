@@ -26,7 +26,7 @@ import {
   type NodeRow,
   type RunCheckoutRecord,
   type RunRecord,
-  type RunRow,
+  type RunRecordRow,
 } from './runRecords';
 import { clip, pgText, rows } from './sql';
 
@@ -50,7 +50,7 @@ export class RunStore {
   }
 
   private async lockRun(m: EntityManager, runId: string): Promise<RunRecord> {
-    const [row] = await rows<RunRow>(m, `SELECT ${RUN_COLUMNS} FROM runs WHERE id = $1 FOR UPDATE`, [runId]);
+    const [row] = await rows<RunRecordRow>(m, `SELECT ${RUN_COLUMNS} FROM runs WHERE id = $1 FOR UPDATE`, [runId]);
     if (!row) throw new MeshError('NOT_FOUND', `run ${JSON.stringify(runId)} does not exist`);
     return toRun(row);
   }
@@ -94,7 +94,7 @@ export class RunStore {
   }
 
   async getRun(runId: string): Promise<RunRecord | null> {
-    const [row] = await rows<RunRow>(this.dataSource, `SELECT ${RUN_COLUMNS} FROM runs WHERE id = $1`, [runId]);
+    const [row] = await rows<RunRecordRow>(this.dataSource, `SELECT ${RUN_COLUMNS} FROM runs WHERE id = $1`, [runId]);
     return row ? toRun(row) : null;
   }
 

@@ -1,10 +1,9 @@
 import { isLoopback, parseEnv } from '@keelson/schema';
 import { serviceIdentity, type Logger } from '@keelson/service';
-import { loadRibsConfig, start as startRibs, type RibHostOverrides, type RibsConfig, type RunningRibs } from '@keelson/subgraph-ribs';
-import { openRunsServices, runsSettings, type RunsSettings } from '@keelson/subgraph-runs';
+import { loadRibsConfig, start as startRibs, type RibHostOverrides, type RibRunsWiring, type RibsConfig, type RunningRibs } from '@keelson/subgraph-ribs';
+import { openRunsServices } from '@keelson/subgraph-runs';
 import { ribAgentSeams } from '../ribAgentSeams';
-import { ribWorkflowSource } from '@keelson/runs';
-import { lateRibRuns, type RibRunsOptions } from '../ribRuns';
+import { lateRunsPort, ribWorkflowSource, runsSettings, type RunsSettings } from '@keelson/runs';
 
 export interface RibsServiceConfig extends RibsConfig {
   /** The runs domain the run seams reach, opened in this process over the same Postgres and Temporal. */
@@ -25,7 +24,7 @@ export interface StartRibsServiceOptions extends RibsServiceConfig {
   /** Passed to the rib host (tests: an explicit `available` map of ribs). */
   ribHost?: RibHostOverrides;
   /** Tuning of the run seams (tests: a region heartbeat time scale, or none). */
-  ribRuns?: RibRunsOptions['tuning'];
+  ribRuns?: Pick<RibRunsWiring, 'refresh' | 'approvalMaxWaitMs'>;
 }
 
 /**
@@ -38,7 +37,7 @@ export interface StartRibsServiceOptions extends RibsServiceConfig {
  */
 export async function startRibsService(opts: StartRibsServiceOptions): Promise<RunningRibs> {
   const { runs: settings, ribHost, ribRuns: tuning, memoryUrl, ...config } = opts;
-  const seams = lateRibRuns({ temporal: settings.temporal, heartbeatTimeoutMs: settings.heartbeatTimeoutMs, tuning });
+  const runsPort = lateRunsPort();
   let domain: Awaited<ReturnType<typeof openRunsServices>> | undefined;
   const late: { ribs?: RunningRibs } = {};
   const agent = ribAgentSeams({
@@ -53,7 +52,7 @@ export async function startRibsService(opts: StartRibsServiceOptions): Promise<R
   const ribs = await startRibs({
     ...config,
     ribHost: { ...ribHost, seams: (ribId) => ({ ...agent.seams(ribId), ...(ribHost?.seams?.(ribId) ?? {}) }) },
-    runs: seams.wiring,
+    runs: { runs: runsPort.port, temporal: settings.temporal, heartbeatTimeoutMs: settings.heartbeatTimeoutMs, ...tuning },
   });
   late.ribs = ribs;
   try {
@@ -64,7 +63,7 @@ export async function startRibsService(opts: StartRibsServiceOptions): Promise<R
       pg: config.security.pg,
       log: config.log.child({ component: 'runs-domain' }),
     });
-    seams.attach(domain.services);
+    runsPort.attach(domain.services);
     const opened = domain;
     let stopping: Promise<void> | undefined;
     return { ...ribs, stop: () => (stopping ??= ribs.stop().finally(() => opened.close())) };

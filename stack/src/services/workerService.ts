@@ -2,7 +2,8 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { expandHome, parseEnv } from '@keelson/schema';
 import { serviceIdentity } from '@keelson/service';
-import { openRunsServices, runsSettings, type RunsSettings } from '@keelson/subgraph-runs';
+import { runsPortOf, runsSettings, workerApprovals, type RunsSettings } from '@keelson/runs';
+import { openRunsServices } from '@keelson/subgraph-runs';
 import {
   loadStandaloneWorkerConfig,
   startStandaloneWorker,
@@ -11,7 +12,6 @@ import {
   type StartStandaloneWorkerOptions,
 } from '@keelson/temporal';
 import { claimHome } from '../ownership';
-import { runsPortOf, workerApprovals } from '../ribRuns';
 
 export interface WorkerServiceConfig extends StandaloneWorkerConfig {
   /** The runs domain the approval gates open in, in this process over the same Postgres and Temporal. */

@@ -1,7 +1,7 @@
 import { type EventLog } from '@keelson/platform';
 import type { RibHost, SnapshotRecord } from '@keelson/host';
 import { type SubgraphContext } from '@keelson/kit';
-import type { AgentRef, CommandRef, RibSummary } from '@keelson/shared';
+import type { AgentRef, CommandRef, RibSummary } from '@keelson/ribs-contract';
 import type { PgCredentialStore } from './credential/pgCredentialStore';
 import type { ManifestNudges } from './manifest/manifestNudges';
 import type { GraphqlProjectsPort } from './projects/graphqlProjectsPort';

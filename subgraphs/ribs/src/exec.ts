@@ -1,4 +1,4 @@
-import type { RibExec } from '@keelson/shared';
+import type { RibExec } from '@keelson/ribs-contract';
 
 /**
  * A `RibExec` whose processes inherit `env` (the mesh's environment, which in-process embedders and

@@ -1,4 +1,4 @@
-import { ribIdFromKey, ribIdSchema } from '@keelson/shared';
+import { ribIdFromKey, ribIdSchema } from '@keelson/ribs-contract';
 import { z } from 'zod';
 
 /** The edge schemas of the ribs operations (parsed with `parseInput`: a failure is BAD_USER_INPUT naming the field). */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRibHost, staticConfigPort } from '@keelson/host';
 import { silentLogger } from '@keelson/service';
-import type { Rib } from '@keelson/shared';
+import type { Rib } from '@keelson/ribs-contract';
 import { runCredentialCli } from '../src/cli/credentialCli';
 import { decodeKey, loadCredentialKey } from '../src/credential/credentialKey';
 import { PgCredentialStore } from '../src/credential/pgCredentialStore';

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRibHost, staticConfigPort } from '@keelson/host';
 import { AssertionKey, serviceIdentity, silentLogger } from '@keelson/service';
-import { ProjectOperationError } from '@keelson/shared';
+import { ProjectOperationError } from '@keelson/ribs-contract';
 import { GraphqlProjectsPort, statusForCode } from '../src/projects/graphqlProjectsPort';
 
 const identity = serviceIdentity(AssertionKey.random(), 'ribs');

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createRibHost, staticConfigPort } from '@keelson/host';
 import { streams } from '@keelson/schema';
 import { silentLogger } from '@keelson/service';
-import type { Rib } from '@keelson/shared';
+import type { Rib } from '@keelson/ribs-contract';
 import { PgSnapshotStore } from '../src/snapshot/pgSnapshotStore';
 import { SnapshotFrameStream } from '../src/snapshot/snapshotFrames';
 import { createTestDatabase, openRibsDb, type RibsDb, type TestDatabase } from './support/ribsDb';

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '@keelson/service';
-import type { Rib, RibViewDescriptor } from '@keelson/shared';
+import type { Rib, RibViewDescriptor } from '@keelson/ribs-contract';
 import { gql, gqlData, subscribe, registerCredentials } from '../../../test/support/client';
 import { start, type RunningRibs, type RibHostOverrides } from '../src/index';
 import { createTestDatabase, type TestDatabase } from './support/ribsDb';

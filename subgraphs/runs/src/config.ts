@@ -1,9 +1,6 @@
 import { meshSecurityFromEnv, type MeshSecurity } from '@keelson/service';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
-import { expandHome, parseEnv, type MeshEnv } from '@keelson/schema';
-import { bundledWorkflowsDir } from '@keelson/runs';
-import type { RunsSettings } from './settings';
+import { parseEnv } from '@keelson/schema';
+import { runsSettings, type RunsSettings } from '@keelson/runs';
 
 export interface RunsConfig {
   databaseUrl: string;
@@ -12,28 +9,6 @@ export interface RunsConfig {
   security: MeshSecurity;
   logLevel: string;
   settings: RunsSettings;
-}
-
-/** Resolves the runs domain's settings from parsed env; `temporal` overrides where Temporal is (npm start's dev server). */
-export function runsSettings(
-  e: MeshEnv,
-  opts: { userHome?: string; temporal?: { address: string; namespace?: string; uiUrl?: string }; projectsUrl?: string } = {},
-): RunsSettings {
-  const userHome = opts.userHome ?? homedir();
-  const address = opts.temporal?.address ?? e.TEMPORAL_ADDRESS;
-  if (!address) throw new Error('the runs subgraph needs Temporal: set TEMPORAL_ADDRESS (npm start passes its dev server)');
-  return {
-    keelsonHome: expandHome(e.KEELSON_HOME ?? join(userHome, '.keelson'), userHome),
-    bundledWorkflowsDir,
-    temporal: {
-      address,
-      namespace: opts.temporal?.namespace ?? e.TEMPORAL_NAMESPACE,
-      taskQueue: e.TEMPORAL_TASK_QUEUE,
-      uiUrl: opts.temporal?.uiUrl ?? e.TEMPORAL_UI_URL,
-    },
-    projectsUrl: opts.projectsUrl ?? e.KEELSON_PROJECTS_URL ?? `http://127.0.0.1:${e.KEELSON_PROJECTS_PORT}/graphql`,
-    heartbeatTimeoutMs: e.KEELSON_RUN_HEARTBEAT_TIMEOUT_MS,
-  };
 }
 
 /** The one place the runs subgraph reads process.env. */

@@ -1,27 +1,7 @@
-import { type EventLog, type IdempotencyKeys } from '@keelson/platform';
+import type { EventLog } from '@keelson/platform';
 import { byKeys, groupByKeys, type PageArgs, type SubgraphContext } from '@keelson/kit';
 import { streams, type EventEnvelope, type OpFramePayload, type RunEventPayload, type RunStatus } from '@keelson/schema';
-import type { DataSource } from 'typeorm';
-import type { Catalog, CatalogService } from '@keelson/runs';
-import type { Op } from './op/op.entity';
-import type { OpService } from './op/op.service';
-import type { Run } from './run/run.entity';
-import type { RunConnection } from './run/run.types';
-import type { RunNode } from './run/runNode.entity';
-import type { RunPause } from './run/runPause.entity';
-import type { RunService } from './run/run.service';
-import type { RunsSettings } from './settings';
-
-export interface RunsServices {
-  runs: RunService;
-  ops: OpService;
-  catalog: CatalogService;
-  events: EventLog;
-  /** startWorkflow's idempotency keys. */
-  idempotency: IdempotencyKeys;
-  settings: RunsSettings;
-  dataSource: DataSource;
-}
+import type { Catalog, Op, Run, RunNode, RunPage, RunPause, RunsServices } from '@keelson/runs';
 
 export interface RunsContext extends SubgraphContext {
   services: RunsServices;
@@ -71,7 +51,7 @@ export function loadersOf(ctx: RunsContext) {
     /** Keys from `pageKey`; each value holds up to first + 1 frames. */
     opFrames: loaders.get<string, EventEnvelope<OpFramePayload>[]>('opFrames', (keys) => pagedEvents(services.events, streams.ops, keys)),
     /** Keys are JSON of {@link OwnerPage}. */
-    runsOfOwner: loaders.get<string, RunConnection>('runsOfOwner', (keys) => services.runs.pagesFor(keys.map((k) => JSON.parse(k) as OwnerPage))),
+    runsOfOwner: loaders.get<string, RunPage>('runsOfOwner', (keys) => services.runs.pagesFor(keys.map((k) => JSON.parse(k) as OwnerPage))),
     /** Key: a project id, or '' for the global scope. */
     catalog: loaders.get<string, Catalog>('catalog', (keys) => Promise.all(keys.map((k) => services.catalog.forProject(k || null)))),
   };

@@ -1,29 +1,13 @@
-import { IdempotencyKeys, openDomainState } from '@keelson/platform';
 import { startSubgraph } from '@keelson/kit';
 import { serviceIdentity, type Logger, type MeshSecurity, type PgTimeouts, type ServiceIdentity } from '@keelson/service';
-import { CatalogService, OpStore, projectsGraphqlApi, RUNS_MIGRATIONS_TABLE, RunStore, runsMigrations, WorkflowCatalog, type ProjectsApi } from '@keelson/runs';
-import { connectClient } from '@keelson/temporal';
-import { join } from 'node:path';
-import type { RunsContext, RunsServices } from './context';
-import { Op } from './op/op.entity';
-import { OpService } from './op/op.service';
-import { Run } from './run/run.entity';
-import { RunService } from './run/run.service';
-import { RunNode } from './run/runNode.entity';
-import { RunPause } from './run/runPause.entity';
+import { openRunsDomain, type ProjectsApi, type RunsServices, type RunsSettings } from '@keelson/runs';
+import { connectRunsExecutor } from '@keelson/temporal';
+import type { RunsContext } from './context';
 import { buildRunsSchema } from './schema';
-import type { RunsSettings } from './settings';
 
 export { buildRunsSchema } from './schema';
-export { loadRunsConfig, runsSettings } from './config';
+export { loadRunsConfig } from './config';
 export type { RunsConfig } from './config';
-export type { RunsSettings } from './settings';
-export type { RunsServices } from './context';
-export { resolveInputs } from './run/run.service';
-export type { StartWorkflowArgs } from './run/run.service';
-export type { StartOpArgs } from './op/op.service';
-
-export const runsEntities = [Run, RunNode, RunPause, Op];
 
 export interface OpenRunsOptions {
   databaseUrl: string;
@@ -45,7 +29,7 @@ export interface StartRunsOptions extends Omit<OpenRunsOptions, 'identity' | 'pg
   security: MeshSecurity;
 }
 
-/** The runs domain without its GraphQL server (the ribs process's run seams reach it in-process). */
+/** The runs domain on Temporal without its GraphQL server (the ribs and worker processes reach it in-process). */
 export interface OpenedRuns {
   services: RunsServices;
   /** SQL statements sent so far. */
@@ -65,54 +49,23 @@ export interface RunningRuns {
 }
 
 /**
- * Opens the runs domain's services: migrate (under the database-wide migration lock, so another
- * process opening it at the same time is safe), connect to Temporal, build the catalog and services.
+ * Opens the runs domain with Temporal as its executor: migrate (under the database-wide migration
+ * lock, so another process opening it at the same time is safe), then connect to Temporal.
  */
 export async function openRunsServices(opts: OpenRunsOptions): Promise<OpenedRuns> {
-  const state = await openDomainState({
-    url: opts.databaseUrl,
-    entities: runsEntities,
-    migrations: runsMigrations,
-    migrationsTableName: RUNS_MIGRATIONS_TABLE,
-    log: opts.log,
-    ...(opts.pg ? { pg: opts.pg } : {}),
-  });
-  const { dataSource, queries, events } = state;
-  let temporal: Awaited<ReturnType<typeof connectClient>> | undefined;
+  const temporal = await connectRunsExecutor(opts.settings.temporal);
   try {
-    temporal = await connectClient({ address: opts.settings.temporal.address, namespace: opts.settings.temporal.namespace });
-    const projects = opts.projects ?? projectsGraphqlApi(opts.settings.projectsUrl, { identity: opts.identity });
-    const catalog = new CatalogService(
-      new WorkflowCatalog({
-        bundledDir: opts.settings.bundledWorkflowsDir,
-        globalDir: join(opts.settings.keelsonHome, 'workflows'),
-        ribs: opts.settings.ribWorkflows,
-      }),
-      projects,
-    );
-    const runs = new RunService({
-      dataSource,
-      store: new RunStore(dataSource, events),
-      events,
-      catalog,
-      projects,
-      temporal,
-      settings: opts.settings,
-      log: opts.log,
-    });
-    const ops = new OpService({ dataSource, store: new OpStore(dataSource, events), temporal, settings: opts.settings });
-    const client = temporal;
+    const domain = await openRunsDomain({ ...opts, executor: temporal.executor });
     return {
-      services: { runs, ops, catalog, events, idempotency: new IdempotencyKeys(dataSource), settings: opts.settings, dataSource },
-      queryCount: () => queries.count,
+      services: domain.services,
+      queryCount: domain.queryCount,
       close: async () => {
-        await client.connection.close();
-        await state.close();
+        await temporal.close();
+        await domain.close();
       },
     };
   } catch (err) {
-    await temporal?.connection.close();
-    await state.close();
+    await temporal.close();
     throw err;
   }
 }

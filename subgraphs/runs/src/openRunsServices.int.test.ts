@@ -4,10 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseEnv, streams } from '@keelson/schema';
 import { AssertionKey, serviceIdentity, silentLogger } from '@keelson/service';
-import { RUNS_MIGRATIONS_TABLE, runsMigrations } from '@keelson/runs';
+import { RUNS_MIGRATIONS_TABLE, runsMigrations, runsSettings } from '@keelson/runs';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/db';
 import { quietTemporalRuntime, testTemporalAddress } from '../../../test/support/temporalServer';
-import { runsSettings } from './config';
 import { openRunsServices, type OpenedRuns } from './index';
 
 quietTemporalRuntime();

@@ -5,15 +5,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseEnv, searchAttributes } from '@keelson/schema';
 import { silentLogger } from '@keelson/service';
-import { projectWorkflowsDir, RunStore, type ProjectRef, type ProjectsApi, type RibWorkflowCandidate } from '@keelson/runs';
+import { projectWorkflowsDir, Run, RunNode, RunStore, runsSettings, type ProjectRef, type ProjectsApi, type RibWorkflowCandidate } from '@keelson/runs';
+import { connectClient } from '@keelson/temporal';
+import type { Client } from '@temporalio/client';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/db';
 import { definitionOf, registerRun as storeRun } from '../../../test/support/registerRun';
 import { gql, gqlData, registerCredentials } from '../../../test/support/client';
 import { quietTemporalRuntime, testTemporalAddress } from '../../../test/support/temporalServer';
-import { runsSettings } from './config';
 import { start, type RunningRuns } from './index';
-import { Run } from './run/run.entity';
-import { RunNode } from './run/runNode.entity';
 import { In } from 'typeorm';
 import { security, serviceCredentials } from '../../../test/support/auth';
 
@@ -26,6 +25,8 @@ describe('the runs subgraph', () => {
   let dir: string;
   let runs: RunningRuns;
   let store: RunStore;
+  /** The test's own Temporal client, to inspect and end the workflows the subgraph starts. */
+  let temporal: Client;
   const projects = new Map<string, ProjectRef>();
   const ribs: RibWorkflowCandidate[] = [
     { ribId: 'demo', origin: 'code', definition: flow('demo-refresh', 'demo code') },
@@ -72,10 +73,12 @@ describe('the runs subgraph', () => {
       log: silentLogger(),
     });
     registerCredentials(runs.url, serviceCredentials);
+    temporal = await connectClient({ address: testTemporalAddress() });
     store = new RunStore(runs.services.dataSource, new EventLog(runs.services.dataSource, new EventNotifier({ url: db.url, log: silentLogger() })));
   });
 
   afterAll(async () => {
+    await temporal?.connection.close();
     await runs?.stop();
     await db?.drop();
     await rm(dir, { recursive: true, force: true });
@@ -201,7 +204,7 @@ describe('the runs subgraph', () => {
       });
       expect(startWorkflow).toMatchObject({ workflowName: 'project:project-check', scope: 'PROJECT' });
       expect(startWorkflow.temporalWorkflowId).toMatch(/^run-project:project-check-/);
-      const handle = (runs.services.runs as unknown as { deps: { temporal: import('@temporalio/client').Client } }).deps.temporal.workflow.getHandle(startWorkflow.temporalWorkflowId);
+      const handle = temporal.workflow.getHandle(startWorkflow.temporalWorkflowId);
       await handle.terminate('test over');
       await runs.services.dataSource.query(`UPDATE runs SET status = 'FAILED' WHERE id = $1`, [startWorkflow.id]);
 
@@ -217,7 +220,7 @@ describe('the runs subgraph', () => {
     expect(run).toMatchObject({ workflowName: 'demo-refresh', startedByRibId: 'demo', ribId: 'demo', scope: 'RIB', status: 'RUNNING' });
     // Without a project it works in a scratch folder of its own, never in the Keelson home itself.
     expect(run.cwd).toBe(join(dir, 'home', 'runs', run.id, 'work'));
-    const handle = (runs.services.runs as unknown as { deps: { temporal: import('@temporalio/client').Client } }).deps.temporal.workflow.getHandle(run.temporalWorkflowId);
+    const handle = temporal.workflow.getHandle(run.temporalWorkflowId);
     try {
       const description = await handle.describe();
       expect(description.searchAttributes).toMatchObject({

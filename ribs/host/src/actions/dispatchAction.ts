@@ -5,7 +5,7 @@ import {
   type CanvasKind,
   type RibActionOrigin,
   type RibActionResult,
-} from '@keelson/shared';
+} from '@keelson/ribs-contract';
 import type { ActiveRib } from '../activation/activeRib';
 import { errorMessage } from '../errors';
 import type { WarningSink } from '../warnings';

@@ -1,5 +1,5 @@
 import { describeZodError } from '@keelson/schema';
-import { RIB_CLIENT_EFFECTS, ribClientEffectSchema, type CanvasKind, type RibClientEffect } from '@keelson/shared';
+import { RIB_CLIENT_EFFECTS, ribClientEffectSchema, type CanvasKind, type RibClientEffect } from '@keelson/ribs-contract';
 
 /** What an action result's `data` holds, effect-wise. */
 export type EffectRead = { kind: 'none' } | { kind: 'effect'; effect: RibClientEffect } | { kind: 'invalid'; error: string };

@@ -1,4 +1,4 @@
-import type { Rib, RibContext } from '@keelson/shared';
+import type { Rib, RibContext } from '@keelson/ribs-contract';
 
 /** An activated rib: its object, its one context, and what activation recorded about it. */
 export interface ActiveRib {

@@ -1,5 +1,5 @@
 import { describeZodError } from '@keelson/schema';
-import { isInRibNamespace, ribDocsSourceSchema, ribNamespace, type Policy } from '@keelson/shared';
+import { isInRibNamespace, ribDocsSourceSchema, ribNamespace, type Policy } from '@keelson/ribs-contract';
 import type { RibCandidate } from '../discovery/ribCandidate';
 import type { DocsCatalog } from '../docs/docsCatalog';
 import { errorMessage, RibActivationError } from '../errors';

@@ -1,4 +1,4 @@
-import { ribIdSchema } from '@keelson/shared';
+import { ribIdSchema } from '@keelson/ribs-contract';
 import type { RibCandidate } from '../discovery/ribCandidate';
 import type { WarningSink } from '../warnings';
 

@@ -1,4 +1,4 @@
-import type { ToolContext, ToolDefinition } from '@keelson/shared';
+import type { ToolContext, ToolDefinition } from '@keelson/ribs-contract';
 import type { z } from 'zod';
 import { ToolRefusal } from './confine';
 

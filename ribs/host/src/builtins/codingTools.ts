@@ -1,5 +1,5 @@
 import type { ProcessSandbox } from '@keelson/platform';
-import type { ToolDefinition } from '@keelson/shared';
+import type { ToolDefinition } from '@keelson/ribs-contract';
 import { bashTool } from './bashTool';
 import { editTool } from './editTool';
 import { globTool } from './globTool';

@@ -1,5 +1,5 @@
 import { canonicalPath, checkPath, confinePath, ConfinementError, isInside, type PathAccess } from '@keelson/platform';
-import type { ToolContext } from '@keelson/shared';
+import type { ToolContext } from '@keelson/ribs-contract';
 
 /** A refusal a built-in tool reports as its `isError` result (never a crash of the tool). */
 export class ToolRefusal extends Error {}

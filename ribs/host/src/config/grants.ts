@@ -1,4 +1,4 @@
-import { GRANT_ALL_TOOLS, type CrossRibGrantsMap } from '@keelson/shared';
+import { GRANT_ALL_TOOLS, type CrossRibGrantsMap } from '@keelson/ribs-contract';
 import type { WarningSink } from '../warnings';
 import type { KeelsonConfig } from './keelsonConfig';
 

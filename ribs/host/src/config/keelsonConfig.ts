@@ -1,4 +1,4 @@
-import { crossRibGrantsSchema } from '@keelson/shared';
+import { crossRibGrantsSchema } from '@keelson/ribs-contract';
 import { z } from 'zod';
 
 const grantedNames = z.array(z.string().min(1)).min(1, 'a grant names at least one workflow (or *)');

@@ -1,4 +1,4 @@
-import type { RibContext, RibExec } from '@keelson/shared';
+import type { RibContext, RibExec } from '@keelson/ribs-contract';
 
 /** The run-time seams the runs issue implements, plugged per rib through `RibHostOptions.seams`. */
 export type RibRunSeams = Pick<

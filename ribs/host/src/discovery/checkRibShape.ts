@@ -1,4 +1,4 @@
-import { RIB_HOOK_NAMES, ribDisplayNameSchema, ribIdSchema } from '@keelson/shared';
+import { RIB_HOOK_NAMES, ribDisplayNameSchema, ribIdSchema } from '@keelson/ribs-contract';
 
 /**
  * The discovery-time shape problems of a candidate rib (empty when it is well-formed): a manifest

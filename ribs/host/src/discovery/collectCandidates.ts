@@ -1,4 +1,4 @@
-import type { Rib } from '@keelson/shared';
+import type { Rib } from '@keelson/ribs-contract';
 import type { WarningSink } from '../warnings';
 import { ribShapeProblems } from './checkRibShape';
 import { discoverInstalledRibs } from './discoverInstalledRibs';

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { RIB_PACKAGE_PREFIX } from '@keelson/shared';
+import { RIB_PACKAGE_PREFIX } from '@keelson/ribs-contract';
 import { errorMessage } from '../errors';
 import type { WarningSink } from '../warnings';
 import { loadWorkflowFiles } from './loadWorkflowFiles';
@@ -17,7 +17,7 @@ export interface InstalledRibPackage {
 
 /** The `node_modules` folders Node would resolve `@keelson/*` from, nearest first. */
 export function defaultNodeModulesRoots(): string[] {
-  return [...new Set(require.resolve.paths('@keelson/shared') ?? [])];
+  return [...new Set(require.resolve.paths('@keelson/ribs-contract') ?? [])];
 }
 
 function isDirectory(path: string): boolean {

@@ -1,4 +1,4 @@
-import type { Rib } from '@keelson/shared';
+import type { Rib } from '@keelson/ribs-contract';
 
 /** A YAML workflow shipped in a rib package's `workflows/` folder. */
 export interface RibWorkflowFile {

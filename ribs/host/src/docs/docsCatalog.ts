@@ -1,4 +1,4 @@
-import type { RibDocsSource } from '@keelson/shared';
+import type { RibDocsSource } from '@keelson/ribs-contract';
 import { errorMessage } from '../errors';
 
 /** A docs source as the catalog lists it; `id` is `<ribId>/<slug>`. */

@@ -1,4 +1,4 @@
-import type { ToolDefinition } from '@keelson/shared';
+import type { ToolDefinition } from '@keelson/ribs-contract';
 import { z } from 'zod';
 import { errorMessage } from '../errors';
 import type { DocsCatalog } from './docsCatalog';

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { GitError, gitInvocation, isGitCommand } from '@keelson/platform';
-import type { RibExec, RibExecOptions, RibExecResult } from '@keelson/shared';
+import type { RibExec, RibExecOptions, RibExecResult } from '@keelson/ribs-contract';
 
 /** Options of the host's process runner. */
 export interface ExecOptions {

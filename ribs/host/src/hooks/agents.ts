@@ -1,5 +1,5 @@
 import { describeZodError } from '@keelson/schema';
-import { agentSummarySchema, openChatSeedSchema, type AgentRef, type OpenChatSeed } from '@keelson/shared';
+import { agentSummarySchema, openChatSeedSchema, type AgentRef, type OpenChatSeed } from '@keelson/ribs-contract';
 import type { ActiveRib } from '../activation/activeRib';
 import { errorMessage } from '../errors';
 import type { WarningSink } from '../warnings';

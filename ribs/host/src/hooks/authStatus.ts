@@ -1,4 +1,4 @@
-import { ribAuthStatusSchema, type RibAuthStatus } from '@keelson/shared';
+import { ribAuthStatusSchema, type RibAuthStatus } from '@keelson/ribs-contract';
 import type { ActiveRib } from '../activation/activeRib';
 import { errorMessage } from '../errors';
 

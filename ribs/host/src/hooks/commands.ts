@@ -6,7 +6,7 @@ import {
   type CommandCompletion,
   type CommandInvokeResult,
   type CommandRef,
-} from '@keelson/shared';
+} from '@keelson/ribs-contract';
 import type { ActiveRib } from '../activation/activeRib';
 import { errorMessage } from '../errors';
 import type { WarningSink } from '../warnings';

@@ -1,4 +1,4 @@
-import type { RibAuthStatus, RibSummary, RibSurfaceDescriptor, RibViewDescriptor } from '@keelson/shared';
+import type { RibAuthStatus, RibSummary, RibSurfaceDescriptor, RibViewDescriptor } from '@keelson/ribs-contract';
 import type { ActiveRib } from '../activation/activeRib';
 import type { ToolRegistry } from '../tools/toolRegistry';
 import type { WarningSink } from '../warnings';

@@ -6,7 +6,7 @@ import {
   type Rib,
   type RibSurfaceDescriptor,
   type RibViewDescriptor,
-} from '@keelson/shared';
+} from '@keelson/ribs-contract';
 import { describeIssues, errorMessage } from '../errors';
 
 /** A descriptor that passed, or the rule it broke. */

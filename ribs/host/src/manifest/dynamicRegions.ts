@@ -1,4 +1,4 @@
-import type { RibSurfaceRegion, RibSurfaceRow } from '@keelson/shared';
+import type { RibSurfaceRegion, RibSurfaceRow } from '@keelson/ribs-contract';
 
 interface DynamicRegion {
   ribId: string;

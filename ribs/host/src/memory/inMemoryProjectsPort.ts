@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { ProjectOperationError, type CloneProjectBody, type CreateProjectBody, type Project } from '@keelson/shared';
+import { ProjectOperationError, type CloneProjectBody, type CreateProjectBody, type Project } from '@keelson/ribs-contract';
 import type { MutationLockRecord, ProjectsPort, WorkspaceLeaseRecord } from '../ports/projectsPort';
 
 /**

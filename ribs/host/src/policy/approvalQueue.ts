@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ApprovalDecision, ApprovalRequest } from '@keelson/shared';
+import type { ApprovalDecision, ApprovalRequest } from '@keelson/ribs-contract';
 import type { ApprovalPort } from '../ports/approvalPort';
 
 /** An approval waiting for a human. */

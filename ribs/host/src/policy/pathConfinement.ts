@@ -2,7 +2,7 @@ import { lstatSync, readdirSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join, sep } from 'node:path';
 import { canonicalPath, checkPath } from '@keelson/platform';
-import type { Policy, PolicyDecision } from '@keelson/shared';
+import type { Policy, PolicyDecision } from '@keelson/ribs-contract';
 import { globToRegExp, isMagic } from '../builtins/globPattern';
 
 /** The id of the always-registered confinement builtin. */

@@ -1,4 +1,4 @@
-import { policyDecisionSchema, type Policy, type PolicyContext, type PolicyEvent } from '@keelson/shared';
+import { policyDecisionSchema, type Policy, type PolicyContext, type PolicyEvent } from '@keelson/ribs-contract';
 import { errorMessage } from '../errors';
 import type { ApprovalPort } from '../ports/approvalPort';
 import type { WarningSink } from '../warnings';

@@ -1,4 +1,4 @@
-import type { ApprovalDecision, ApprovalRequest } from '@keelson/shared';
+import type { ApprovalDecision, ApprovalRequest } from '@keelson/ribs-contract';
 
 /**
  * Where a policy `ask` goes to be answered by a human. The runs issue implements it (a pending

@@ -1,4 +1,4 @@
-import type { CloneProjectBody, CreateProjectBody, Project } from '@keelson/shared';
+import type { CloneProjectBody, CreateProjectBody, Project } from '@keelson/ribs-contract';
 
 /** A workspace lease as the projects domain records it. */
 export interface WorkspaceLeaseRecord {

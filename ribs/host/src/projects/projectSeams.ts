@@ -8,7 +8,7 @@ import {
   type ProjectOperationStatus,
   type RibContext,
   type WorkspaceLease,
-} from '@keelson/shared';
+} from '@keelson/ribs-contract';
 import { z } from 'zod';
 import { errorMessage } from '../errors';
 import type { ProjectsPort } from '../ports/projectsPort';

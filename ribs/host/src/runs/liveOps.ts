@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { MeshError } from '@keelson/schema';
-import type { OpHandle, OpProgress, RegisterOpRequest } from '@keelson/shared';
+import type { OpHandle, OpProgress, RegisterOpRequest } from '@keelson/ribs-contract';
 import { z } from 'zod';
 import { errorMessage, parseOrBadInput } from '../errors';
 import type { WarningSink } from '../warnings';

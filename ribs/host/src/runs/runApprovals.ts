@@ -1,5 +1,5 @@
 import { POLICY_APPROVAL_NODE, POLICY_APPROVAL_WORKFLOW, workflowDefinitionSchema } from '@keelson/schema';
-import type { ApprovalRequest } from '@keelson/shared';
+import type { ApprovalRequest } from '@keelson/ribs-contract';
 import { errorMessage } from '../errors';
 import type { ApprovalPort } from '../ports/approvalPort';
 import type { WarningSink } from '../warnings';

@@ -1,4 +1,4 @@
-import type { RibRunEvent } from '@keelson/shared';
+import type { RibRunEvent } from '@keelson/ribs-contract';
 import type { ActiveRib } from '../activation/activeRib';
 import { errorMessage } from '../errors';
 import type { WarningSink } from '../warnings';

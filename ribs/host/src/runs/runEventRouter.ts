@@ -1,4 +1,4 @@
-import type { RibRunEvent, RibRunState } from '@keelson/shared';
+import type { RibRunEvent, RibRunState } from '@keelson/ribs-contract';
 import { errorMessage } from '../errors';
 import type { RibHost } from '../ribHost';
 import type { WarningSink } from '../warnings';

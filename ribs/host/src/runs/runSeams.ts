@@ -1,5 +1,5 @@
 import { describeZodError, MeshError, POLICY_APPROVAL_WORKFLOW, workflowDefinitionSchema } from '@keelson/schema';
-import type { RibRunState, RibRunStatus, RibWorkflowRunResult } from '@keelson/shared';
+import type { RibRunState, RibRunStatus, RibWorkflowRunResult } from '@keelson/ribs-contract';
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import type { RibRunSeams } from '../context/buildRibContext';

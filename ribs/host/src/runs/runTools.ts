@@ -1,4 +1,4 @@
-import type { ToolContext, ToolDefinition } from '@keelson/shared';
+import type { ToolContext, ToolDefinition } from '@keelson/ribs-contract';
 import { z } from 'zod';
 import { errorMessage } from '../errors';
 import type { RunsPort, RunsPortEvent, RunsPortOp, RunsPortRun } from './runsPort';

@@ -1,4 +1,4 @@
-import type { RunArtifact, RunCheckout } from '@keelson/shared';
+import type { RunArtifact, RunCheckout } from '@keelson/ribs-contract';
 
 /** A run's status as the runs domain stores it. */
 export type RunsPortStatus = 'RUNNING' | 'PAUSED' | 'SUCCEEDED' | 'FAILED' | 'CANCELLED';

@@ -1,4 +1,4 @@
-import { isInRibNamespace, ribNamespace, type SnapshotFrame, type SnapshotManager } from '@keelson/shared';
+import { isInRibNamespace, ribNamespace, type SnapshotFrame, type SnapshotManager } from '@keelson/ribs-contract';
 import type { WarningSink } from '../warnings';
 import { toFrame, type SnapshotHub, type SnapshotOutcome } from './snapshotHub';
 

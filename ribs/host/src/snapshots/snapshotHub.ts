@@ -1,4 +1,4 @@
-import type { SnapshotComposer, SnapshotFrame, SnapshotValidator } from '@keelson/shared';
+import type { SnapshotComposer, SnapshotFrame, SnapshotValidator } from '@keelson/ribs-contract';
 import { errorMessage } from '../errors';
 import type { SnapshotRecord, SnapshotStore } from '../ports/snapshotStore';
 import type { WarningSink } from '../warnings';

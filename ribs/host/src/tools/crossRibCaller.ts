@@ -1,4 +1,4 @@
-import type { CallToolFailureReason, CallToolOptions, CallToolResult } from '@keelson/shared';
+import type { CallToolFailureReason, CallToolOptions, CallToolResult } from '@keelson/ribs-contract';
 import { isCrossRibCallGranted, type CrossRibGrants } from '../config/grants';
 import type { ToolRegistry } from './toolRegistry';
 import type { ToolRunner, ToolRunStatus } from './toolRunner';

@@ -1,4 +1,4 @@
-import type { ToolReachability } from '@keelson/shared';
+import type { ToolReachability } from '@keelson/ribs-contract';
 import { isCrossRibCallGranted, type CrossRibGrants } from '../config/grants';
 import type { ToolRegistry } from './toolRegistry';
 

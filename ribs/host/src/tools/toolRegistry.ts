@@ -1,4 +1,4 @@
-import { toolFamily, toolNameSchema, type RegisteredToolInfo, type ToolDefinition } from '@keelson/shared';
+import { toolFamily, toolNameSchema, type RegisteredToolInfo, type ToolDefinition } from '@keelson/ribs-contract';
 
 /** A tool in the shared registry with its owner (undefined for the host's own tools). */
 export interface RegisteredTool {

@@ -1,5 +1,5 @@
 import { describeZodError } from '@keelson/schema';
-import type { MessageChunk, PolicyContext, PolicySurface, ToolContext, ToolResultChunk } from '@keelson/shared';
+import type { MessageChunk, PolicyContext, PolicySurface, ToolContext, ToolResultChunk } from '@keelson/ribs-contract';
 import { errorMessage } from '../errors';
 import type { PolicyEngine } from '../policy/policyEngine';
 import type { ToolRegistry } from './toolRegistry';

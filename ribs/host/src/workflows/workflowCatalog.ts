@@ -1,4 +1,4 @@
-import type { SnapshotFrame } from '@keelson/shared';
+import type { SnapshotFrame } from '@keelson/ribs-contract';
 
 /** A workflow a rib contributed, with its provenance. */
 export interface RibWorkflowEntry {

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '@keelson/service';
-import type { Rib } from '@keelson/shared';
+import type { Rib } from '@keelson/ribs-contract';
 import { createRibHost } from '../../src/createRibHost';
 import { InMemoryCredentialStore } from '../../src/memory/inMemoryCredentialStore';
 import { InMemoryProjectsPort } from '../../src/memory/inMemoryProjectsPort';

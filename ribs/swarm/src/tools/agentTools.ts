@@ -1,5 +1,5 @@
 import { agentNameSchema } from '@keelson/schema';
-import type { ToolContext, ToolDefinition } from '@keelson/shared';
+import type { ToolContext, ToolDefinition } from '@keelson/ribs-contract';
 import { z } from 'zod';
 import type { BusMessage } from '../bus/wire';
 import { BusFailure, turnOf, type TurnSession } from '../engine/turnSession';

@@ -1,5 +1,5 @@
 import { startSwarmInputSchema, type StartSwarmInput } from '@keelson/schema';
-import type { RibContext, ToolContext, ToolDefinition } from '@keelson/shared';
+import type { RibContext, ToolContext, ToolDefinition } from '@keelson/ribs-contract';
 import { z } from 'zod';
 import type { ServerSummary, SwarmOperatorApi, SwarmSummary } from '../operator/operatorApi';
 

@@ -17,12 +17,12 @@ export interface MemoryProcess {
 }
 
 /**
- * Runs the production entry of the memory subgraph (`subgraphs/memory/src/main.ts`) as a child
+ * Runs the production entry of the memory subgraph (`apps/memory/main.ts`) as a child
  * process with `env` on a free port, and resolves once it listens. This is the process the capture
  * crash test kills.
  */
 export async function startMemoryProcess(env: NodeJS.ProcessEnv, readyTimeoutMs = 60_000): Promise<MemoryProcess> {
-  const child = spawn(process.execPath, ['-r', './scripts/register.js', 'subgraphs/memory/src/main.ts'], {
+  const child = spawn(process.execPath, ['-r', './scripts/register.js', 'apps/memory/main.ts'], {
     cwd: root,
     env: { ...process.env, KEELSON_MEMORY_PORT: '0', KEELSON_LOG_LEVEL: 'info', KEELSON_ASSERTION_SECRET: randomBytes(32).toString('base64url'), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

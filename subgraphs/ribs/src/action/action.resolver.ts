@@ -1,5 +1,5 @@
 import { JSONScalar, parseInput, RequiresScope } from '@keelson/kit';
-import type { RibActionResult as HostActionResult } from '@keelson/shared';
+import type { RibActionResult as HostActionResult } from '@keelson/ribs-contract';
 import { Arg, Ctx, ID, Mutation, Resolver } from 'type-graphql';
 import { z } from 'zod';
 import type { RibsContext } from '../context';

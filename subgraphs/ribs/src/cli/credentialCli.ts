@@ -1,7 +1,7 @@
 import { createDataSource, initializeAndMigrate } from '@keelson/platform';
 import { credentialAccount, credentialServiceIdSchema } from '@keelson/host';
 import { silentLogger } from '@keelson/service';
-import { ribIdSchema } from '@keelson/shared';
+import { ribIdSchema } from '@keelson/ribs-contract';
 import { StoredCredential } from '../credential/credential.entity';
 import { loadCredentialKey } from '../credential/credentialKey';
 import { PgCredentialStore } from '../credential/pgCredentialStore';

@@ -1,5 +1,5 @@
 import { parseInput, RequiresScope } from '@keelson/kit';
-import type { CommandInvokeResult as HostInvokeResult } from '@keelson/shared';
+import type { CommandInvokeResult as HostInvokeResult } from '@keelson/ribs-contract';
 import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
 import type { RibsContext } from '../context';
 import { commandArgSchema, commandNameSchema, ribIdSchema } from '../inputs';

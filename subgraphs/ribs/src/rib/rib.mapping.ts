@@ -7,7 +7,7 @@ import {
   type RegisteredToolInfo,
   type RibSurfaceDescriptor,
   type RibViewDescriptor,
-} from '@keelson/shared';
+} from '@keelson/ribs-contract';
 import { AgentSummary, CommandDescriptor, Rib, RibSurface, RibSurfaceRegion, RibView, ToolInfo, canvasKindOf, regionSlotOf } from './rib.type';
 
 /** The Rib entity of an active rib, or of an installed one left inactive by the filter; null otherwise. */

@@ -1,5 +1,5 @@
 import { JSONScalar } from '@keelson/kit';
-import type { CanvasKind as CanvasKindValue, RegionSlot as RegionSlotValue } from '@keelson/shared';
+import type { CanvasKind as CanvasKindValue, RegionSlot as RegionSlotValue } from '@keelson/ribs-contract';
 import { Directive, Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 
 /** The seed's closed canvas kinds, as GraphQL enum values. */

@@ -1,6 +1,6 @@
 import type { RibHost } from '@keelson/host';
 import type { Logger } from '@keelson/service';
-import { effectiveCadenceMs } from '@keelson/shared';
+import { effectiveCadenceMs } from '@keelson/ribs-contract';
 import { attachRegionRefresh, detachRegionRefresh, refreshWorkflowId, signalRegionLive } from '@keelson/temporal';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { LiveKeys } from './liveKeys';

@@ -1,4 +1,4 @@
-import type { ToolReachabilityStatus as StatusValue } from '@keelson/shared';
+import type { ToolReachabilityStatus as StatusValue } from '@keelson/ribs-contract';
 import { Field, ID, ObjectType, registerEnumType } from 'type-graphql';
 
 export const ToolReachabilityStatus = {

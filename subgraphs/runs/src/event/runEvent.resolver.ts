@@ -2,7 +2,8 @@ import { cursorSchema, isUuid, MeshError, streams, type EventEnvelope, type RunE
 import { parseInput, RequiresScope } from '@keelson/kit';
 import { Arg, Ctx, FieldResolver, ID, Resolver, Root, Subscription } from 'type-graphql';
 import { loadersOf, type RunsContext } from '../context';
-import { Run } from '../run/run.entity';
+import type { Run } from '@keelson/runs';
+import { RunType } from '../run/run.type';
 import { toRunEvent } from './runEvent.map';
 import { RunEvent } from './runEvent.type';
 
@@ -30,7 +31,7 @@ export class RunEventResolver {
     return toRunEvent(event);
   }
 
-  @FieldResolver(() => Run, { nullable: true, description: 'The run as it is now.' })
+  @FieldResolver(() => RunType, { nullable: true, description: 'The run as it is now.' })
   run(@Root() event: RunEvent, @Ctx() ctx: RunsContext): Promise<Run | null> {
     return loadersOf(ctx).run.load(event.runId);
   }

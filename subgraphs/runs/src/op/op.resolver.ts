@@ -5,25 +5,26 @@ import { pageArgsSchema, pageOf } from '@keelson/kit';
 import { loadersOf, pageKey, type RunsContext } from '../context';
 import { Project } from '../federation/project.type';
 import { Rib } from '../federation/rib.type';
-import { Op } from './op.entity';
+import { OpType } from './op.type';
+import type { Op } from '@keelson/runs';
 import { OpFrame, OpFrameConnection, toOpFrame } from './opFrame.type';
 
-@Resolver(() => Op)
+@Resolver(() => OpType)
 export class OpResolver {
   @RequiresScope('read')
-  @Query(() => Op, { nullable: true })
+  @Query(() => OpType, { nullable: true })
   op(@Ctx() ctx: RunsContext, @Arg('id', () => ID) id: string): Promise<Op | null> {
     return loadersOf(ctx).op.load(id);
   }
 
   @RequiresScope('operate')
-  @Mutation(() => Op, { description: 'Cancels a running op: its implementation\'s signal aborts (CONFLICT once it finished otherwise).' })
+  @Mutation(() => OpType, { description: 'Cancels a running op: its implementation\'s signal aborts (CONFLICT once it finished otherwise).' })
   cancelOp(@Ctx() ctx: RunsContext, @Arg('id', () => ID) id: string): Promise<Op> {
     return ctx.services.ops.cancel(id);
   }
 
   @RequiresScope('operate')
-  @Mutation(() => Op, {
+  @Mutation(() => OpType, {
     description:
       'Steers a running steerable op, answered at once: the op is returned once the note is accepted (recorded as its next OP_STEERED frame, in order); CONFLICT with the reason once the op is finishing or finished, or when it has too many steers waiting or took its most. The same key is one steer however often it is sent.',
   })
@@ -85,7 +86,7 @@ export class OpFrameResolver {
     return toOpFrame(frame);
   }
 
-  @FieldResolver(() => Op, { nullable: true, description: 'The op as it is now.' })
+  @FieldResolver(() => OpType, { nullable: true, description: 'The op as it is now.' })
   op(@Root() frame: OpFrame, @Ctx() ctx: RunsContext): Promise<Op | null> {
     return loadersOf(ctx).op.load(frame.opId);
   }

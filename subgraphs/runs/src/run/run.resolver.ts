@@ -1,6 +1,7 @@
 import { byId, IDEMPOTENCY_KEY } from '@keelson/platform';
 import { JSONScalar, parseInput, RequiresScope } from '@keelson/kit';
 import type { RunStatus, WorkflowDefinition } from '@keelson/schema';
+import type { Run, RunNode, RunPause } from '@keelson/runs';
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { pageArgsSchema, pageOf } from '@keelson/kit';
 import { loadersOf, pageKey, type RunsContext } from '../context';
@@ -8,11 +9,10 @@ import { toRunEvent } from '../event/runEvent.map';
 import { RunEventConnection } from '../event/runEvent.type';
 import { Project } from '../federation/project.type';
 import { Rib } from '../federation/rib.type';
-import { Run } from './run.entity';
+import { RunType } from './run.type';
 import { RunStatusEnum } from './run.enums';
 import { CancelRunResult, PendingApproval, RespondToRunResult, RunArtifactView, RunCheckout, RunConnection } from './run.types';
-import { RunNode } from './runNode.entity';
-import type { RunPause } from './runPause.entity';
+import { RunNodeType } from './runNode.type';
 
 function toPending(p: RunPause): PendingApproval {
   return Object.assign(new PendingApproval(), {
@@ -26,10 +26,10 @@ function toPending(p: RunPause): PendingApproval {
   });
 }
 
-@Resolver(() => Run)
+@Resolver(() => RunType)
 export class RunResolver {
   @RequiresScope('read')
-  @Query(() => Run, { nullable: true })
+  @Query(() => RunType, { nullable: true })
   run(@Ctx() ctx: RunsContext, @Arg('id', () => ID) id: string): Promise<Run | null> {
     return loadersOf(ctx).run.load(id);
   }
@@ -47,7 +47,7 @@ export class RunResolver {
   }
 
   @RequiresScope('operate')
-  @Mutation(() => Run, {
+  @Mutation(() => RunType, {
     description: 'Starts a catalog workflow (resolved in the project\'s scope when projectId is given) and returns the run once its workflow started.',
   })
   startWorkflow(
@@ -83,12 +83,12 @@ export class RunResolver {
   }
 
   @RequiresScope('operate')
-  @Mutation(() => Run, { description: 'Relaunches a FAILED or CANCELLED run from its first incomplete node, with the same run id.' })
+  @Mutation(() => RunType, { description: 'Relaunches a FAILED or CANCELLED run from its first incomplete node, with the same run id.' })
   resumeRun(@Ctx() ctx: RunsContext, @Arg('runId', () => ID) runId: string): Promise<Run> {
     return ctx.services.runs.resume(runId);
   }
 
-  @FieldResolver(() => [RunNode], { description: 'Every node, in definition order.' })
+  @FieldResolver(() => [RunNodeType], { description: 'Every node, in definition order.' })
   nodes(@Root() run: Run, @Ctx() ctx: RunsContext): Promise<RunNode[]> {
     return loadersOf(ctx).nodesOfRun.load(run.id);
   }

@@ -1,6 +1,7 @@
 import { Field, ObjectType } from 'type-graphql';
 import { PageInfo } from '@keelson/kit';
-import { Run } from './run.entity';
+import type { Run } from '@keelson/runs';
+import { RunType } from './run.type';
 
 /** A run file an approval prompt names as `$ARTIFACTS_DIR/<path>`. */
 @ObjectType('RunArtifact', { description: 'A run file the gate\'s prompt names as $ARTIFACTS_DIR/<path>: up to 4, each cut to 32,000 characters.' })
@@ -80,7 +81,7 @@ export class RunEdge {
   @Field({ description: 'Opaque; pass as `after` to continue after this run.' })
   cursor!: string;
 
-  @Field(() => Run)
+  @Field(() => RunType)
   node!: Run;
 }
 

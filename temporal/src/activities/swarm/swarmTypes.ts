@@ -2,7 +2,7 @@ import type { BackgroundPreview, BusAccess, RosterLine, SwarmCommand, SwarmStore
 import type { AgentTurnRequest } from '@keelson/providers';
 import type { OpStore, ProjectsApi } from '@keelson/runs';
 import type { Logger } from '@keelson/service';
-import type { RibAgentTurn } from '@keelson/shared';
+import type { RibAgentTurn } from '@keelson/ribs-contract';
 
 // The swarm activities' inputs, results and dependencies (the swarm workflow imports these types only).
 

@@ -1,5 +1,0 @@
-import 'reflect-metadata';
-import { runService } from '@keelson/service';
-import { loadRibsServiceConfig, startRibsService } from './ribsService';
-
-runService('ribs', loadRibsServiceConfig, startRibsService);

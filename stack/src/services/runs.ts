@@ -1,5 +1,0 @@
-import 'reflect-metadata';
-import { runService } from '@keelson/service';
-import { loadRunsServiceConfig, startRunsService } from './runsService';
-
-runService('runs', loadRunsServiceConfig, startRunsService);
