@@ -54,7 +54,8 @@ export interface Receivers {
 
 /**
  * Starts the receivers in a worker thread, so that receiving (sockets, JSON, timing) never runs on
- * an event loop being measured. A subscriber error fails every pending job and delivery.
+ * an event loop being measured. A subscriber error fails every pending delivery; the worker
+ * exiting fails everything.
  */
 export function startReceivers(teardown: Teardown, timeoutMs = 30_000): Receivers {
   // The worker inherits `-r scripts/register.js` from execArgv, so it can be TypeScript.
@@ -77,7 +78,12 @@ export function startReceivers(teardown: Teardown, timeoutMs = 30_000): Receiver
       else early.set(reply.key, reply);
       return;
     }
-    if (reply.kind === 'error' && reply.id === undefined) return failAll(new Error(reply.message));
+    if (reply.kind === 'error' && reply.id === undefined) {
+      // A subscriber failed: whatever waits for an event fails; jobs (closing them) still run.
+      for (const w of waiting.values()) w.reject(new Error(reply.message));
+      waiting.clear();
+      return;
+    }
     const job = jobs.get(reply.id!);
     jobs.delete(reply.id!);
     if (reply.kind === 'error') job?.reject(new Error(reply.message));
