@@ -32,13 +32,20 @@ export class Teardown {
   }
 }
 
+export interface BenchStackOptions {
+  /** Where the mesh's gateway runs (`npm start` runs it in a process of its own). @default 'in-process' */
+  gateway?: 'in-process' | 'process';
+  /** Settings on top of the environment (e.g. a gateway limit the bench needs raised). */
+  env?: Record<string, string>;
+}
+
 /**
  * The whole mesh booted in this process on free ports, against a throwaway database, its own
  * in-memory Temporal dev server and a temp workspace with its own git identity (as
  * test/support/mesh.ts does for the e2e tests). Everything started is registered on `teardown`
  * as soon as it exists, so a failure part-way leaves nothing behind.
  */
-export async function startBenchStack(teardown: Teardown, progress: Progress): Promise<RunningMesh> {
+export async function startBenchStack(teardown: Teardown, progress: Progress, options: BenchStackOptions = {}): Promise<RunningMesh> {
   progress('Postgres: creating a throwaway database');
   const db = await createTestDatabase('keelson_bench');
   teardown.push(`drop database ${db.name}`, () => db.drop());
@@ -67,10 +74,12 @@ export async function startBenchStack(teardown: Teardown, progress: Progress): P
     GIT_CONFIG_GLOBAL: gitconfig,
     GIT_CONFIG_NOSYSTEM: '1',
     TEMPORAL_ADDRESS: undefined,
+    ...options.env,
   };
   const mesh = await startMesh({
     env: rawEnv,
     ephemeralPorts: true,
+    gateway: options.gateway ?? 'in-process',
     temporal: { address: temporal.address, uiUrl: temporal.uiUrl },
     log: silentLogger(),
     progress: (line) => progress(`mesh: ${line}`),

@@ -77,7 +77,9 @@ async function freePort(): Promise<number> {
  * stop; a child that exits before the bench is done fails the bench.
  */
 function spawnService(teardown: Teardown, name: string, script: string, env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, ['-r', './scripts/register.js', script], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  // KEELSON_BENCH_CPU_PROF=<dir>: each gateway writes a V8 CPU profile there when it stops (SIGTERM).
+  const profile = process.env.KEELSON_BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.KEELSON_BENCH_CPU_PROF}`, `--cpu-prof-name=${name.replace(/\W+/g, '-')}.cpuprofile`] : [];
+  const child = spawn(process.execPath, [...profile, '-r', './scripts/register.js', script], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4_000)));
   let stopping = false;

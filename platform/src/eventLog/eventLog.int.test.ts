@@ -405,6 +405,37 @@ describe('EventLog on real Postgres', () => {
     expect(resumed.seqs).toEqual([2, 3, 4, 5, 6, 7]);
   });
 
+  it('wakes 50 tails at one cursor with one read per commit, and each still gets every event once', async () => {
+    const stream = 'fanout';
+    const start = await appendOne(stream, 'k', { i: 0 });
+    const tails = range(1, 50).map(() => events.tail<{ i: number }>(stream, start.cursor));
+    const firsts = tails.map((t) => t.next());
+    await sleep(200);
+    for (const p of firsts) expect(await settled(p)).toBe(false);
+
+    const reads = jest.spyOn(events, 'read');
+    try {
+      await appendOne(stream, 'k', { i: 1 });
+      const got = await within(5_000, 'first events', Promise.all(firsts));
+      expect(got.map((r) => r.value?.payload.i)).toEqual(tails.map(() => 1));
+      // One statement for the 50 tails the notification woke (50 without sharing).
+      expect(reads).toHaveBeenCalledTimes(1);
+
+      // Each tail's page was its own copy: every tail goes on to the next event, once.
+      const seconds = tails.map((t) => t.next());
+      await appendOne(stream, 'k', { i: 2 });
+      const next = await within(5_000, 'second events', Promise.all(seconds));
+      expect(next.map((r) => [r.value?.payload.i, r.value?.seq])).toEqual(tails.map(() => [2, start.seq + 2]));
+      // A tail at another cursor reads on its own and replays from there.
+      const behind = startReader(events, 'behind', stream, start.seq, start.seq + 2);
+      await within(5_000, 'behind', behind.done);
+      expect(behind.seqs).toEqual([start.seq + 1, start.seq + 2]);
+    } finally {
+      reads.mockRestore();
+      await Promise.all(tails.map((t) => t.return!()));
+    }
+  });
+
   it("ends a waiting tail promptly when the consumer calls return()", async () => {
     const tail = events.tail('quiet');
     const pending = tail.next();

@@ -1,7 +1,7 @@
 import { actorOf, decodeCursor, encodeCursor, EVENTS_CHANNEL, type Actor, type EventEnvelope } from '@keelson/schema';
 import { currentCaller } from '@keelson/service';
 import type { DataSource, EntityManager } from 'typeorm';
-import type { EventNotifier } from './notifier';
+import type { EventNotifier, Ticket } from './notifier';
 import { followStream } from './followStream';
 
 export interface NewEvent<P = unknown> {
@@ -49,6 +49,9 @@ function actorFor(event: NewEvent<unknown>): Actor | null {
  * commit in order and `seq > cursor` never skips a row. NOTIFY carries `<stream>:<seq>` only.
  */
 export class EventLog {
+  /** Tails' reads in flight, by stream, key, cursor and notification ticket (see `sharedRead`). */
+  private readonly reading = new Map<string, Promise<EventEnvelope[]>>();
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly notifier: EventNotifier,
@@ -108,13 +111,30 @@ export class EventLog {
   }
 
   /**
+   * One read for every tail of the same stream, key and cursor woken by the same notification: a
+   * commit followed by N subscribers costs one statement, not N. A tail joins only a read started at
+   * its own ticket (no notification since): any commit notified before that read began is in its
+   * snapshot, and one notified after it wakes the tail again, so sharing never hides an event. The
+   * page is copied per tail; its events are shared and must not be mutated.
+   */
+  private sharedRead<P>(stream: string, after: number, key: string | undefined, ticket: Ticket): Promise<EventEnvelope<P>[]> {
+    const id = `${stream}\u0000${key ?? ''}\u0000${after}\u0000${ticket.version}\u0000${ticket.epoch}`;
+    let page = this.reading.get(id);
+    if (!page) {
+      page = this.read(stream, after, { key }).finally(() => this.reading.delete(id));
+      this.reading.set(id, page);
+    }
+    return page.then((events) => events.slice() as EventEnvelope<P>[]);
+  }
+
+  /**
    * Replays what a reader missed after `after` (an opaque cursor; absent = from the start), then
    * follows live: in order, no gap, no duplicate. Ends when the consumer calls `return()`.
    * A read failure ends the iterator with SERVICE_UNAVAILABLE; the consumer resumes from its last cursor.
    */
   tail<P = unknown>(stream: string, after?: string | null, opts: { key?: string; consumer?: string } = {}): AsyncIterableIterator<EventEnvelope<P>> {
     return followStream<P>(this.notifier, stream, decodeCursor(after), {
-      read: (cursor) => this.read<P>(stream, cursor, { key: opts.key }),
+      read: (cursor, ticket) => this.sharedRead<P>(stream, cursor, opts.key, ticket),
       consumer: opts.consumer ?? `${stream} subscription`,
       filtered: opts.key !== undefined,
     });

@@ -1,11 +1,15 @@
 import { MeshError, type EventEnvelope } from '@keelson/schema';
 import { registerLagSource, type LagSample } from '@keelson/service';
-import type { EventNotifier } from './notifier';
+import type { EventNotifier, Ticket } from './notifier';
 
 /** How a follower reads one stream: a filtered page, and a hook for filters that grow as they read. */
 export interface StreamReader<P> {
-  /** Up to one page of the events strictly after `after` that this follower wants, in order. */
-  read(after: number): Promise<EventEnvelope<P>[]>;
+  /**
+   * Up to one page of the events strictly after `after` that this follower wants, in order.
+   * `ticket` is the notification ticket taken right before this read: the read must see at least
+   * every commit notified before it (a read that starts after the call does).
+   */
+  read(after: number, ticket: Ticket): Promise<EventEnvelope<P>[]>;
   /** Sees each event as it is yielded, before the next read (e.g. to follow a renamed key). */
   seen?(event: EventEnvelope<P>): void;
   /** Who follows, for the `keelson_event_log_lag_events` gauge. @default '<stream> follower' */
@@ -66,7 +70,7 @@ class Follower<P> implements AsyncIterableIterator<EventEnvelope<P>> {
       if (this.notifier.isStopped) return this.return();
       const ticket = this.notifier.ticket(this.stream);
       try {
-        this.buffer = await this.reader.read(this.cursor);
+        this.buffer = await this.reader.read(this.cursor, ticket);
       } catch (err) {
         await this.return();
         throw new MeshError('SERVICE_UNAVAILABLE', `reading stream ${this.stream} failed (${(err as Error).message}); resume with your last cursor`);
