@@ -227,8 +227,8 @@ async function main(teardown: Teardown): Promise<string> {
   // The same database (API tokens) and home (the assertion key) as the mesh.
   const baseEnv: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: mesh.env.DATABASE_URL, KEELSON_HOME: mesh.env.KEELSON_HOME };
   const subgraphEnv = Object.fromEntries(Object.entries(mesh.subgraphUrls).map(([name, url]) => [`KEELSON_${name.toUpperCase()}_URL`, url]));
-  progress(`our gateway (gateway/src/main.ts) on :${oursPort} and Hive Gateway (bench/hiveGateway.ts) on :${hivePort}, each a process of its own`);
-  const ours = spawnService(teardown, 'our gateway', 'gateway/src/main.ts', {
+  progress(`our gateway (apps/gateway/main.ts) on :${oursPort} and Hive Gateway (bench/hiveGateway.ts) on :${hivePort}, each a process of its own`);
+  const ours = spawnService(teardown, 'our gateway', 'apps/gateway/main.ts', {
     ...baseEnv,
     ...subgraphEnv,
     KEELSON_GATEWAY_PORT: String(oursPort),
@@ -269,7 +269,7 @@ async function main(teardown: Teardown): Promise<string> {
     '',
     `Keelson Mesh bench:peers — node ${process.version}, ${cpus().length} CPUs, load average ${loadavg()[0]!.toFixed(2)} at the end`,
     `${PROJECTS} projects, ${RUNS_PER_PROJECT} runs each of ${NODES_PER_RUN} nodes; ${ROUNDS} interleaved rounds of ${CELL_MS} ms per cell, first target rotating`,
-    `ours = gateway/src/main.ts (auth on, API token); hive = @graphql-hive/gateway (caller assertion forwarded); direct = projects subgraph`,
+    `ours = apps/gateway/main.ts (auth on, API token); hive = @graphql-hive/gateway (caller assertion forwarded); direct = projects subgraph`,
     `flat identical = ${FLAT_IDENTICAL}`,
     `flat varied    = ${FLAT_VARIED} ($name one of ${VARIED}, ${PROJECTS} exist)`,
     `federated      = ${FEDERATED}`,

@@ -1,6 +1,6 @@
 // `npm run bench:start`: throughput of `{ projects { id name } }` at 20 connections through a real
-// `npm start` (stack/src/main.ts, its gateway in a child process) vs a standalone gateway process
-// (gateway/src/main.ts) over the same subgraphs vs the projects subgraph directly, rounds
+// `npm start` (apps/mesh/main.ts, its gateway in a child process) vs a standalone gateway process
+// (apps/gateway/main.ts) over the same subgraphs vs the projects subgraph directly, rounds
 // interleaved; then Ctrl-C (SIGINT to the start's process group) and a check that nothing is left.
 // `bench:start -- crash` instead kills the start's gateway process and shows the start report it and
 // exit 1. Throwaway database, home and ports; the report goes to stdout.
@@ -26,7 +26,7 @@ async function main() {
   const cli = (await findTemporalCli())!;
   const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${join(cli, '..')}:${process.env.PATH}`, DATABASE_URL: db.url, KEELSON_HOME: join(dir, 'home'), KEELSON_WORKSPACE: join(dir, 'ws'), GIT_CONFIG_GLOBAL: join(dir, 'gitconfig'), GIT_CONFIG_NOSYSTEM: '1', KEELSON_MEMORY_COMPACTION_INTERVAL_MS: '0', KEELSON_LOG_LEVEL: 'warn', ...ports };
   delete env.TEMPORAL_ADDRESS;
-  const child = spawn(process.execPath, ['-r', './scripts/register.js', 'stack/src/main.ts'], { cwd: root, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['-r', './scripts/register.js', 'apps/mesh/main.ts'], { cwd: root, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out += c));
   child.stderr!.on('data', (c: Buffer) => (out += c));
@@ -43,7 +43,7 @@ async function main() {
   const auth = { authorization: `Bearer ${token}` };
   const children = execSync(`ps -o pid=,args= --ppid ${child.pid}`).toString();
   console.log('children of npm start:\n' + children);
-  const gatewayChild = children.split('\n').find((l) => l.includes('gateway/src/main.ts'));
+  const gatewayChild = children.split('\n').find((l) => l.includes('apps/gateway/main.ts'));
   if (mode === 'crash') {
     const pid = Number(gatewayChild!.trim().split(/\s+/)[0]);
     console.log(`kill -9 gateway child ${pid}`);
@@ -59,7 +59,7 @@ async function main() {
   }
   // A standalone gateway process over the same subgraphs.
   const sport = await freePort();
-  const standalone = spawn(process.execPath, ['-r', './scripts/register.js', 'gateway/src/main.ts'], { cwd: root, env: { ...env, KEELSON_GATEWAY_PORT: String(sport) }, stdio: 'ignore' });
+  const standalone = spawn(process.execPath, ['-r', './scripts/register.js', 'apps/gateway/main.ts'], { cwd: root, env: { ...env, KEELSON_GATEWAY_PORT: String(sport) }, stdio: 'ignore' });
   const sUrl = `http://127.0.0.1:${sport}/graphql`;
   for (;;) { try { if ((await fetch(`http://127.0.0.1:${sport}/health`)).ok) break; } catch {} await new Promise((r) => setTimeout(r, 200)); }
   const direct = `http://127.0.0.1:${ports.KEELSON_PROJECTS_PORT}/graphql`;
