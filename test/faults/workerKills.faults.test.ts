@@ -9,17 +9,17 @@ import { Ledger, reconciles } from './ledger';
 
 quietTemporalRuntime();
 
-/** Each bash node sleeps, then appends its id and the time (ms) to effects.log as its one side effect. */
+/** Each bash node sleeps, then appends its id, the time (ms) and its attempt to effects.log as its one side effect. */
 const GATED = `
 name: gated-steps
 nodes:
   - id: a
     type: bash
-    bash: sleep 1; echo "a $(date +%s%3N)" >> "$ARTIFACTS_DIR/effects.log"
+    bash: sleep 1; echo "a $(date +%s%3N) $KEELSON_ATTEMPT" >> "$ARTIFACTS_DIR/effects.log"
   - id: b
     type: bash
     depends_on: [a]
-    bash: sleep 1; echo "b $(date +%s%3N)" >> "$ARTIFACTS_DIR/effects.log"
+    bash: sleep 1; echo "b $(date +%s%3N) $KEELSON_ATTEMPT" >> "$ARTIFACTS_DIR/effects.log"
   - id: gate
     type: approval
     depends_on: [b]
@@ -27,7 +27,7 @@ nodes:
   - id: c
     type: bash
     depends_on: [gate]
-    bash: sleep 1; echo "c $(date +%s%3N)" >> "$ARTIFACTS_DIR/effects.log"
+    bash: sleep 1; echo "c $(date +%s%3N) $KEELSON_ATTEMPT" >> "$ARTIFACTS_DIR/effects.log"
 `;
 
 /** A small deterministic generator, so a failing run can be replayed with the same kill points. */
@@ -107,7 +107,7 @@ describe('the worker killed at random points across many gated DAG runs', () => 
       console.log(`[faults] run ${run.id} ${run.status}: ${run.error ?? ''}; ${JSON.stringify(run.nodes.map((n) => [n.id, n.status, n.attempt, n.error]))}`);
     }
     const effects = await Promise.all(runs.map(async (r) => (await readFile(join(r.dir, 'effects.log'), 'utf8').catch(() => '')).split('\n').filter(Boolean)));
-    const written = effects.flatMap((lines, i) => lines.map((line) => ({ run: runs[i]!.id, node: line.split(' ')[0]!, at: Number(line.split(' ')[1]) })));
+    const written = effects.flatMap((lines, i) => lines.map((line) => ({ run: runs[i]!.id, node: line.split(' ')[0]!, at: Number(line.split(' ')[1]), attempt: Number(line.split(' ')[2]) })));
     // One entry per node effect: a node that acted twice shows up twice.
     const acted = written.map((e) => `${e.run}:${e.node}`);
     // The ownership guarantee: an attempt's group dies with its worker. The supervisor's watchdog polls
@@ -116,6 +116,11 @@ describe('the worker killed at random points across many gated DAG runs', () => 
     const byOrphans = written.filter((e) => workerless.some((w) => e.at > w.from + 1_500 && e.at < w.to));
     const orphans = await findOrphanGroups(join(mesh.dir, 'home'));
     const reRun = acted.length - new Set(acted).size;
+    if (reRun > 0) {
+      // Which attempts acted twice, and when against each span without a worker: what to look at when this fails.
+      const twice = written.filter((e) => acted.filter((k) => k === `${e.run}:${e.node}`).length > 1);
+      console.log(`[faults] acted twice: ${JSON.stringify(twice)}; workerless spans: ${JSON.stringify(workerless)}`);
+    }
     const row = ledger.write(finals.filter((r) => r.status === 'SUCCEEDED').map((r) => r.id), {
       duplicates: reRun,
       failedByFaults: finals.filter((r) => r.status !== 'SUCCEEDED').length,
