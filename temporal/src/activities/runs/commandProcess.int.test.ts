@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isAlive } from '@keelson/platform';
-import { readCommandRecord, runCommand } from './commandProcess';
+import { claimAttempt, endEarlierAttempts, readCommandRecord, runCommand, settleRecords } from './commandProcess';
 
 const root = join(__dirname, '..', '..', '..', '..');
 let dir: string;
@@ -86,5 +86,43 @@ describe('a command node under its supervisor', () => {
     await until('the watchdog to end the group', () => !isAlive(commandPid), 5_000);
     expect(await readCommandRecord(record, 1024)).toBeUndefined();
     expect(await readFile(`${record}.log`, 'utf8')).not.toContain('late');
+  });
+
+  it('starts nothing for an attempt that reaches its spawn after a later attempt began', async () => {
+    const records = join(dir, 'attempts');
+    const effect = join(dir, 'effect');
+    await claimAttempt(records, 1);
+    await claimAttempt(records, 2);
+    const late = await runCommand({ argv: ['bash', '-c', `echo acted >> ${effect}`], cwd: dir, env: process.env, timeoutMs: 10_000, signal: new AbortController().signal, maxOutputBytes: 1024, record: join(records, '1') });
+    expect(late).toMatchObject({ superseded: true, exitCode: 75 });
+    expect(existsSync(effect)).toBe(false);
+    expect(await readCommandRecord(join(records, '1'), 1024)).toBeUndefined();
+    // The current attempt runs; a command of its own that exits 75 is not taken for superseded.
+    const current = await runCommand({ argv: ['bash', '-c', `echo acted >> ${effect}; exit 75`], cwd: dir, env: process.env, timeoutMs: 10_000, signal: new AbortController().signal, maxOutputBytes: 1024, record: join(records, '2') });
+    expect(current).toMatchObject({ superseded: false, exitCode: 75 });
+    expect(await readFile(effect, 'utf8')).toBe('acted\n');
+    // Settling lets the logs and exit statuses go and keeps the marks, so attempt 1 still starts nothing.
+    await settleRecords(records);
+    expect((await readdir(records)).sort()).toEqual(['1.start', '2.start']);
+    expect((await runCommand({ argv: ['bash', '-c', `echo acted >> ${effect}`], cwd: dir, env: process.env, timeoutMs: 10_000, signal: new AbortController().signal, maxOutputBytes: 1024, record: join(records, '1') })).superseded).toBe(true);
+    expect(await readFile(effect, 'utf8')).toBe('acted\n');
+  });
+
+  it('ends an earlier attempt that had already started when a later one claims the node', async () => {
+    const records = join(dir, 'attempts');
+    const effect = join(dir, 'effect');
+    await claimAttempt(records, 1);
+    const owner = await frozenOwner(join(records, '1'), `echo $$ > ${records}/1.pid; sleep 30; echo late >> ${effect}`);
+    try {
+      await until('attempt 1 to start its command', async () => (await readFile(join(records, '1.pid'), 'utf8').catch(() => '')).trim() !== '');
+      const commandPid = Number((await readFile(join(records, '1.pid'), 'utf8')).trim());
+      await claimAttempt(records, 2);
+      expect(await endEarlierAttempts(records, 2)).toBe(1);
+      await until('attempt 1 to be gone', () => !isAlive(commandPid), 5_000);
+      expect(existsSync(effect)).toBe(false);
+      expect(await endEarlierAttempts(records, 2)).toBe(0);
+    } finally {
+      await killed(owner);
+    }
   });
 });

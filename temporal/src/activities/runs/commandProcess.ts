@@ -1,8 +1,11 @@
 import { spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
-import { mkdir, open, readFile, rm, stat } from 'node:fs/promises';
+import { closeSync, existsSync, openSync } from 'node:fs';
+import { mkdir, open, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { endProcessGroup, listProcesses, supervisorName } from '@keelson/platform';
+
+/** The supervisor's exit status when a later attempt of the node had already begun (no `.exit` is written). */
+export const SUPERSEDED_EXIT = 75;
 
 /**
  * Runs the command in its own process group under a small bash supervisor that also starts a
@@ -15,9 +18,18 @@ import { endProcessGroup, listProcesses, supervisorName } from '@keelson/platfor
  * interleaved as written), and once the command ended the supervisor itself writes its exit status to
  * `<record>.exit` — before the worker hears of it. A worker killed between the command's end and its
  * report leaves a finished record behind, and the retry reports that instead of acting twice.
+ *
+ * Before it starts the command, the supervisor looks for a later attempt's start mark (see
+ * `claimAttempt`) beside its record, and exits with {@link SUPERSEDED_EXIT} without running anything
+ * when there is one: an attempt Temporal gave up on while its worker was slow, not dead, may reach its
+ * spawn after its retry began. Either the supervisor looked before the later attempt marked its start —
+ * then its process already existed, and the later attempt's `endEarlierAttempts` finds and ends it — or after, and it
+ * sees the mark. No window is left in which both act.
  */
 const SUPERVISOR = [
   'w="$1"; rec="$2"; shift 2',
+  'mine="${rec##*/}"',
+  `for m in "\${rec%/*}"/*.start; do n="\${m##*/}"; n="\${n%.start}"; case "$n" in *[!0-9]*|"") continue;; esac; [ "$n" -gt "$mine" ] && exit ${SUPERSEDED_EXIT}; done`,
   '( while kill -0 "$w" 2>/dev/null; do sleep 1; done; kill -KILL 0 ) </dev/null >/dev/null 2>&1 &',
   'dog=$!',
   '"$@" </dev/null &',
@@ -27,6 +39,24 @@ const SUPERVISOR = [
   'kill "$dog" 2>/dev/null',
   'exit "$rc"',
 ].join('\n');
+
+/**
+ * Marks attempt `attempt` of a node as begun, beside its records: from then on no earlier attempt's
+ * supervisor starts its command. Call it before `endEarlierAttempts`.
+ */
+export async function claimAttempt(records: string, attempt: number): Promise<void> {
+  await mkdir(records, { recursive: true });
+  await writeFile(join(records, `${attempt}.start`), '');
+}
+
+/**
+ * Lets a settled node's records go — the output logs and exit statuses — but keeps the start marks,
+ * so an earlier attempt still on its way to its spawn never runs the command behind the settled one.
+ */
+export async function settleRecords(records: string): Promise<void> {
+  const names = await readdir(records).catch(() => [] as string[]);
+  await Promise.all(names.filter((n) => !n.endsWith('.start')).map((n) => rm(join(records, n), { force: true, recursive: true })));
+}
 
 export interface CommandSpec {
   /** Program and arguments. */
@@ -58,6 +88,8 @@ export interface CommandResult {
   truncated: boolean;
   timedOut: boolean;
   cancelled: boolean;
+  /** A later attempt of the node had begun: the command was not started. */
+  superseded: boolean;
 }
 
 /** The last `max` bytes of a record's output, and how many bytes it holds in all. */
@@ -184,5 +216,6 @@ export async function runCommand(spec: CommandSpec): Promise<CommandResult> {
     truncated: tail.truncated,
     timedOut: ended.timedOut,
     cancelled: ended.cancelled,
+    superseded: ended.code === SUPERSEDED_EXIT && !existsSync(`${spec.record}.exit`),
   };
 }

@@ -1,4 +1,4 @@
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
@@ -9,7 +9,7 @@ import type { ProjectsApi } from '@keelson/runs';
 import { whenValue, type CapturedOutput, type LaunchNodeState, type RunCheckoutRecord, type RunRecord, type RunStore } from '@keelson/runs';
 import { asActivity } from '../failures';
 import { readArtifacts } from './artifacts';
-import { endEarlierAttempts, readCommandRecord, runCommand, type CommandResult } from './commandProcess';
+import { claimAttempt, endEarlierAttempts, readCommandRecord, runCommand, settleRecords, type CommandResult } from './commandProcess';
 import { inputEnv, referencedNodes, renderText, withArtifactsDir } from './templates';
 
 /** What a prompt node's executor receives: the rendered turn, confined to the run's working directory. */
@@ -170,11 +170,12 @@ export function createRunActivities(deps: RunActivityDeps | undefined) {
         // One record per attempt, out of the command's sight: an earlier attempt whose command
         // succeeded while its worker died before reporting it is reported now, not run again.
         const records = join(dirname(run.artifactsDir), 'attempts', String(input.launch), node.id);
+        await claimAttempt(records, ctx.info.attempt);
         await endEarlierAttempts(records, ctx.info.attempt);
         const earlier = await succeededEarlier(records, ctx.info.attempt, maxOutputBytes);
         if (earlier) {
           await store.completeNode(run.id, node.id, input.launch, earlier);
-          await rm(records, { recursive: true, force: true });
+          await settleRecords(records);
           return { status: 'SUCCEEDED', value: whenValue(earlier.output), exitCode: 0, alreadyCompleted: false };
         }
 
@@ -221,6 +222,10 @@ export function createRunActivities(deps: RunActivityDeps | undefined) {
           record: join(records, String(ctx.info.attempt)),
           onTick: (p) => ctx.heartbeat(p),
         }));
+        if (result.superseded) {
+          // Temporal already gave this attempt up and its retry has begun: nothing ran, nothing to record.
+          throw ApplicationFailure.create({ message: `${what}: attempt ${ctx.info.attempt} was superseded by a later attempt before it started the command`, type: 'SUPERSEDED' });
+        }
         const captured = { output: result.output, outputBytes: result.outputBytes, truncated: result.truncated, exitCode: result.exitCode };
         if (result.cancelled) {
           // Only the run's cancel settles the node; a worker shutting down leaves it to the retry.
@@ -231,7 +236,7 @@ export function createRunActivities(deps: RunActivityDeps | undefined) {
         }
         if (result.exitCode === 0 && !result.timedOut) {
           await store.completeNode(run.id, node.id, input.launch, captured);
-          await rm(records, { recursive: true, force: true });
+          await settleRecords(records);
           return { status: 'SUCCEEDED', value: whenValue(result.output), exitCode: 0, alreadyCompleted: false };
         }
         const error = describeExit(node, result, timeoutMs);
