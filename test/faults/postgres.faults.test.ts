@@ -6,7 +6,7 @@ import { adminUrl, createTestDatabase, type TestDatabase } from '../support/db';
 import { startTestMesh, type TestMesh } from '../support/mesh';
 import { quietTemporalRuntime } from '../support/temporalServer';
 import { Ledger, reconciles } from './ledger';
-import { startTcpProxy, type TcpProxy } from './tcpProxy';
+import { startTcpProxy, type TcpProxy } from '../support/tcpProxy';
 
 quietTemporalRuntime();
 
