@@ -24,6 +24,12 @@ export const envSchema = z.object({
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('keelson-mesh'),
   /** Base URL of the Temporal Web UI, used for `temporalUiUrl` links. */
   TEMPORAL_UI_URL: z.string().url().optional(),
+  /**
+   * A file of the workflows bundled ahead (the `code` of Temporal's `bundleWorkflowCode` over the
+   * mesh's workflows, without the tracing interceptors), which a worker loads instead of bundling at
+   * start. Ignored while tracing is on (the worker then bundles with the interceptors). Unset: bundle at start.
+   */
+  KEELSON_WORKFLOW_BUNDLE: z.string().min(1).optional(),
   /** The mesh's own state (rib data dirs, the dev server's database file, config.json). @default ~/.keelson */
   KEELSON_HOME: z.string().min(1).optional(),
   /** Root folder of projects created without a rootPath. @default ~/keelson */

@@ -369,6 +369,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
           memory: openMemoryActivityDeps({ memoryUrl: memory.url, identity: workerIdentity, env: rawEnv, home, log: workerLog }),
           swarm: swarmDeps.deps,
         }),
+        workflowBundleFile: env.KEELSON_WORKFLOW_BUNDLE,
       });
       stops.push({ name: 'worker', stop: () => worker.stop() });
     }

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
-import { quietTemporalRuntime } from '../../test/support/temporalServer';
+import { quietTemporalRuntime, testWorkflowBundleFile } from '../../test/support/temporalServer';
 import { createActivities } from './activities';
 import { connectClient, startEcho } from './client';
 import { findOwnedProcesses, isAlive } from '@keelson/platform';
@@ -66,7 +66,7 @@ describe('startDevServer', () => {
     expect(description.runId).toBe(before.firstExecutionRunId);
     expect(description.typedSearchAttributes.get(searchAttributeKeys.kind)).toBe('proof');
 
-    const worker = await startWorker({ address: second.address, taskQueue, activities: createActivities() });
+    const worker = await startWorker({ address: second.address, taskQueue, activities: createActivities(), workflowBundleFile: testWorkflowBundleFile() });
     cleanup.push(() => worker.stop());
     await expect(handle.result()).resolves.toEqual({ echoed: 'SURVIVE', activityAttempt: 1 });
   });

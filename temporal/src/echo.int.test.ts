@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { Client } from '@temporalio/client';
 import { searchAttributes } from '@keelson/schema';
-import { quietTemporalRuntime, testTemporalAddress } from '../../test/support/temporalServer';
+import { quietTemporalRuntime, testTemporalAddress, testWorkflowBundleFile } from '../../test/support/temporalServer';
 import { createActivities } from './activities';
 import { connectClient, startEcho } from './client';
 import { findTemporalCli } from './devServer';
@@ -21,7 +21,7 @@ describe('echoWorkflow on a real worker and dev server', () => {
   let client: Client;
 
   beforeAll(async () => {
-    worker = await startWorker({ address, taskQueue, activities: createActivities() });
+    worker = await startWorker({ address, taskQueue, activities: createActivities(), workflowBundleFile: testWorkflowBundleFile() });
     client = await connectClient({ address });
   });
 

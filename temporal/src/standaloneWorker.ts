@@ -113,6 +113,7 @@ export async function startStandaloneWorker(opts: StartStandaloneWorkerOptions):
       namespace: env.TEMPORAL_NAMESPACE,
       taskQueue: env.TEMPORAL_TASK_QUEUE,
       activities: createActivities({ ...opened.deps, harness: harness.deps, memory, swarm: swarm.deps }),
+      workflowBundleFile: env.KEELSON_WORKFLOW_BUNDLE,
     });
     try {
       const client = await connectClient({ address: env.TEMPORAL_ADDRESS, namespace: env.TEMPORAL_NAMESPACE });

@@ -15,6 +15,11 @@ export interface StartWorkerOptions {
   activities: Activities;
   /** A prebuilt bundle of the workflows. @default the process-wide {@link workflowBundle} */
   workflowBundle?: WorkflowBundleWithSourceMap;
+  /**
+   * A file of the workflows bundled ahead without the tracing interceptors (KEELSON_WORKFLOW_BUNDLE),
+   * loaded in place of {@link workflowBundle} while tracing is off.
+   */
+  workflowBundleFile?: string;
 }
 
 export interface RunningWorker {
@@ -28,7 +33,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   const { address, namespace = 'default', taskQueue = TASK_QUEUE, activities } = options;
   // Tracing on: the traced bundle, activity spans and the workflows' span sink (see tracing.ts).
   const tracing = workerTracing();
-  const bundle = options.workflowBundle ?? (await workflowBundle({ traced: tracing.sinks !== undefined }));
+  const traced = tracing.sinks !== undefined;
+  const bundle = options.workflowBundle ?? (options.workflowBundleFile && !traced ? { codePath: options.workflowBundleFile } : await workflowBundle({ traced }));
   const connection = await NativeConnection.connect({ address });
   let worker: Worker;
   try {

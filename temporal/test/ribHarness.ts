@@ -4,7 +4,7 @@ import { Context } from '@temporalio/activity';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
 import type { RefreshAttach } from '@keelson/schema';
-import { testTemporalAddress } from '../../test/support/temporalServer';
+import { testTemporalAddress, testWorkflowBundleFile } from '../../test/support/temporalServer';
 import type { Activities } from '../src/activities';
 import { createRibActivities, type HeldOp, type HeldOpOutcome } from '../src/activities/ribs/ribActivities';
 import { connectClient } from '../src/client';
@@ -91,7 +91,7 @@ export class RibHarness {
         throw new CancelledFailure('gone');
       },
     };
-    const main = await startWorker({ address, taskQueue, activities: book as unknown as Activities });
+    const main = await startWorker({ address, taskQueue, activities: book as unknown as Activities, workflowBundleFile: testWorkflowBundleFile() });
     const holder = await startRibWorker({ address, taskQueue: holderTaskQueue, activities: holderActivities });
     const client = await connectClient({ address });
     ref.self = new RibHarness(client, taskQueue, holderTaskQueue, { main, holder });

@@ -9,7 +9,7 @@ import { silentLogger } from '@keelson/service';
 import { parse } from 'yaml';
 import { createTestDatabase, type TestDatabase } from '../../test/support/db';
 import { definitionOf, registerRun } from '../../test/support/registerRun';
-import { testTemporalAddress } from '../../test/support/temporalServer';
+import { testTemporalAddress, testWorkflowBundleFile } from '../../test/support/temporalServer';
 import { createActivities, type OpRegistry, type PromptNodeExecutor } from '../src/activities';
 import { connectClient } from '../src/client';
 import { runWorkflowId, startRunWorkflow } from '../src/runClient';
@@ -75,7 +75,7 @@ export class RunHarness {
     const opened = await openActivityDeps({ databaseUrl: db.url, log: silentLogger(), promptExecutor: opts.promptExecutor, ops: opts.ops, env: opts.env, sandbox: opts.sandbox });
     const taskQueue = `runs-test-${randomUUID()}`;
     const address = testTemporalAddress();
-    const worker = await startWorker({ address, taskQueue, activities: createActivities(opened.deps) });
+    const worker = await startWorker({ address, taskQueue, activities: createActivities(opened.deps), workflowBundleFile: testWorkflowBundleFile() });
     const client = await connectClient({ address });
     const home = await mkdtemp(join(tmpdir(), 'keelson-runs-'));
     return new RunHarness(db, opened, worker, client, taskQueue, home, opts.heartbeatTimeoutMs ?? 3000);

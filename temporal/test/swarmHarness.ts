@@ -10,7 +10,7 @@ import { silentLogger } from '@keelson/service';
 import { clickclackBinary, freePort } from '../../ribs/swarm/test/support/binary';
 import { until } from '../../test/support/until';
 import { createTestDatabase, type TestDatabase } from '../../test/support/db';
-import { testTemporalAddress } from '../../test/support/temporalServer';
+import { testTemporalAddress, testWorkflowBundleFile } from '../../test/support/temporalServer';
 import { createActivities } from '../src/activities';
 import { connectClient } from '../src/client';
 import { launchSwarm } from '../src/swarmClient';
@@ -81,7 +81,7 @@ export class SwarmHarness {
     });
     const taskQueue = `swarm-test-${randomUUID()}`;
     const address = testTemporalAddress();
-    const worker = await startWorker({ address, taskQueue, activities: createActivities({ ...opened.deps, swarm: swarmDeps.deps }) });
+    const worker = await startWorker({ address, taskQueue, activities: createActivities({ ...opened.deps, swarm: swarmDeps.deps }), workflowBundleFile: testWorkflowBundleFile() });
     const client = await connectClient({ address });
     return new SwarmHarness(db, home, env, model, opened, swarmDeps, worker, client, taskQueue, opts.heartbeatTimeoutMs ?? 3000);
   }

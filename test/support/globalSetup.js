@@ -1,6 +1,7 @@
-// Once per Jest run, before any test file: one Temporal dev server shared by every worker.
+// Once per Jest run, before any test file: one Temporal dev server shared by every worker, and one
+// workflow bundle every test file's workers load.
 require('../../scripts/register.js');
-const { startTestTemporal } = require('./temporalServer.ts');
+const { buildTestWorkflowBundle, startTestTemporal } = require('./temporalServer.ts');
 const { declarePgvector } = require('./pgvector.ts');
 
 /**
@@ -24,5 +25,6 @@ module.exports = async function globalSetup() {
   const selected = selectedProjects(process.argv);
   if (selected && selected.every((name) => name === 'unit')) return;
   await declarePgvector();
-  await startTestTemporal();
+  // The server boots in a process of its own while this one bundles.
+  await Promise.all([startTestTemporal(), buildTestWorkflowBundle()]);
 };

@@ -1,7 +1,8 @@
 // Once per Jest run, after every test file: stops what globalSetup started.
 require('../../scripts/register.js');
-const { stopTestTemporal } = require('./temporalServer.ts');
+const { removeTestWorkflowBundle, stopTestTemporal } = require('./temporalServer.ts');
 
 module.exports = async function globalTeardown() {
   await stopTestTemporal();
+  await removeTestWorkflowBundle();
 };

@@ -8,7 +8,7 @@ import { startMesh, type MeshOptions, type RunningMesh } from '@keelson/stack';
 import { assertionCredentials } from './auth';
 import { bearer, registerCredentials } from './client';
 import { createTestDatabase, type TestDatabase } from './db';
-import { testTemporalAddress } from './temporalServer';
+import { testTemporalAddress, testWorkflowBundleFile } from './temporalServer';
 
 export interface TestMesh extends RunningMesh {
   db: TestDatabase;
@@ -55,6 +55,8 @@ export async function startTestMesh(extraEnv: NodeJS.ProcessEnv = {}, options: T
     GIT_CONFIG_NOSYSTEM: '1',
     TEMPORAL_ADDRESS: undefined,
     TEMPORAL_TASK_QUEUE: `test-mesh-${randomUUID()}`,
+    // The run's workflow bundle, built once (worker processes a test starts inherit it).
+    KEELSON_WORKFLOW_BUNDLE: testWorkflowBundleFile(),
     // Worker processes a test starts serve no metrics port unless the test names one.
     KEELSON_WORKER_METRICS_PORT: '0',
     ...extraEnv,

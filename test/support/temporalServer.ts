@@ -1,14 +1,19 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { homedir } from 'node:os';
-import { configureTemporalRuntime, findTemporalCli, startDevServer, TEMPORAL_CLI_VERSION, type DevServer } from '@keelson/temporal';
+import { homedir, tmpdir } from 'node:os';
+import { configureTemporalRuntime, findTemporalCli, startDevServer, TEMPORAL_CLI_VERSION, workflowBundle, type DevServer } from '@keelson/temporal';
 
 /** Address of the Temporal frontend tests use; set by globalSetup, or by you to reuse a running server. */
 export const ADDRESS_ENV = 'KEELSON_TEST_TEMPORAL_ADDRESS';
 /** Web UI base URL of the globalSetup server (unset when reusing a server named by {@link ADDRESS_ENV}). */
 export const UI_URL_ENV = 'KEELSON_TEST_TEMPORAL_UI_URL';
 
+/** File holding the workflow bundle (untraced) globalSetup built once for the whole run. */
+export const BUNDLE_ENV = 'KEELSON_TEST_WORKFLOW_BUNDLE';
+
 const key = Symbol.for('keelson.test.temporalServer');
-type Holder = { [key]?: DevServer };
+const bundleKey = Symbol.for('keelson.test.workflowBundle');
+type Holder = { [key]?: DevServer; [bundleKey]?: string };
 
 /**
  * Starts the one in-memory dev server of a Jest run on free ports and publishes its address in
@@ -61,4 +66,37 @@ export function testTemporalAddress(): string {
  */
 export function quietTemporalRuntime(): void {
   configureTemporalRuntime('warn');
+}
+
+/**
+ * Builds the (untraced) workflow bundle once for the Jest run and publishes its file in
+ * {@link BUNDLE_ENV}, which test workers inherit: bundling takes seconds of CPU, and every test file
+ * that starts a worker would otherwise bundle again (each file has its own module registry).
+ */
+export async function buildTestWorkflowBundle(): Promise<void> {
+  if (process.env[BUNDLE_ENV]) return;
+  const dir = await mkdtemp(join(tmpdir(), 'keelson-test-bundle-'));
+  const file = join(dir, 'workflows.js');
+  await writeFile(file, (await workflowBundle()).code);
+  (globalThis as Holder)[bundleKey] = dir;
+  process.env[BUNDLE_ENV] = file;
+}
+
+/** Removes the file {@link buildTestWorkflowBundle} wrote, if it wrote one. */
+export async function removeTestWorkflowBundle(): Promise<void> {
+  const holder = globalThis as Holder;
+  const dir = holder[bundleKey];
+  delete holder[bundleKey];
+  if (!dir) return;
+  await rm(dir, { recursive: true, force: true });
+  delete process.env[BUNDLE_ENV];
+}
+
+/**
+ * The file of the run's prebuilt workflow bundle, for `startWorker({ workflowBundleFile })` and a
+ * mesh's KEELSON_WORKFLOW_BUNDLE (workers with tracing on still bundle their own); undefined outside
+ * Jest's globalSetup, where workers bundle as usual.
+ */
+export function testWorkflowBundleFile(): string | undefined {
+  return process.env[BUNDLE_ENV];
 }
