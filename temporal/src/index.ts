@@ -61,7 +61,6 @@ export type { SwarmLiveStatus } from './workflows/swarmMessages';
 export type { SwarmWorkflowInput, SwarmWorkflowResult, CarriedSwarmState } from './workflows';
 export { createSwarmActivities, tokenNonce } from './activities';
 export type { SwarmActivityDeps, SwarmActivities, SwarmTurnInput, SwarmTurnResult } from './activities';
-export { openSwarmActivityDeps, swarmMigrations, SWARM_MIGRATIONS_TABLE } from './swarmDeps';
+export { openSwarmActivityDeps, openWorkerSwarmDeps, swarmMigrations, SWARM_MIGRATIONS_TABLE } from './swarmDeps';
 export type { SwarmActivityDepsOptions, OpenedSwarmActivityDeps } from './swarmDeps';
 export { temporalRunsExecutor, connectRunsExecutor } from './runsExecutor';
-export type { RunsTemporalTarget } from './runsExecutor';

@@ -123,8 +123,10 @@ export type {
   ProjectOperationStatus,
   AcquireWorkspaceRequest,
   WorkspaceLease,
+  WorkspaceLeaseRecord,
   AcquireMutationLockRequest,
   MutationLock,
+  MutationLockRecord,
 } from './projects';
 export type { MemoryScope, MemoryRecord, MemoryTools } from './memory';
 export type { RibProviderInfo } from './providers';

@@ -66,7 +66,7 @@ export { agentTools, renderMessage, AGENT_TOOL_NAMES, LEAD_TOOL_NAMES, MERGE_TOO
 
 // The swarm domain's state (Postgres).
 export { SwarmStore } from './store/swarmStore';
-export type { SwarmAgentView, NewSwarm, SwarmRecord, SwarmStateUpdate, TurnRecord, TurnClaim } from './store/swarmStore';
+export type { NewSwarm, SwarmRecord, SwarmStateUpdate, TurnRecord, TurnClaim } from './store/swarmStore';
 export { SwarmTables1764460800600 } from './store/swarmTables.migration';
 
 // The operator side: the tools' service API and the docs.

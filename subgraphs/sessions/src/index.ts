@@ -6,15 +6,15 @@ import { serviceIdentity } from '@keelson/service';
 import { ApprovalService, graphqlRunGateDoor } from './approval/approval.service';
 import type { SessionsServices } from './context';
 import { buildSessionsSchema } from './schema';
+import type { TemporalTarget } from '@keelson/schema';
 import { SteerService } from './steer/steer.service';
 import { TaskService } from './task/task.service';
-import { TemporalLink, type TemporalTarget } from './temporalLink';
+import { TemporalLink } from './temporalLink';
 
 export { buildSessionsSchema } from './schema';
 export { loadSessionsConfig, projectsUrlOf } from './config';
 export type { SessionsConfig } from './config';
 export type { SessionsServices } from './context';
-export type { TemporalTarget } from './temporalLink';
 
 export interface StartSessionsOptions extends SubgraphStartOptions {
   settings: HarnessSettings;
