@@ -1,18 +1,18 @@
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { startGateway, subscriptionLimitsFromEnv } from '@keelson/gateway';
+import { startGateway, subscriptionLimitsFromEnv, supergraphPath } from '@keelson/gateway';
 import { jwtSettingsFromEnv } from '@keelson/identity';
 import { keelsonHome, parseEnv, type MeshEnv } from '@keelson/schema';
 import { createLogger, meshSecurityFromEnv, serviceIdentity, startTracing, tracingFromEnv, type Logger, type MeshSecurity, type TracingSettings } from '@keelson/service';
-import { start as startIdentity, type RunningIdentity } from '@keelson/subgraph-identity';
+import { startIdentitySubgraph as startIdentity, type RunningIdentity } from '@keelson/subgraph-identity';
 import { memorySettings, type RunningMemory } from '@keelson/subgraph-memory';
-import { projectsSettings, start as startProjects, type RunningProjects } from '@keelson/subgraph-projects';
-import { ribsSettings, start as startRibs, type RibHostOverrides, type RibRunsWiring, type RunningRibs } from '@keelson/subgraph-ribs';
-import { start as startRuns, type RunningRuns } from '@keelson/subgraph-runs';
-import { start as startSessions, type RunningSessions } from '@keelson/subgraph-sessions';
+import { projectsSettings, startProjectsSubgraph as startProjects, type RunningProjects } from '@keelson/subgraph-projects';
+import { ribsSettings, startRibsSubgraph as startRibs, type RibHostOverrides, type RibRunsWiring, type RunningRibs } from '@keelson/subgraph-ribs';
+import { startRunsSubgraph as startRuns, type RunningRuns } from '@keelson/subgraph-runs';
+import { startSessionsSubgraph as startSessions, type RunningSessions } from '@keelson/subgraph-sessions';
 import { configureSwarmOperator, graphqlSwarmApi } from '@keelson/rib-swarm';
-import { start as startSwarms, swarmsSettings, type RunningSwarms } from '@keelson/subgraph-swarms';
+import { startSwarmsSubgraph as startSwarms, swarmsSettings, type RunningSwarms } from '@keelson/subgraph-swarms';
 import { harnessSettings } from '@keelson/harness';
 import {
   configureTemporalRuntime,
@@ -112,11 +112,6 @@ async function withTemporalClient<T>(temporal: { address: string; namespace: str
   } finally {
     await client.connection.close();
   }
-}
-
-/** The checked-in composed supergraph. */
-export function supergraphPath(): string {
-  return join(dirname(require.resolve('@keelson/schema/package.json')), 'supergraph.graphql');
 }
 
 /**

@@ -6,7 +6,7 @@ import { workflowTypes } from '@keelson/schema';
 import { steerSignal } from '../src/workflows/messages';
 import { refreshDetachSignal, refreshLiveSignal } from '../src/workflows/ribMessages';
 import { RibHarness } from '../test/ribHarness';
-import { recordScenarios, recordingTarget, runRecording } from './recording';
+import { recordHarnessScenarios } from './recording';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -70,15 +70,4 @@ const scenarios: Record<string, Scenario> = {
   },
 };
 
-async function main(): Promise<void> {
-  const target = await recordingTarget();
-  const h = await RibHarness.start(target.address);
-  try {
-    await recordScenarios(h.client, h, scenarios, target.wanted);
-  } finally {
-    await h.stop();
-    await target.stop();
-  }
-}
-
-runRecording(main);
+recordHarnessScenarios((address) => RibHarness.start(address), scenarios);

@@ -8,7 +8,7 @@ import { threeAgentRules } from '../../test/support/swarmScript';
 import { ADDRESS_ENV } from '../../test/support/temporalServer';
 import { swarmStopSignal } from '../src/workflows/swarmMessages';
 import { SwarmHarness } from '../test/swarmHarness';
-import { recordScenarios, recordingTarget, runRecording } from './recording';
+import { recordHarnessScenarios } from './recording';
 
 const TASK = { task: 'Check parts A and B of the plan.', agents: [{ name: 'alice', role: 'checks part A' }, { name: 'bob', role: 'checks part B' }] };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -39,16 +39,7 @@ const scenarios: Record<string, Scenario> = {
   },
 };
 
-async function main(): Promise<void> {
-  const target = await recordingTarget();
-  process.env[ADDRESS_ENV] = target.address;
-  const h = await SwarmHarness.start({ rules: [] });
-  try {
-    await recordScenarios(h.client, h, scenarios, target.wanted);
-  } finally {
-    await h.stop();
-    await target.stop();
-  }
-}
-
-runRecording(main);
+recordHarnessScenarios((address) => {
+  process.env[ADDRESS_ENV] = address;
+  return SwarmHarness.start({ rules: [] });
+}, scenarios);

@@ -62,3 +62,20 @@ export function runRecording(main: () => Promise<void>): void {
     process.exitCode = 1;
   });
 }
+
+/** A whole script for a harness that owns its client: records each wanted scenario, then stops. */
+export function recordHarnessScenarios<H extends { client: Client; stop(): Promise<void> }>(
+  open: (address: string) => Promise<H>,
+  scenarios: Record<string, (h: H) => Promise<{ workflowId: string; runId?: string }>>,
+): void {
+  runRecording(async () => {
+    const target = await recordingTarget();
+    const h = await open(target.address);
+    try {
+      await recordScenarios(h.client, h, scenarios, target.wanted);
+    } finally {
+      await h.stop();
+      await target.stop();
+    }
+  });
+}

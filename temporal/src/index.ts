@@ -53,7 +53,7 @@ export { memoryGraphqlApi } from './activities/memory/memoryApi';
 export { createMemoryActivities } from './activities/memory/memoryActivities';
 export { summaryPrompt, SUMMARY_INSTRUCTION } from './activities/memory/summaryPrompt';
 export type { MemoryCompactionInput, MemoryCompactionResult } from './workflows/memoryCompaction';
-export type { MemoryActivityDeps, MemoryApi, SummaryRange, RangeContent, SummaryModelChoice, SummarizeRangeResult } from './activities';
+export type { MemoryActivityDeps, MemoryApi, CompactionRange, RangeContent, SummaryModelChoice, SummarizeRangeResult } from './activities';
 export { launchSwarm, swarmWorkflowId } from './swarmClient';
 export type { LaunchSwarmDeps, LaunchSwarmArgs, LaunchedSwarm } from './swarmClient';
 export { swarmBusEventSignal, swarmLocalMessageSignal, swarmSteerUpdate, swarmStopSignal, swarmStatusQuery } from './workflows/swarmMessages';

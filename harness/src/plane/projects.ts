@@ -9,7 +9,7 @@ export interface ProjectInfo {
 }
 
 /** What the control plane needs of the projects subgraph: where a project's turns may run. */
-export interface ProjectsApi {
+export interface HarnessProjectsApi {
   /** The project, or null when it does not exist. */
   project(id: string): Promise<ProjectInfo | null>;
   /** Every project (to adopt a native session by its cwd). */
@@ -23,7 +23,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * The projects subgraph over its GraphQL API (a subgraph never imports another). Its errors keep
  * their registry code; an unreachable subgraph is SERVICE_UNAVAILABLE.
  */
-export function projectsGraphqlApi(url: string, opts: { timeoutMs?: number; identity: ServiceIdentity }): ProjectsApi {
+export function harnessProjectsGraphqlApi(url: string, opts: { timeoutMs?: number; identity: ServiceIdentity }): HarnessProjectsApi {
   const call = serviceCaller('the projects subgraph', url, { timeoutMs: opts.timeoutMs ?? 15_000, identity: opts.identity });
   return {
     async project(id) {

@@ -77,7 +77,7 @@ export interface RunningRibs {
  * validation, registration; an activation rule broken fails this start), then serve. Stopping
  * awaits every rib's `dispose` before the database closes.
  */
-export async function start(opts: StartRibsOptions): Promise<RunningRibs> {
+export async function startRibsSubgraph(opts: StartRibsOptions): Promise<RunningRibs> {
   const state = await openDomainState({
     url: opts.databaseUrl,
     entities: ribsEntities,

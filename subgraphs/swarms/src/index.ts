@@ -38,7 +38,7 @@ export interface RunningSwarms {
 }
 
 /** Boots the swarms subgraph: migrate the swarm tables, then serve (the swarms domain over GraphQL). */
-export async function start(opts: StartSwarmsOptions): Promise<RunningSwarms> {
+export async function startSwarmsSubgraph(opts: StartSwarmsOptions): Promise<RunningSwarms> {
   const state = await openDomainState({
     url: opts.databaseUrl,
     entities: [],
