@@ -1,4 +1,5 @@
-import { serviceCaller, type ServiceIdentity } from '@keelson/service';
+import { projectsSubgraphClient } from '@keelson/host';
+import type { ServiceIdentity } from '@keelson/service';
 
 export interface ProjectInfo {
   id: string;
@@ -19,19 +20,11 @@ export interface HarnessProjectsApi {
 const FIELDS = 'id name rootPath workspaces { id path }';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/**
- * The projects subgraph over its GraphQL API (a subgraph never imports another). Its errors keep
- * their registry code; an unreachable subgraph is SERVICE_UNAVAILABLE.
- */
+/** The projects subgraph over its GraphQL API (one client, shared with runs). */
 export function harnessProjectsGraphqlApi(url: string, opts: { timeoutMs?: number; identity: ServiceIdentity }): HarnessProjectsApi {
-  const call = serviceCaller('the projects subgraph', url, { timeoutMs: opts.timeoutMs ?? 15_000, identity: opts.identity });
+  const client = projectsSubgraphClient(url, { timeoutMs: opts.timeoutMs ?? 15_000, identity: opts.identity });
   return {
-    async project(id) {
-      if (!UUID.test(id)) return null;
-      return (await call<{ project: ProjectInfo | null }>(`query ($id: ID) { project(id: $id) { ${FIELDS} } }`, { id })).project;
-    },
-    async projects() {
-      return (await call<{ projects: ProjectInfo[] }>(`{ projects { ${FIELDS} } }`)).projects;
-    },
+    project: async (id) => (UUID.test(id) ? client.project<ProjectInfo>(id, FIELDS) : null),
+    projects: () => client.projects<ProjectInfo>(FIELDS),
   };
 }

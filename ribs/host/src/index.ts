@@ -10,6 +10,7 @@ export { createWarningSink } from './warnings';
 export type { SnapshotStore, SnapshotRecord, SnapshotAppend } from './ports/snapshotStore';
 export type { CredentialStore } from './ports/credentialStore';
 export type { ProjectsPort } from './ports/projectsPort';
+export { projectsSubgraphClient, type ProjectsSubgraphClient } from './ports/projectsClient';
 export type { ApprovalPort } from './ports/approvalPort';
 export type { ConfigPort } from './config/configPort';
 export { InMemorySnapshotStore } from './memory/inMemorySnapshotStore';
