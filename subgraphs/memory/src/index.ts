@@ -1,5 +1,5 @@
 import { openDomainState } from '@keelson/platform';
-import { CapabilityWatcher } from '@keelson/operator';
+import { singleCapabilityWatcher, type CapabilityWatcher } from '@keelson/operator';
 import { serveDomain, type SubgraphStartOptions } from '@keelson/kit';
 import { CaptureConsumer } from './capture/captureConsumer';
 import { RunCaptureConsumer } from './capture/runCaptureConsumer';
@@ -152,15 +152,16 @@ export async function startMemorySubgraph(opts: StartMemoryOptions): Promise<Run
       runCapture,
     };
     // capabilitiesChanged: the search mode as memorySearchMode answers it, compared here.
-    watcher = new CapabilityWatcher({
+    watcher = singleCapabilityWatcher({
       dataSource,
       events,
       source: 'MEMORY_SEARCH',
-      intervalMs: opts.capabilityPollMs ?? 10_000,
+      id: 'search',
+      intervalMs: opts.capabilityPollMs,
       log: opts.log,
       observe: async () => {
         const now = mode.current;
-        return [{ id: 'search', available: now.mode === 'HYBRID', state: { mode: now.mode }, reason: now.reason }];
+        return { available: now.mode === 'HYBRID', state: { mode: now.mode }, reason: now.reason };
       },
     });
     const { schema } = await buildMemorySchema();

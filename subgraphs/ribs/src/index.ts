@@ -141,7 +141,7 @@ export async function startRibsSubgraph(opts: StartRibsOptions): Promise<Running
       dataSource,
       events,
       source: 'RIB',
-      intervalMs: opts.capabilityPollMs ?? 10_000,
+      intervalMs: opts.capabilityPollMs,
       log: opts.log,
       complete: { reason: 'not active in the ribs service (not installed, filtered out, or its activation failed)' },
       observe: async () => active.ribIds.map((id) => ({ id, available: true, state: { active: true }, reason: null })),

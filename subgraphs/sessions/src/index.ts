@@ -53,7 +53,7 @@ export async function startSessionsSubgraph(opts: StartSessionsOptions): Promise
     dataSource: runtime.dataSource,
     events: runtime.events,
     source: 'HARNESS',
-    intervalMs: opts.capabilityPollMs ?? 10_000,
+    intervalMs: opts.capabilityPollMs,
     log: opts.log,
     observe: () =>
       Promise.all(
