@@ -25,6 +25,41 @@ export class StandinApi extends StandinBots {
     return this.store.all('messages').find((m) => m.author_id === authorId && m.nonce === nonce);
   }
 
+  /** The author's earlier message with this nonce (a retry answers it again); the nonce on another text is 400. */
+  private retried(actor: StandinActor, nonce: string | undefined, text: string): StandinMessageRow | undefined {
+    if (nonce === undefined) return undefined;
+    const prior = this.byNonce(actor.user.id, nonce);
+    if (prior && prior.body !== text) throw new HttpError(400, 'client nonce was already used for a different message');
+    return prior;
+  }
+
+  /** Stores a new message of the actor: a channel post or a thread reply, as `place` says. */
+  private putMessage(
+    actor: StandinActor,
+    body: Record<string, unknown>,
+    text: string,
+    nonce: string | undefined,
+    place: Pick<StandinMessageRow, 'id' | 'workspace_id' | 'channel_id' | 'kind' | 'turn_id' | 'thread_root_id' | 'channel_seq' | 'created_at'>,
+  ): StandinMessageRow {
+    const { id, workspace_id, channel_id, kind, turn_id, thread_root_id, channel_seq, created_at } = place;
+    return this.store.put('messages', {
+      id,
+      workspace_id,
+      channel_id,
+      author_id: actor.user.id,
+      body: text,
+      nonce: nonce ?? null,
+      kind,
+      turn_id,
+      quoted_message_id: optStr(body, 'quoted_message_id') ?? null,
+      thread_root_id,
+      channel_seq,
+      created_at,
+      reply_count: 0,
+      last_reply_at: null,
+    });
+  }
+
   private mentions(workspaceId: string, body: string): string[] {
     const handles = new Set([...body.matchAll(MENTION)].map((m) => m[1]!.toLowerCase()));
     if (handles.size === 0) return [];
@@ -48,31 +83,20 @@ export class StandinApi extends StandinBots {
       if (actor.user.kind !== 'bot') throw new HttpError(403, 'agent activity messages need a bot token');
       this.need(actor, 'agent_activity:write');
     }
-    if (nonce !== undefined) {
-      const prior = this.byNonce(actor.user.id, nonce);
-      if (prior) {
-        if (prior.body !== text) throw new HttpError(400, 'client nonce was already used for a different message');
-        return ok({ message: this.messageView(prior), event: null });
-      }
-    }
+    const prior = this.retried(actor, nonce, text);
+    if (prior) return ok({ message: this.messageView(prior), event: null });
     const seq = channel.last_seq + 1;
     this.store.put('channels', { ...channel, last_seq: seq });
     const id = this.store.newId('msg');
-    const message = this.store.put('messages', {
+    const message = this.putMessage(actor, body, text, nonce, {
       id,
       workspace_id: channel.workspace_id,
       channel_id: channel.id,
-      author_id: actor.user.id,
-      body: text,
-      nonce: nonce ?? null,
       kind,
       turn_id: turnId,
-      quoted_message_id: optStr(body, 'quoted_message_id') ?? null,
       thread_root_id: id,
       channel_seq: seq,
       created_at: new Date().toISOString(),
-      reply_count: 0,
-      last_reply_at: null,
     });
     const event = this.publish({
       type: 'message.created',
@@ -101,30 +125,19 @@ export class StandinApi extends StandinBots {
     const text = requiredField(body, 'body');
     const nonce = optStr(body, 'nonce');
     this.checkNonce(nonce);
-    if (nonce !== undefined) {
-      const prior = this.byNonce(actor.user.id, nonce);
-      if (prior) {
-        if (prior.body !== text) throw new HttpError(400, 'client nonce was already used for a different message');
-        return ok({ message: this.messageView(prior), thread_state: this.threadState(this.store.get('messages', prior.thread_root_id)!), events: [] });
-      }
-    }
+    const prior = this.retried(actor, nonce, text);
+    if (prior) return ok({ message: this.messageView(prior), thread_state: this.threadState(this.store.get('messages', prior.thread_root_id)!), events: [] });
     const now = new Date().toISOString();
     const id = this.store.newId('msg');
-    const message = this.store.put('messages', {
+    const message = this.putMessage(actor, body, text, nonce, {
       id,
       workspace_id: root.workspace_id,
       channel_id: root.channel_id,
-      author_id: actor.user.id,
-      body: text,
-      nonce: nonce ?? null,
       kind: 'message',
       turn_id: null,
-      quoted_message_id: optStr(body, 'quoted_message_id') ?? null,
       thread_root_id: root.id,
       channel_seq: null,
       created_at: now,
-      reply_count: 0,
-      last_reply_at: null,
     });
     const updatedRoot = this.store.put('messages', { ...root, reply_count: root.reply_count + 1, last_reply_at: now });
     const replied = this.publish({
