@@ -5,7 +5,7 @@
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { silentLogger, serviceIdentity, testSecurity } from '@keelson/service';
-import { EmbeddingsClient, start, type MemoryEntry, type RunningMemory } from '@keelson/subgraph-memory';
+import { EmbeddingsClient, startMemorySubgraph, type MemoryEntry, type RunningMemory } from '@keelson/subgraph-memory';
 import { Client } from 'pg';
 import { corpus, corpusConversation } from '../subgraphs/memory/test/support/corpus';
 import { startEmbeddings } from '../subgraphs/memory/test/support/pgvector';
@@ -212,7 +212,7 @@ async function main(teardown: Teardown): Promise<string> {
   });
 
   // LEXICAL: an instance without an embeddings endpoint (KEELSON_EMBEDDINGS_* are not read). It does the appends.
-  const lexical = await start({
+  const lexical = await startMemorySubgraph({
     databaseUrl: db.url,
     host: '127.0.0.1',
     port: 0,
@@ -233,7 +233,7 @@ async function main(teardown: Teardown): Promise<string> {
     const embeddings = await startEmbeddings();
     teardown.push('stop the model server', () => embeddings.models.stop());
     embeddingsClient = new EmbeddingsClient(embeddings.settings);
-    const h = await start({ databaseUrl: db.url, host: '127.0.0.1', port: 0, security, settings: { embeddings: embeddings.settings }, log: silentLogger() });
+    const h = await startMemorySubgraph({ databaseUrl: db.url, host: '127.0.0.1', port: 0, security, settings: { embeddings: embeddings.settings }, log: silentLogger() });
     teardown.push('stop the hybrid memory subgraph', () => h.stop());
     if (h.services.mode.mode === 'HYBRID' && h.services.indexer) hybrid = h;
     else hybridMissing = `the HYBRID instance came up ${h.services.mode.reason}`;

@@ -75,4 +75,43 @@ describe('the architecture', () => {
     expect(apps.filter((app) => !statSync(join(root, 'apps', app, 'main.ts'), { throwIfNoEntry: false })?.isFile())).toEqual([]);
     expect(apps.filter((app) => !row.includes(`\`apps/${app}/main.ts\``))).toEqual([]);
   });
+
+  // One name, one thing: an exported name is declared once in the monorepo's non-test source, so an
+  // import or a search names what it means. Two kinds of declaration stand outside the rule, since
+  // their names are not ours to choose: a type-graphql type (a class decorated @ObjectType,
+  // @InputType or @InterfaceType, or an enum registered under its own name) is named by the GraphQL
+  // schema, where federation wants an entity's stub named alike in every subgraph that extends it;
+  // and client/src/gql/ is written by graphql-codegen from that schema.
+  it('declares each exported name once in non-test source', () => {
+    expect(repeatedExportNames()).toEqual([]);
+  });
 });
+
+const EXPORTED = /^export\s+(?:declare\s+)?(?:default\s+)?(?:abstract\s+)?(?:async\s+)?(?:function\*?|class|interface|type|const|let|var|enum)\s+([A-Za-z_$][\w$]*)/gm;
+const GENERATED = ['client/src/gql/'];
+const isTestSource = (rel: string) => /(^|\/)(test|testing)\//.test(rel) || /\.test\.ts$/.test(rel);
+
+/** Whether the declaration at `index` of `text` is a type-graphql type named by the schema. */
+function isGraphqlType(text: string, index: number, name: string): boolean {
+  // The decorators above a class sit between it and the previous top-level statement.
+  const above = text.slice(0, index).split('\n').slice(0, -1).reverse();
+  const boundary = above.findIndex((line) => /^(export|import|}|const|function|class)\b/.test(line));
+  if (above.slice(0, boundary === -1 ? undefined : boundary).some((line) => /^@(ObjectType|InputType|InterfaceType)\b/.test(line))) return true;
+  return new RegExp(`registerEnumType\\(${name},\\s*\\{\\s*name:\\s*'${name}'`).test(text);
+}
+
+function repeatedExportNames(): string[] {
+  const where = new Map<string, string[]>();
+  const files = new Set(workspaces.flatMap((w) => sourcesOf(join(root, w))));
+  for (const file of files) {
+    const rel = relative(root, file);
+    if (!rel.endsWith('.ts') || rel.endsWith('.d.ts') || isTestSource(rel) || GENERATED.some((g) => rel.startsWith(g))) continue;
+    const text = readFileSync(file, 'utf8');
+    for (const m of text.matchAll(EXPORTED)) {
+      const name = m[1]!;
+      if (isGraphqlType(text, m.index, name)) continue;
+      where.set(name, [...(where.get(name) ?? []), rel]);
+    }
+  }
+  return [...where].filter(([, at]) => at.length > 1).map(([name, at]) => `${name}: ${at.join(', ')}`).sort();
+}

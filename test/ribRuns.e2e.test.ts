@@ -8,7 +8,7 @@ import { HOLDER_STOPPED, POLICY_APPROVAL_NODE, POLICY_APPROVAL_WORKFLOW, searchA
 import { silentLogger } from '@keelson/service';
 import type { MessageChunk, Rib, RibContext, RibRunEvent } from '@keelson/ribs-contract';
 import { runsPortOf } from '@keelson/runs';
-import { ribsSettings, start as startRibs, type RunningRibs } from '@keelson/subgraph-ribs';
+import { ribsSettings, startRibsSubgraph as startRibs, type RunningRibs } from '@keelson/subgraph-ribs';
 import { findTemporalCli } from '@keelson/temporal';
 import { z } from 'zod';
 import { gql, gqlData, subscribe } from './support/client';

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
 import { runService } from '@keelson/service';
-import { loadIdentityConfig, start } from '@keelson/subgraph-identity';
+import { loadIdentityConfig, startIdentitySubgraph } from '@keelson/subgraph-identity';
 
-runService('identity', loadIdentityConfig, start);
+runService('identity', loadIdentityConfig, startIdentitySubgraph);

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
 import { runService } from '@keelson/service';
-import { loadProjectsConfig, start } from '@keelson/subgraph-projects';
+import { loadProjectsConfig, startProjectsSubgraph } from '@keelson/subgraph-projects';
 
-runService('projects', loadProjectsConfig, start);
+runService('projects', loadProjectsConfig, startProjectsSubgraph);

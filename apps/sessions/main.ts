@@ -1,5 +1,5 @@
 import 'reflect-metadata';
 import { runService } from '@keelson/service';
-import { loadSessionsConfig, start } from '@keelson/subgraph-sessions';
+import { loadSessionsConfig, startSessionsSubgraph } from '@keelson/subgraph-sessions';
 
-runService('sessions', loadSessionsConfig, (config) => start({ ...config, projects: config.projectsUrl }));
+runService('sessions', loadSessionsConfig, (config) => startSessionsSubgraph({ ...config, projects: config.projectsUrl }));

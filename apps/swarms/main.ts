@@ -1,5 +1,5 @@
 import 'reflect-metadata';
 import { runService } from '@keelson/service';
-import { loadSwarmsConfig, start } from '@keelson/subgraph-swarms';
+import { loadSwarmsConfig, startSwarmsSubgraph } from '@keelson/subgraph-swarms';
 
-runService('swarms', loadSwarmsConfig, (config) => start(config));
+runService('swarms', loadSwarmsConfig, (config) => startSwarmsSubgraph(config));

@@ -5,7 +5,7 @@ import type { DataSource } from 'typeorm';
 import type { CliDriver } from './drivers/cliDriver';
 import type { HarnessId } from './ids';
 import { HarnessControlPlane } from './plane/controlPlane';
-import { projectsGraphqlApi, type ProjectsApi } from './plane/projects';
+import { harnessProjectsGraphqlApi, type HarnessProjectsApi } from './plane/projects';
 import { SessionsTables1764460800400 } from './plane/sessionsTables.migration';
 import { HarnessStore } from './plane/store';
 import { createDriverRegistry } from './registry';
@@ -19,7 +19,7 @@ export interface HarnessRuntimeOptions {
   databaseUrl: string;
   settings: HarnessSettings;
   /** The projects subgraph's GraphQL URL (where turns may run) and who the sessions service is to it, or an API (tests). */
-  projects: { url: string; identity: ServiceIdentity } | ProjectsApi;
+  projects: { url: string; identity: ServiceIdentity } | HarnessProjectsApi;
   log: Logger;
   /** Replaces drivers (tests). */
   drivers?: Partial<Record<HarnessId, CliDriver>>;
@@ -66,7 +66,7 @@ export async function startHarnessRuntime(opts: HarnessRuntimeOptions): Promise<
   const plane = new HarnessControlPlane({
     store: new HarnessStore(dataSource, events),
     drivers: createDriverRegistry(opts.settings, opts.drivers),
-    projects: 'url' in opts.projects ? projectsGraphqlApi(opts.projects.url, { identity: opts.projects.identity }) : opts.projects,
+    projects: 'url' in opts.projects ? harnessProjectsGraphqlApi(opts.projects.url, { identity: opts.projects.identity }) : opts.projects,
     settings: opts.settings,
     dataSource,
     notifier,

@@ -1,7 +1,6 @@
 import { homedir } from 'node:os';
-import { join } from 'node:path';
 import { createSandbox, sandboxEnv, type ProcessSandbox } from '@keelson/platform';
-import { expandHome, type MeshEnv } from '@keelson/schema';
+import { keelsonHome, type MeshEnv } from '@keelson/schema';
 
 /** What the drivers need from the environment (resolved once by {@link harnessSettings}). */
 export interface HarnessSettings {
@@ -29,9 +28,9 @@ export interface HarnessSettings {
 
 /** The drivers' settings from parsed env. */
 export function harnessSettings(e: MeshEnv, rawEnv: Record<string, string | undefined> = process.env, userHome = homedir()): HarnessSettings {
-  const keelsonHome = expandHome(e.KEELSON_HOME ?? join(userHome, '.keelson'), userHome);
+  const home = keelsonHome(e, userHome);
   return {
-    keelsonHome,
+    keelsonHome: home,
     modelBaseUrl: e.KEELSON_MODEL_BASE_URL ? e.KEELSON_MODEL_BASE_URL.replace(/\/+$/, '') : null,
     apiKey: e.KEELSON_MODEL_API_KEY,
     model: e.KEELSON_HARNESS_MODEL ?? null,
@@ -40,6 +39,6 @@ export function harnessSettings(e: MeshEnv, rawEnv: Record<string, string | unde
     leaseMs: 15_000,
     killGraceMs: 2000,
     inheritedEnv: sandboxEnv(rawEnv),
-    sandbox: createSandbox({ mode: e.KEELSON_SANDBOX, hidden: [keelsonHome] }),
+    sandbox: createSandbox({ mode: e.KEELSON_SANDBOX, hidden: [home] }),
   };
 }

@@ -6,7 +6,7 @@ import type { JwtVerifier } from './jwtVerifier';
 import { TOKEN_PREFIX, type IdentityEventPayload, type TokenStore } from './tokenStore';
 
 /** An authenticated credential: the caller, and when the credential stops being valid (if known). */
-export interface Authenticated {
+export interface AuthenticatedCaller {
   caller: Caller;
   /** Epoch ms at which a JWT expires (API tokens are rechecked against the store instead). */
   expiresAt?: number;
@@ -30,7 +30,7 @@ export class Authenticator {
   ) {}
 
   /** @throws MeshError UNAUTHENTICATED when the header is missing, not a bearer, or the credential is not accepted. */
-  async authenticate(authorization: string | undefined): Promise<Authenticated> {
+  async authenticate(authorization: string | undefined): Promise<AuthenticatedCaller> {
     if (!authorization) throw new MeshError('UNAUTHENTICATED', 'authentication required: send authorization: Bearer <token> (README "Security")');
     const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     if (!m) throw new MeshError('UNAUTHENTICATED', 'the authorization header must be "Bearer <token>"');

@@ -3,7 +3,7 @@ export type { ApiTokenRecord, NewToken, IdentityEventType, IdentityEventPayload 
 export { JwtVerifier } from './jwtVerifier';
 export type { JwtSettings } from './jwtVerifier';
 export { Authenticator } from './authenticator';
-export type { Authenticated } from './authenticator';
+export type { AuthenticatedCaller } from './authenticator';
 export { ensureAdminToken, tokenFilePath } from './bootstrapToken';
 export { openIdentity, jwtSettingsFromEnv, identityMigrations } from './openIdentity';
 export type { Identity, IdentityOptions } from './openIdentity';

@@ -7,4 +7,4 @@ export type { Rule, RuleMatch, ReplySpec, ReplyContext } from './script/rule';
 export { parseScript } from './script/scriptFile';
 export { builtinRules } from './script/markers';
 export { embed } from './protocols/embeddings';
-export type { Conversation, Protocol, ToolSpec, ToolResult } from './conversation/conversation';
+export type { Conversation, Protocol, ConversationToolSpec, ToolResult } from './conversation/conversation';

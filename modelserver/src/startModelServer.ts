@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import { brotliDecompress, gunzip, inflate } from 'node:zlib';
 import type { Logger } from '@keelson/service';
 import type { ProtocolAdapter } from './protocols/adapter';
-import { anthropic, countTokens } from './protocols/anthropic';
+import { anthropic, anthropicCountTokens } from './protocols/anthropic';
 import { chatCompletions } from './protocols/chatCompletions';
 import { embeddings } from './protocols/embeddings';
 import { newId } from './protocols/frames';
@@ -206,7 +206,7 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
       if (path === '/v1/messages/count_tokens' && method === 'POST') {
         entry.api = 'count_tokens';
         entry.status = 200;
-        return sendJson(res, 200, countTokens(body));
+        return sendJson(res, 200, anthropicCountTokens(body));
       }
       if ((path === '/v1/embeddings' || path === '/embeddings') && method === 'POST') {
         entry.api = 'embeddings';

@@ -16,8 +16,8 @@ export interface CapabilityWatcherOptions {
   source: CapabilitySource;
   /** The read field's own computation (never a copy of it): what is true now. */
   observe: () => Promise<CapabilityObservation[]>;
-  /** How often to compare. */
-  intervalMs: number;
+  /** How often to compare. @default 10000 */
+  intervalMs?: number;
   /**
    * `observe` lists everything there is (active ribs): a key it no longer lists whose last event said
    * available is reported unavailable. @default false (every key is always listed)
@@ -54,7 +54,7 @@ export class CapabilityWatcher {
       this.running = this.poll().catch((err: unknown) => this.opts.log.warn({ err, source: this.opts.source }, 'comparing capabilities failed; next interval retries'));
     };
     tick();
-    this.timer = setInterval(tick, this.opts.intervalMs);
+    this.timer = setInterval(tick, this.opts.intervalMs ?? 10_000);
     this.timer.unref();
     return this;
   }
@@ -96,4 +96,15 @@ export class CapabilityWatcher {
     if (this.timer) clearInterval(this.timer);
     await this.running;
   }
+}
+
+/**
+ * A watcher of a source that has one capability (the memory search mode, the swarm bus): `observe`
+ * answers that capability, named `id`.
+ */
+export function singleCapabilityWatcher(
+  opts: Omit<CapabilityWatcherOptions, 'observe' | 'complete'> & { id: string; observe: () => Promise<Omit<CapabilityObservation, 'id'>> },
+): CapabilityWatcher {
+  const { id, observe, ...rest } = opts;
+  return new CapabilityWatcher({ ...rest, observe: async () => [{ id, ...(await observe()) }] });
 }

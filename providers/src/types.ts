@@ -1,4 +1,5 @@
-import type { ModelClass, ReasoningEffort, TokenUsage } from '@keelson/ribs-contract';
+import type { ModelClass, ReasoningEffort } from '@keelson/schema';
+import type { TokenUsage } from '@keelson/ribs-contract';
 
 /** What a provider can honestly do; the turn engine reads these, it never guesses. */
 export interface ProviderCapabilities {

@@ -1,4 +1,5 @@
-import { serviceCaller, type ServiceIdentity } from '@keelson/service';
+import { projectsSubgraphClient } from '@keelson/host';
+import type { ServiceIdentity } from '@keelson/service';
 
 export interface ProjectRef {
   id: string;
@@ -25,38 +26,14 @@ export interface ProjectsApi {
   releaseMutationLock?(id: string): Promise<boolean>;
 }
 
-/**
- * The projects subgraph over its GraphQL API (subgraphs never import each other). Its errors keep
- * their registry code; an unreachable subgraph is SERVICE_UNAVAILABLE.
- */
+/** The projects subgraph over its GraphQL API (one client, shared with the harness). */
 export function projectsGraphqlApi(url: string, opts: { timeoutMs?: number; identity: ServiceIdentity }): ProjectsApi {
-  const call = serviceCaller('the projects subgraph', url, { timeoutMs: opts.timeoutMs ?? 30_000, identity: opts.identity });
+  const client = projectsSubgraphClient(url, { timeoutMs: opts.timeoutMs ?? 30_000, identity: opts.identity });
   return {
-    async project(id) {
-      const data = await call<{ project: ProjectRef | null }>('query ($id: ID) { project(id: $id) { id name rootPath trusted } }', { id });
-      return data.project;
-    },
-    async acquireWorkspace(projectId, purpose) {
-      const data = await call<{ acquireWorkspace: WorkspaceRef }>(
-        'mutation ($p: ID!, $purpose: String) { acquireWorkspace(projectId: $p, purpose: $purpose) { id path branch } }',
-        { p: projectId, purpose },
-      );
-      return data.acquireWorkspace;
-    },
-    async releaseWorkspace(id) {
-      const data = await call<{ releaseWorkspace: boolean }>('mutation ($id: ID!) { releaseWorkspace(id: $id) }', { id });
-      return data.releaseWorkspace;
-    },
-    async acquireMutationLock(projectId, purpose, holder) {
-      const data = await call<{ acquireMutationLock: { id: string } }>(
-        'mutation ($p: ID!, $purpose: String!, $holder: String!) { acquireMutationLock(projectId: $p, purpose: $purpose, holder: $holder) { id } }',
-        { p: projectId, purpose, holder },
-      );
-      return data.acquireMutationLock;
-    },
-    async releaseMutationLock(id) {
-      const data = await call<{ releaseMutationLock: boolean }>('mutation ($id: ID!) { releaseMutationLock(id: $id) }', { id });
-      return data.releaseMutationLock;
-    },
+    project: (id) => client.project<ProjectRef>(id, 'id name rootPath trusted'),
+    acquireWorkspace: client.acquireWorkspace,
+    releaseWorkspace: client.releaseWorkspace,
+    acquireMutationLock: client.acquireMutationLock,
+    releaseMutationLock: client.releaseMutationLock,
   };
 }

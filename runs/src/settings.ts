@@ -1,6 +1,5 @@
 import { homedir } from 'node:os';
-import { join } from 'node:path';
-import { expandHome, type MeshEnv } from '@keelson/schema';
+import { keelsonHome, type MeshEnv, type TemporalTarget } from '@keelson/schema';
 import { bundledWorkflowsDir } from './catalog/catalog';
 import type { RibWorkflowSource } from './catalog/ribSource';
 
@@ -10,13 +9,8 @@ export interface RunsSettings {
   keelsonHome: string;
   /** The bundled workflows (`runs/workflows`). */
   bundledWorkflowsDir: string;
-  temporal: {
-    address: string;
-    namespace: string;
-    taskQueue: string;
-    /** Base URL of the Temporal Web UI for `temporalUiUrl`; absent: the field is null. */
-    uiUrl?: string;
-  };
+  /** Where runs and ops start (no `uiUrl`: `temporalUiUrl` is null). */
+  temporal: TemporalTarget;
   /** The projects subgraph's GraphQL endpoint (project lookups and scopes). */
   projectsUrl: string;
   /** Heartbeat timeout of node activities and ops. */
@@ -38,7 +32,7 @@ export function runsSettings(
   const address = opts.temporal?.address ?? e.TEMPORAL_ADDRESS;
   if (!address) throw new Error('the runs subgraph needs Temporal: set TEMPORAL_ADDRESS (npm start passes its dev server)');
   return {
-    keelsonHome: expandHome(e.KEELSON_HOME ?? join(userHome, '.keelson'), userHome),
+    keelsonHome: keelsonHome(e, userHome),
     bundledWorkflowsDir,
     temporal: {
       address,

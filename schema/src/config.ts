@@ -305,6 +305,30 @@ export function expandHome(p: string, home: string): string {
   return p;
 }
 
+/** Where a service reaches Temporal (its workflows' task queue included). */
+export interface TemporalTarget {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  /** Base URL of the Temporal Web UI (for `temporalUiUrl` and other links); absent: no link. */
+  uiUrl?: string;
+}
+
+/** `<userHome>/<name>` without a node path module (this package stays pure TypeScript). */
+function underHome(userHome: string, name: string): string {
+  return `${userHome.replace(/\/+$/, '')}/${name}`;
+}
+
+/** The Keelson home: `KEELSON_HOME` (a leading `~` expanded against `userHome`), else `<userHome>/.keelson`. */
+export function keelsonHome(env: { KEELSON_HOME?: string }, userHome: string): string {
+  return expandHome(env.KEELSON_HOME ?? underHome(userHome, '.keelson'), userHome);
+}
+
+/** The workspace root: `KEELSON_WORKSPACE` (a leading `~` expanded against `userHome`), else `<userHome>/keelson`. */
+export function keelsonWorkspace(env: { KEELSON_WORKSPACE?: string }, userHome: string): string {
+  return expandHome(env.KEELSON_WORKSPACE ?? underHome(userHome, 'keelson'), userHome);
+}
+
 /** A comma-separated list as its trimmed, non-empty items. */
 export function listOf(value: string | undefined): string[] {
   return (value ?? '').split(',').map((v) => v.trim()).filter((v) => v.length > 0);

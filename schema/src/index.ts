@@ -1,7 +1,7 @@
 export { errorCodes, errorCodeSchema, requestErrorCodes, statusOf, codeForStatus, MeshError, isMeshError } from './errors';
 export type { ErrorCode, RequestErrorCode } from './errors';
-export { envSchema, parseEnv, ConfigError, expandHome, isLoopback, listOf } from './config';
-export type { MeshEnv } from './config';
+export { envSchema, parseEnv, ConfigError, expandHome, keelsonHome, keelsonWorkspace, isLoopback, listOf } from './config';
+export type { MeshEnv, TemporalTarget } from './config';
 export { describeZodError } from './zodMessage';
 export {
   streams,

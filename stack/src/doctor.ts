@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { createDriverRegistry, harnessSettings } from '@keelson/harness';
 import { findOrphanGroups, findOwnedProcesses, probeBwrap, runGit, SANDBOX_FIX } from '@keelson/platform';
-import { expandHome, isLoopback, parseEnv } from '@keelson/schema';
+import { isLoopback, keelsonHome, keelsonWorkspace, parseEnv } from '@keelson/schema';
 import { ClickClackClient, ManagedBus, resolveBusSetup } from '@keelson/rib-swarm';
 import { tracingFromEnv } from '@keelson/service';
 import { findTemporalCli, TEMPORAL_CLI_VERSION } from '@keelson/temporal';
@@ -104,8 +104,8 @@ export async function tracingCheck(env: NodeJS.ProcessEnv): Promise<Omit<Check, 
 /** `npm run doctor`: the state of every dependency `npm start` needs, one line each. */
 export async function doctor(env: NodeJS.ProcessEnv = process.env): Promise<Check[]> {
   const e = parseEnv(env);
-  const home = expandHome(e.KEELSON_HOME ?? join(homedir(), '.keelson'), homedir());
-  const workspace = expandHome(e.KEELSON_WORKSPACE ?? join(homedir(), 'keelson'), homedir());
+  const home = keelsonHome(e, homedir());
+  const workspace = keelsonWorkspace(e, homedir());
   const checks: Promise<Check>[] = [
     check('node', async () => {
       const major = Number(process.versions.node.split('.')[0]);

@@ -1,4 +1,4 @@
-export { startMesh, supergraphPath } from './startMesh';
+export { startMesh } from './startMesh';
 export type { MeshOptions, RunningMesh } from './startMesh';
 export { ensureDatabase } from './database';
 export { composeSupergraph } from './compose';

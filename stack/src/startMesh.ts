@@ -1,18 +1,18 @@
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { startGateway, subscriptionLimitsFromEnv } from '@keelson/gateway';
+import { startGateway, subscriptionLimitsFromEnv, supergraphPath } from '@keelson/gateway';
 import { jwtSettingsFromEnv } from '@keelson/identity';
-import { expandHome, parseEnv, type MeshEnv } from '@keelson/schema';
+import { keelsonHome, parseEnv, type MeshEnv } from '@keelson/schema';
 import { createLogger, meshSecurityFromEnv, serviceIdentity, startTracing, tracingFromEnv, type Logger, type MeshSecurity, type TracingSettings } from '@keelson/service';
-import { start as startIdentity, type RunningIdentity } from '@keelson/subgraph-identity';
+import { startIdentitySubgraph as startIdentity, type RunningIdentity } from '@keelson/subgraph-identity';
 import { memorySettings, type RunningMemory } from '@keelson/subgraph-memory';
-import { projectsSettings, start as startProjects, type RunningProjects } from '@keelson/subgraph-projects';
-import { ribsSettings, start as startRibs, type RibHostOverrides, type RibRunsWiring, type RunningRibs } from '@keelson/subgraph-ribs';
-import { start as startRuns, type RunningRuns } from '@keelson/subgraph-runs';
-import { start as startSessions, type RunningSessions } from '@keelson/subgraph-sessions';
+import { projectsSettings, startProjectsSubgraph as startProjects, type RunningProjects } from '@keelson/subgraph-projects';
+import { ribsSettings, startRibsSubgraph as startRibs, type RibHostOverrides, type RibRunsWiring, type RunningRibs } from '@keelson/subgraph-ribs';
+import { startRunsSubgraph as startRuns, type RunningRuns } from '@keelson/subgraph-runs';
+import { startSessionsSubgraph as startSessions, type RunningSessions } from '@keelson/subgraph-sessions';
 import { configureSwarmOperator, graphqlSwarmApi } from '@keelson/rib-swarm';
-import { start as startSwarms, swarmsSettings, type RunningSwarms } from '@keelson/subgraph-swarms';
+import { startSwarmsSubgraph as startSwarms, swarmsSettings, type RunningSwarms } from '@keelson/subgraph-swarms';
 import { harnessSettings } from '@keelson/harness';
 import {
   configureTemporalRuntime,
@@ -23,7 +23,7 @@ import {
   ensureTemporalCli,
   openActivityDeps,
   openMemoryActivityDeps,
-  openSwarmActivityDeps,
+  openWorkerSwarmDeps,
   startDevServer,
   startEcho,
   startWorker,
@@ -114,11 +114,6 @@ async function withTemporalClient<T>(temporal: { address: string; namespace: str
   }
 }
 
-/** The checked-in composed supergraph. */
-export function supergraphPath(): string {
-  return join(dirname(require.resolve('@keelson/schema/package.json')), 'supergraph.graphql');
-}
-
 /**
  * Boots the whole mesh in one process: Postgres (checked, database created if missing), Temporal
  * (the given server, TEMPORAL_ADDRESS, or a file-backed dev server), every subgraph, the worker and
@@ -133,7 +128,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
   const progress = opts.progress ?? (() => {});
   const port = (p: number) => (opts.ephemeralPorts ? 0 : p);
   const userHome = homedir();
-  const home = expandHome(env.KEELSON_HOME ?? join(userHome, '.keelson'), userHome);
+  const home = keelsonHome(env, userHome);
   const stops: { name: string; stop: () => Promise<void> }[] = [];
   const stopAll = async () => {
     for (const step of stops.splice(0).reverse()) {
@@ -345,17 +340,12 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
         },
       });
       stops.push({ name: 'worker state', stop: () => activityDeps.close() });
-      const swarmDeps = await openSwarmActivityDeps({
+      const swarmDeps = await openWorkerSwarmDeps(activityDeps, {
         databaseUrl: env.DATABASE_URL,
-        events: activityDeps.events,
-        ops: activityDeps.deps.ops!.store,
         env: rawEnv,
         home,
-        ...(activityDeps.agentTurns ? { agentTurns: activityDeps.agentTurns } : {}),
         pg: security.pg,
-        ...(activityDeps.deps.runs?.projects ? { projects: activityDeps.deps.runs.projects } : {}),
-        // A lost worker's turn is taken over once its lease lapses, about when Temporal retries it.
-        turnLeaseMs: Math.min(env.KEELSON_RUN_HEARTBEAT_TIMEOUT_MS, 15_000),
+        heartbeatTimeoutMs: env.KEELSON_RUN_HEARTBEAT_TIMEOUT_MS,
         log: workerLog,
       });
       stops.push({ name: 'worker swarm state', stop: () => swarmDeps.close() });

@@ -3,14 +3,11 @@
 // control plane is a stand-in (the workflow only sees its activities' results), so no CLI runs.
 // Re-record only on purpose: a history is the contract that deployed runs hold us to.
 //   node -r ./scripts/register.js temporal/scripts/recordHarnessHistories.ts [--address host:port] [--only <name>]
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { MeshError, searchAttributes, workflowKinds, workflowTypes, type HarnessTaskInput, type SessionSteerInput } from '@keelson/schema';
+import { MeshError, workflowKinds, workflowTypes, type HarnessTaskInput, type SessionSteerInput } from '@keelson/schema';
 import { WithStartWorkflowOperation } from '@temporalio/client';
-import { connectClient, createActivities, ensureTemporalCli, searchAttributeKeys, sessionSteerUpdate, startDevServer, startWorker } from '../src';
+import { connectClient, createActivities, searchAttributeKeys, sessionSteerUpdate, startWorker } from '../src';
 import type { HarnessTaskPlane } from '../src/activities';
+import { recordingTarget, runRecording, writeHistory } from './recording';
 
 const TASK_QUEUE = 'record-harness-histories';
 
@@ -50,14 +47,9 @@ const plane: HarnessTaskPlane = {
 };
 
 async function main(): Promise<void> {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  const addressFlag = process.argv.indexOf('--address');
-  const server = addressFlag === -1 ? await startDevServer({ cli: await ensureTemporalCli({ log: console.log }), port: 0, uiPort: 0 }) : undefined;
-  const address = server?.address ?? process.argv[addressFlag + 1]!;
+  const { address, wanted, stop } = await recordingTarget();
   const worker = await startWorker({ address, taskQueue: TASK_QUEUE, activities: createActivities({ harness: { plane } }) });
   const client = await connectClient({ address });
-  const onlyFlag = process.argv.indexOf('--only');
-  const wanted = (name: string) => onlyFlag === -1 || process.argv[onlyFlag + 1] === name;
   try {
     for (const [name, taskId] of [
       ['harnessTask', 'ok-1'],
@@ -81,16 +73,13 @@ async function main(): Promise<void> {
         await handle.cancel();
       }
       await handle.result().catch(() => undefined);
-      const history = await handle.fetchHistory();
-      const file = join(__dirname, '..', 'histories', `${name}.json`);
-      await writeFile(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
-      console.log(`recorded ${name} (${history.events?.length ?? 0} events, ${searchAttributes.kind}=task) → ${file}`);
+      await writeHistory(name, await handle.fetchHistory());
     }
     if (wanted('sessionSteer')) await recordSessionSteer(client);
   } finally {
     await client.connection.close();
     await worker.stop();
-    await server?.stop();
+    await stop();
   }
 }
 
@@ -113,13 +102,7 @@ async function recordSessionSteer(client: Awaited<ReturnType<typeof connectClien
   }
   const steered = client.workflow.getHandle(workflowId);
   await steered.result();
-  const history = await steered.fetchHistory();
-  const file = join(__dirname, '..', 'histories', 'sessionSteer.json');
-  await writeFile(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
-  console.log(`recorded sessionSteer (${history.events?.length ?? 0} events, ${searchAttributes.kind}=steer) → ${file}`);
+  await writeHistory('sessionSteer', await steered.fetchHistory());
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+runRecording(main);

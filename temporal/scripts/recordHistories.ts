@@ -2,19 +2,16 @@
 // replay.int.test.ts. Re-record only on purpose: a history is the contract that deployed runs hold us to.
 // Needs the local Postgres (KEELSON_TEST_ADMIN_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres).
 //   node -r ./scripts/register.js temporal/scripts/recordHistories.ts [--address host:port] [--only name,name]
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { workflowTypes } from '@keelson/schema';
 import { ADDRESS_ENV } from '../../test/support/temporalServer';
-import { connectClient, createActivities, ensureTemporalCli, startDevServer, startEcho, startWorker } from '../src';
+import { connectClient, createActivities, startEcho, startWorker } from '../src';
 import { opWorkflowId, startOpWorkflow } from '../src/runClient';
 import { opSteerUpdate, respondUpdate, steerSignal } from '../src/workflows/messages';
 import { opWorkWorkflowId } from '../src/workflows/opWork';
 import { STEER_KEY_PREFIX } from '../src/workflows/steerableOp';
 import { RunHarness } from '../test/runHarness';
+import { recordScenarios, recordingTarget, runRecording } from './recording';
 
 const TASK_QUEUE = 'record-histories';
 
@@ -160,35 +157,20 @@ async function steeredOp(client: Client, runs: RunHarness, opId: string, maxHist
 }
 
 async function main(): Promise<void> {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  const addressFlag = process.argv.indexOf('--address');
-  const server =
-    addressFlag === -1 ? await startDevServer({ cli: await ensureTemporalCli({ log: console.log }), port: 0, uiPort: 0 }) : undefined;
-  const address = server?.address ?? process.argv[addressFlag + 1]!;
+  const target = await recordingTarget();
+  const { address } = target;
   process.env[ADDRESS_ENV] = address;
   const worker = await startWorker({ address, taskQueue: TASK_QUEUE, activities: createActivities() });
   const client = await connectClient({ address });
-  const onlyFlag = process.argv.indexOf('--only');
-  const only = onlyFlag === -1 ? undefined : process.argv[onlyFlag + 1]!.split(',');
   const runs = await RunHarness.start();
   try {
-    for (const [name, scenario] of Object.entries(scenarios)) {
-      if (only && !only.includes(name)) continue;
-      const { workflowId, runId } = await scenario({ client, runs });
-      const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-      const file = join(__dirname, '..', 'histories', `${name}.json`);
-      await writeFile(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
-      console.log(`recorded ${name} (${history.events?.length ?? 0} events) → ${file}`);
-    }
+    await recordScenarios(client, { client, runs }, scenarios, target.wanted);
   } finally {
     await runs.stop();
     await client.connection.close();
     await worker.stop();
-    await server?.stop();
+    await target.stop();
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+runRecording(main);

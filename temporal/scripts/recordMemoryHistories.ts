@@ -4,14 +4,11 @@
 // subgraph and the provider are stand-ins (the workflow only sees its activities' results).
 // Re-record only on purpose: a history is the contract that deployed passes hold us to.
 //   node -r ./scripts/register.js temporal/scripts/recordMemoryHistories.ts [--address host:port]
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { ProviderError, ProviderRegistry, type ModelProvider } from '@keelson/providers';
 import { workflowKinds, workflowTypes } from '@keelson/schema';
-import { connectClient, createActivities, ensureTemporalCli, searchAttributeKeys, startDevServer, startWorker } from '../src';
+import { connectClient, createActivities, searchAttributeKeys, startWorker } from '../src';
 import type { MemoryApi, MemoryCompactionInput } from '../src';
+import { recordingTarget, runRecording, writeHistory } from './recording';
 
 const TASK_QUEUE = 'record-memory-histories';
 const conversationId = '5b0e6c1a-2f3d-4e5f-8a9b-0c1d2e3f4a5b';
@@ -54,10 +51,7 @@ const provider = (refuseFrom?: number): ModelProvider => ({
 });
 
 async function main(): Promise<void> {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  const addressFlag = process.argv.indexOf('--address');
-  const server = addressFlag === -1 ? await startDevServer({ cli: await ensureTemporalCli({ log: console.log }), port: 0, uiPort: 0 }) : undefined;
-  const address = server?.address ?? process.argv[addressFlag + 1]!;
+  const { address, stop } = await recordingTarget();
   const client = await connectClient({ address });
   try {
     for (const [name, refuseFrom] of [
@@ -78,21 +72,15 @@ async function main(): Promise<void> {
           ],
         });
         await handle.result().catch(() => undefined);
-        const history = await handle.fetchHistory();
-        const file = join(__dirname, '..', 'histories', `${name}.json`);
-        await writeFile(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
-        console.log(`recorded ${name} (${history.events?.length ?? 0} events) → ${file}`);
+        await writeHistory(name, await handle.fetchHistory());
       } finally {
         await worker.stop();
       }
     }
   } finally {
     await client.connection.close();
-    await server?.stop();
+    await stop();
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+runRecording(main);

@@ -2,15 +2,11 @@
 // temporal/histories/<name>.json, for replay.int.test.ts. No Postgres: the bookkeeping activities are
 // recorded fakes and a second worker plays the ribs process. Re-record only on purpose.
 //   node -r ./scripts/register.js temporal/scripts/recordRibHistories.ts [--address host:port] [--only name,name]
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { workflowTypes } from '@keelson/schema';
-import { ensureTemporalCli, startDevServer } from '../src';
 import { steerSignal } from '../src/workflows/messages';
 import { refreshDetachSignal, refreshLiveSignal } from '../src/workflows/ribMessages';
 import { RibHarness } from '../test/ribHarness';
+import { recordHarnessScenarios } from './recording';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -74,30 +70,4 @@ const scenarios: Record<string, Scenario> = {
   },
 };
 
-async function main(): Promise<void> {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  const addressFlag = process.argv.indexOf('--address');
-  const server = addressFlag === -1 ? await startDevServer({ cli: await ensureTemporalCli({ log: console.log }), port: 0, uiPort: 0 }) : undefined;
-  const address = server?.address ?? process.argv[addressFlag + 1]!;
-  const onlyFlag = process.argv.indexOf('--only');
-  const only = onlyFlag === -1 ? undefined : process.argv[onlyFlag + 1]!.split(',');
-  const h = await RibHarness.start(address);
-  try {
-    for (const [name, scenario] of Object.entries(scenarios)) {
-      if (only && !only.includes(name)) continue;
-      const { workflowId, runId } = await scenario(h);
-      const history = await h.client.workflow.getHandle(workflowId, runId).fetchHistory();
-      const file = join(__dirname, '..', 'histories', `${name}.json`);
-      await writeFile(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
-      console.log(`recorded ${name} (${history.events?.length ?? 0} events) → ${file}`);
-    }
-  } finally {
-    await h.stop();
-    await server?.stop();
-  }
-}
-
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+recordHarnessScenarios((address) => RibHarness.start(address), scenarios);

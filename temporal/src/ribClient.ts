@@ -2,7 +2,8 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { TASK_QUEUE, workflowKinds, workflowTypes, type RefreshAttach } from '@keelson/schema';
 import type { RibActivities } from './activities/ribs/ribActivities';
-import { keelsonSearchAttributes, searchAttributeKeys } from './searchAttributeKeys';
+import { startOpExecution, type OpStartOptions } from './runClient';
+import { searchAttributeKeys } from './searchAttributeKeys';
 import { refreshAttachSignal, refreshDetachSignal, refreshLiveSignal } from './workflows/ribMessages';
 import type { regionRefresh, RegionRefreshInput, ribOp, RibOpInput } from './workflows';
 
@@ -19,27 +20,15 @@ export function refreshWorkflowId(key: string, taskQueue: string): string {
   return taskQueue === TASK_QUEUE ? `refresh-${key}` : `refresh-${key}@${taskQueue}`;
 }
 
-export interface StartRibOpOptions {
-  /** The mesh's task queue (the workflow and its bookkeeping run there; the hold runs on `input.holderTaskQueue`). */
-  taskQueue: string;
-  workflowId: string;
-  input: RibOpInput;
-  title: string;
-  /** KeelsonProject: the project's name. */
-  project?: string | null;
+/** A rib op starts on the mesh's task queue (the workflow and its bookkeeping run there; the hold runs on `input.holderTaskQueue`). */
+export interface StartRibOpOptions extends OpStartOptions<RibOpInput> {
   /** KeelsonRib: the registering rib. */
   rib: string;
 }
 
-/** Starts a rib op as `ribOp`: `KeelsonKind='op'`, `KeelsonWorkflowName=<kind>`, `KeelsonRib`, memo `{ title, opId }`. */
+/** Starts a rib op as `ribOp` (see {@link startOpExecution}). */
 export function startRibOpWorkflow(client: Client, opts: StartRibOpOptions): Promise<WorkflowHandle<typeof ribOp>> {
-  return client.workflow.start<typeof ribOp>(workflowTypes.ribOp, {
-    taskQueue: opts.taskQueue,
-    workflowId: opts.workflowId,
-    args: [opts.input],
-    typedSearchAttributes: keelsonSearchAttributes({ kind: workflowKinds.op, workflowName: opts.input.kind, project: opts.project, rib: opts.rib }),
-    memo: { title: opts.title, opId: opts.input.opId },
-  });
+  return startOpExecution<typeof ribOp>(client, workflowTypes.ribOp, opts);
 }
 
 export interface AttachRefreshOptions {

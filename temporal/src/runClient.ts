@@ -1,4 +1,4 @@
-import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { Client, Workflow, WorkflowHandle, WorkflowStartOptions } from '@temporalio/client';
 import { workflowKinds, workflowTypes } from '@keelson/schema';
 import { keelsonSearchAttributes } from './searchAttributeKeys';
 import type { dagRun, DagRunInput, durableOp, DurableOpInput } from './workflows';
@@ -43,22 +43,41 @@ export function startRunWorkflow(client: Client, opts: StartRunOptions): Promise
   });
 }
 
-export interface StartOpOptions {
+/** What starting an op takes, whichever workflow runs it (`durableOp`, or `ribOp` for a rib's op). */
+export interface OpStartOptions<I extends { kind: string; opId: string }> {
+  /** The mesh's task queue. */
   taskQueue: string;
   workflowId: string;
-  input: DurableOpInput;
+  input: I;
+  /** Memo title shown in the UI. */
   title: string;
+  /** KeelsonProject: the project's name. */
   project?: string | null;
+  /** KeelsonRib: the rib the op belongs to. */
   rib?: string | null;
 }
 
-/** Starts an op as `durableOp`, findable by `KeelsonKind='op'` and `KeelsonWorkflowName=<kind>`. */
-export function startOpWorkflow(client: Client, opts: StartOpOptions): Promise<WorkflowHandle<typeof durableOp>> {
-  return client.workflow.start<typeof durableOp>(workflowTypes.durableOp, {
+export type StartOpOptions = OpStartOptions<DurableOpInput>;
+
+/** Starts an op as `workflowType`: `KeelsonKind='op'`, `KeelsonWorkflowName=<kind>`, `KeelsonProject`, `KeelsonRib`, memo `{ title, opId }`. */
+export function startOpExecution<W extends Workflow>(
+  client: Client,
+  workflowType: string,
+  opts: OpStartOptions<{ kind: string; opId: string }>,
+): Promise<WorkflowHandle<W>> {
+  const { input } = opts;
+  const options = {
     taskQueue: opts.taskQueue,
     workflowId: opts.workflowId,
-    args: [opts.input],
-    typedSearchAttributes: keelsonSearchAttributes({ kind: workflowKinds.op, workflowName: opts.input.kind, project: opts.project, rib: opts.rib }),
-    memo: { title: opts.title, opId: opts.input.opId },
-  });
+    args: [input],
+    typedSearchAttributes: keelsonSearchAttributes({ kind: workflowKinds.op, workflowName: input.kind, project: opts.project, rib: opts.rib }),
+    memo: { title: opts.title, opId: input.opId },
+  };
+  // The caller's wrapper types `input` as W's argument; the options object cannot say so generically.
+  return client.workflow.start<W>(workflowType, options as unknown as WorkflowStartOptions<W>);
+}
+
+/** Starts an op as `durableOp`. */
+export function startOpWorkflow(client: Client, opts: StartOpOptions): Promise<WorkflowHandle<typeof durableOp>> {
+  return startOpExecution<typeof durableOp>(client, workflowTypes.durableOp, opts);
 }

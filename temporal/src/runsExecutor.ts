@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { LaunchOutcome, RunsExecutor } from '@keelson/runs';
-import { errorCodeSchema } from '@keelson/schema';
+import { errorCodeSchema, type TemporalTarget } from '@keelson/schema';
 import {
   ApplicationFailure,
   WorkflowExecutionAlreadyStartedError,
@@ -14,15 +14,6 @@ import { opWorkflowId, runWorkflowId, startOpWorkflow, startRunWorkflow } from '
 import { opSteerUpdate, respondUpdate } from './workflows/messages';
 import { STEER_KEY_PREFIX } from './workflows/steerableOp';
 import { swarmSteerUpdate } from './workflows/swarmMessages';
-
-/** Where the runs domain's workflows run. */
-export interface RunsTemporalTarget {
-  address: string;
-  namespace: string;
-  taskQueue: string;
-  /** Base URL of the Temporal Web UI; absent: no UI links. */
-  uiUrl?: string;
-}
 
 function isDeadline(err: unknown): boolean {
   const code = (err as { code?: number } | undefined)?.code;
@@ -39,7 +30,7 @@ async function launched(start: () => Promise<unknown>): Promise<LaunchOutcome> {
 }
 
 /** The runs domain's executor over a Temporal client: `dagRun` per run launch, `durableOp` per op. */
-export function temporalRunsExecutor(client: Client, target: Omit<RunsTemporalTarget, 'address'>): RunsExecutor {
+export function temporalRunsExecutor(client: Client, target: Omit<TemporalTarget, 'address'>): RunsExecutor {
   return {
     runWorkflowId,
     opWorkflowId,
@@ -146,7 +137,7 @@ export function temporalRunsExecutor(client: Client, target: Omit<RunsTemporalTa
 }
 
 /** Connects to Temporal and returns the runs executor over that connection; `close` ends it. */
-export async function connectRunsExecutor(target: RunsTemporalTarget): Promise<{ executor: RunsExecutor; close(): Promise<void> }> {
+export async function connectRunsExecutor(target: TemporalTarget): Promise<{ executor: RunsExecutor; close(): Promise<void> }> {
   const client = await connectClient({ address: target.address, namespace: target.namespace });
   return { executor: temporalRunsExecutor(client, target), close: () => client.connection.close() };
 }

@@ -1,14 +1,13 @@
 import { homedir } from 'node:os';
-import { join } from 'node:path';
 import type { ApprovalPort, CredentialStore, ProjectsPort } from '@keelson/host';
-import { expandHome, parseEnv, type MeshEnv } from '@keelson/schema';
+import { keelsonHome, parseEnv, type MeshEnv } from '@keelson/schema';
 import { meshSecurityFromEnv, serviceIdentity, type Logger, type MeshSecurity, type ServiceIdentity } from '@keelson/service';
 import { createActivities } from './activities';
 import { connectClient } from './client';
 import { ensureCompactionSchedule } from './compactionSchedule';
 import { openHarnessActivityDeps } from './harnessDeps';
 import { openMemoryActivityDeps } from './memoryDeps';
-import { openSwarmActivityDeps } from './swarmDeps';
+import { openWorkerSwarmDeps } from './swarmDeps';
 import type { WorkerRibHostOptions } from './ribHostForWorker';
 import { configureTemporalRuntime } from './runtime';
 import { startWorker } from './worker';
@@ -35,7 +34,7 @@ export function loadStandaloneWorkerConfig(rawEnv: NodeJS.ProcessEnv = process.e
     logLevel: env.KEELSON_LOG_LEVEL,
     env: { ...env, TEMPORAL_ADDRESS: address },
     rawEnv,
-    home: expandHome(env.KEELSON_HOME ?? join(homedir(), '.keelson'), homedir()),
+    home: keelsonHome(env, homedir()),
     security: meshSecurityFromEnv(env),
   };
 }
@@ -93,17 +92,12 @@ export async function startStandaloneWorker(opts: StartStandaloneWorkerOptions):
   let closeSwarm = async () => {};
   const closeState = () => closeSwarm().then(() => opened.close()).then(() => harness.close());
   try {
-    const swarm = await openSwarmActivityDeps({
+    const swarm = await openWorkerSwarmDeps(opened, {
       databaseUrl: env.DATABASE_URL,
-      events: opened.events,
-      ops: opened.deps.ops!.store,
       env: rawEnv,
       home,
-      ...(opened.agentTurns ? { agentTurns: opened.agentTurns } : {}),
       pg: opts.security.pg,
-      ...(opened.deps.runs?.projects ? { projects: opened.deps.runs.projects } : {}),
-      // A lost worker's turn is taken over once its lease lapses, about when Temporal retries it.
-      turnLeaseMs: Math.min(env.KEELSON_RUN_HEARTBEAT_TIMEOUT_MS, 15_000),
+      heartbeatTimeoutMs: env.KEELSON_RUN_HEARTBEAT_TIMEOUT_MS,
       log,
     });
     closeSwarm = () => swarm.close();

@@ -5,6 +5,7 @@ import type { SwarmActivityDeps } from './activities';
 import type { OpenedPromptExecutor } from './activities/prompt/openPromptExecutor';
 import type { ProjectsApi } from '@keelson/runs';
 import type { OpStore } from '@keelson/runs';
+import type { OpenedActivityDeps } from './workerDeps';
 
 /** The swarm domain's migrations, in order (the swarms subgraph and workers both run them). */
 export const swarmMigrations = [SwarmTables1764460800600];
@@ -53,4 +54,27 @@ export async function openSwarmActivityDeps(opts: SwarmActivityDepsOptions): Pro
     },
     close: () => dataSource.destroy(),
   };
+}
+
+/**
+ * A worker's swarm activities beside its run and op activities: the same event log, op store, agent
+ * turns and projects API.
+ */
+export function openWorkerSwarmDeps(
+  worker: OpenedActivityDeps,
+  opts: Pick<SwarmActivityDepsOptions, 'databaseUrl' | 'env' | 'home' | 'pg' | 'log'> & { heartbeatTimeoutMs: number },
+): Promise<OpenedSwarmActivityDeps> {
+  return openSwarmActivityDeps({
+    databaseUrl: opts.databaseUrl,
+    events: worker.events,
+    ops: worker.deps.ops!.store,
+    env: opts.env,
+    home: opts.home,
+    ...(worker.agentTurns ? { agentTurns: worker.agentTurns } : {}),
+    ...(opts.pg ? { pg: opts.pg } : {}),
+    ...(worker.deps.runs?.projects ? { projects: worker.deps.runs.projects } : {}),
+    // A lost worker's turn is taken over once its lease lapses, about when Temporal retries it.
+    turnLeaseMs: Math.min(opts.heartbeatTimeoutMs, 15_000),
+    log: opts.log,
+  });
 }

@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { createSandbox, type ProcessSandbox, createDataSource, EventLog, EventNotifier, initializeAndMigrate } from '@keelson/platform';
-import { expandHome, parseEnv } from '@keelson/schema';
+import { keelsonHome, parseEnv } from '@keelson/schema';
 import type { Logger, PgTimeouts, ServiceIdentity } from '@keelson/service';
 import type { DataSource } from 'typeorm';
 import { OpStore, projectsGraphqlApi, RUNS_MIGRATIONS_TABLE, RunStore, runsMigrations } from '@keelson/runs';
@@ -54,7 +54,7 @@ export interface OpenedActivityDeps {
 /** The sandbox of a worker's command nodes, as the environment configures it (KEELSON_SANDBOX; KEELSON_HOME hidden). */
 export function commandSandbox(env: Record<string, string | undefined>, log: Logger): ProcessSandbox {
   const parsed = parseEnv(env);
-  const home = resolve(expandHome(parsed.KEELSON_HOME ?? join(homedir(), '.keelson'), homedir()));
+  const home = resolve(keelsonHome(parsed, homedir()));
   return createSandbox({ mode: parsed.KEELSON_SANDBOX, hidden: [home], warn: (message) => log.warn(message) });
 }
 

@@ -4,8 +4,8 @@ import type { SessionSummary, TranscriptEntry } from '../contract';
 import { formatSessionId } from '../ids';
 import { readJsonlHead } from '../stores/jsonl';
 import { JsonlStoreDriver } from './jsonlStore';
-import { clipJson, textOf, titleOf } from './clip';
-import { arr, rec, str, type DriverFeatures, type TurnCommand, type TurnSpec } from './cliDriver';
+import { clipJson, toolResultText, promptTitleOf } from './clip';
+import { arr, rec, stringOrUndefined, type DriverFeatures, type TurnCommand, type TurnSpec } from './cliDriver';
 import { StreamJsonMapper } from './streamJson';
 
 /**
@@ -62,16 +62,16 @@ export class ClaudeCodeDriver extends JsonlStoreDriver {
 
   protected async summarize(nativeId: string, file: string): Promise<SessionSummary> {
     const head = await readJsonlHead(this.projectsDir, file);
-    const first = head.find((r) => str(r.cwd));
+    const first = head.find((r) => stringOrUndefined(r.cwd));
     const prompt = head.find((r) => r.type === 'user' && !r.isMeta && typeof rec(r.message).content === 'string');
     const st = await stat(file).catch(() => null);
-    const created = head.map((r) => str(r.timestamp)).find(Boolean);
+    const created = head.map((r) => stringOrUndefined(r.timestamp)).find(Boolean);
     return {
       sessionId: formatSessionId(this.harnessId, nativeId),
       harnessId: this.harnessId,
       nativeId,
-      cwd: str(first?.cwd) ?? null,
-      title: titleOf(str(rec(prompt?.message).content)),
+      cwd: stringOrUndefined(first?.cwd) ?? null,
+      title: promptTitleOf(stringOrUndefined(rec(prompt?.message).content)),
       createdAt: created ? new Date(created) : st?.birthtime ?? null,
       updatedAt: st?.mtime ?? null,
     };
@@ -80,9 +80,9 @@ export class ClaudeCodeDriver extends JsonlStoreDriver {
   protected entriesOf(records: Record<string, unknown>[]): TranscriptEntry[] {
     const entries: TranscriptEntry[] = [];
     for (const r of records) {
-      if ((r.type !== 'user' && r.type !== 'assistant') || r.isMeta === true || !str(r.uuid)) continue;
+      if ((r.type !== 'user' && r.type !== 'assistant') || r.isMeta === true || !stringOrUndefined(r.uuid)) continue;
       const message = rec(r.message);
-      const createdAt = str(r.timestamp) ? new Date(r.timestamp as string) : null;
+      const createdAt = stringOrUndefined(r.timestamp) ? new Date(r.timestamp as string) : null;
       const content = message.content;
       if (typeof content === 'string') {
         entries.push({ id: r.uuid as string, role: r.type as string, content, createdAt });
@@ -94,15 +94,15 @@ export class ClaudeCodeDriver extends JsonlStoreDriver {
         entries.push({
           id: r.uuid as string,
           role: 'tool',
-          content: results.map((b) => textOf(b.content)).join('\n'),
+          content: results.map((b) => toolResultText(b.content)).join('\n'),
           createdAt,
-          metadata: { toolUseIds: results.map((b) => str(b.tool_use_id)), isError: results.some((b) => b.is_error === true) },
+          metadata: { toolUseIds: results.map((b) => stringOrUndefined(b.tool_use_id)), isError: results.some((b) => b.is_error === true) },
         });
         continue;
       }
-      const text = blocks.filter((b) => b.type === 'text').map((b) => str(b.text) ?? '').join('');
-      const calls = blocks.filter((b) => b.type === 'tool_use').map((b) => ({ id: str(b.id) ?? '', name: str(b.name) ?? '', input: clipJson(b.input).value }));
-      const thinking = blocks.filter((b) => b.type === 'thinking').map((b) => str(b.thinking) ?? '').join('');
+      const text = blocks.filter((b) => b.type === 'text').map((b) => stringOrUndefined(b.text) ?? '').join('');
+      const calls = blocks.filter((b) => b.type === 'tool_use').map((b) => ({ id: stringOrUndefined(b.id) ?? '', name: stringOrUndefined(b.name) ?? '', input: clipJson(b.input).value }));
+      const thinking = blocks.filter((b) => b.type === 'thinking').map((b) => stringOrUndefined(b.thinking) ?? '').join('');
       if (!text && !calls.length && !thinking) continue;
       entries.push({
         id: r.uuid as string,

@@ -70,7 +70,7 @@ export const EMPTY: MappedOutput = { events: [] };
 export function rec(v: unknown): Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 }
-export function str(v: unknown): string | undefined {
+export function stringOrUndefined(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 export function arr(v: unknown): unknown[] {

@@ -19,7 +19,7 @@ export function clipJson(value: unknown, limit = HARNESS_EVENT_TEXT_LIMIT): { va
 }
 
 /** Text of a tool result in any of the shapes the CLIs use (a string, text blocks, parts). */
-export function textOf(content: unknown): string {
+export function toolResultText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
     return content
@@ -32,7 +32,7 @@ export function textOf(content: unknown): string {
 }
 
 /** A one-line title from a first prompt. */
-export function titleOf(text: string | null | undefined): string | null {
+export function promptTitleOf(text: string | null | undefined): string | null {
   if (!text) return null;
   const line = text.replace(/\s+/g, ' ').trim();
   if (!line) return null;

@@ -4,8 +4,8 @@ import type { DriverEvent, SessionSummary, TranscriptEntry } from '../contract';
 import { listDir } from '../confine';
 import { formatSessionId, isNativeIdOf } from '../ids';
 import { readJsonl, readJsonlHead } from '../stores/jsonl';
-import { clipJson, clipText, textOf, titleOf } from './clip';
-import { arr, CliDriver, EMPTY, rec, str, type DriverFeatures, type MappedOutput, type OutputMapper, type TurnCommand, type TurnSpec } from './cliDriver';
+import { clipJson, clipText, toolResultText, promptTitleOf } from './clip';
+import { arr, CliDriver, EMPTY, rec, stringOrUndefined, type DriverFeatures, type MappedOutput, type OutputMapper, type TurnCommand, type TurnSpec } from './cliDriver';
 
 /** TOML basic string. */
 function toml(s: string): string {
@@ -109,17 +109,17 @@ export class CodexDriver extends CliDriver {
   private async summarize(file: string): Promise<SessionSummary | null> {
     const head = await readJsonlHead(this.sessionsDir, file);
     const meta = rec(head.find((r) => r.type === 'session_meta')?.payload);
-    const nativeId = str(meta.id) ?? file.slice(-42, -6);
+    const nativeId = stringOrUndefined(meta.id) ?? file.slice(-42, -6);
     if (!isNativeIdOf(this.harnessId, nativeId)) return null;
-    const prompt = head.map((r) => rec(r.payload)).find((p) => p.type === 'message' && p.role === 'user' && !INJECTED.test(textOf(arr(p.content).map(rec))));
+    const prompt = head.map((r) => rec(r.payload)).find((p) => p.type === 'message' && p.role === 'user' && !INJECTED.test(toolResultText(arr(p.content).map(rec))));
     const st = await stat(file).catch(() => null);
     return {
       sessionId: formatSessionId(this.harnessId, nativeId),
       harnessId: this.harnessId,
       nativeId,
-      cwd: str(meta.cwd) ?? null,
-      title: titleOf(prompt ? textOf(arr(prompt.content)) : null),
-      createdAt: str(meta.timestamp) ? new Date(meta.timestamp as string) : null,
+      cwd: stringOrUndefined(meta.cwd) ?? null,
+      title: promptTitleOf(prompt ? toolResultText(arr(prompt.content)) : null),
+      createdAt: stringOrUndefined(meta.timestamp) ? new Date(meta.timestamp as string) : null,
       updatedAt: st?.mtime ?? null,
     };
   }
@@ -145,11 +145,11 @@ export class CodexDriver extends CliDriver {
     for (const r of await readJsonl(this.sessionsDir, file)) {
       if (r.type !== 'response_item') continue;
       const p = rec(r.payload);
-      const createdAt = str(r.timestamp) ? new Date(r.timestamp as string) : null;
-      const id = str(p.id) ?? (str(p.call_id) ? `${p.type}:${p.call_id}` : `ordinal:${String(r.ordinal)}`);
+      const createdAt = stringOrUndefined(r.timestamp) ? new Date(r.timestamp as string) : null;
+      const id = stringOrUndefined(p.id) ?? (stringOrUndefined(p.call_id) ? `${p.type}:${p.call_id}` : `ordinal:${String(r.ordinal)}`);
       if (p.type === 'message') {
         if (p.role !== 'user' && p.role !== 'assistant') continue;
-        const content = textOf(arr(p.content));
+        const content = toolResultText(arr(p.content));
         if (p.role === 'user' && INJECTED.test(content)) continue;
         entries.push({ id, role: p.role, content, createdAt });
       } else if (p.type === 'function_call' || p.type === 'custom_tool_call') {
@@ -161,10 +161,10 @@ export class CodexDriver extends CliDriver {
             // keep the text
           }
         }
-        entries.push({ id, role: 'assistant', content: '', toolCalls: [{ id: str(p.call_id) ?? id, name: str(p.name) ?? 'unknown', input: clipJson(input).value }], createdAt });
+        entries.push({ id, role: 'assistant', content: '', toolCalls: [{ id: stringOrUndefined(p.call_id) ?? id, name: stringOrUndefined(p.name) ?? 'unknown', input: clipJson(input).value }], createdAt });
       } else if (p.type === 'function_call_output' || p.type === 'custom_tool_call_output') {
-        const out = typeof p.output === 'string' ? p.output : textOf(rec(p.output).content ?? p.output);
-        entries.push({ id, role: 'tool', content: out, createdAt, metadata: { toolUseIds: [str(p.call_id)] } });
+        const out = typeof p.output === 'string' ? p.output : toolResultText(rec(p.output).content ?? p.output);
+        entries.push({ id, role: 'tool', content: out, createdAt, metadata: { toolUseIds: [stringOrUndefined(p.call_id)] } });
       }
     }
     return entries;
@@ -179,7 +179,7 @@ export class CodexMapper implements OutputMapper {
   line(v: Record<string, unknown>): MappedOutput {
     switch (v.type) {
       case 'thread.started':
-        return str(v.thread_id) ? { events: [], nativeId: str(v.thread_id) } : EMPTY;
+        return stringOrUndefined(v.thread_id) ? { events: [], nativeId: stringOrUndefined(v.thread_id) } : EMPTY;
       case 'item.started':
         return { events: this.toolUse(rec(v.item)) };
       case 'item.completed':
@@ -187,16 +187,16 @@ export class CodexMapper implements OutputMapper {
       case 'turn.completed':
         return { events: [], result: { ok: true, text: this.lastMessage } };
       case 'turn.failed':
-        return { events: [], result: { ok: false, text: this.lastMessage, error: str(rec(v.error).message) ?? 'the turn failed' } };
+        return { events: [], result: { ok: false, text: this.lastMessage, error: stringOrUndefined(rec(v.error).message) ?? 'the turn failed' } };
       case 'error':
-        return { events: [{ type: 'HARNESS_ERROR', code: 'CLI_ERROR', message: clipText(str(v.message) ?? JSON.stringify(v)).text }] };
+        return { events: [{ type: 'HARNESS_ERROR', code: 'CLI_ERROR', message: clipText(stringOrUndefined(v.message) ?? JSON.stringify(v)).text }] };
       default:
         return EMPTY;
     }
   }
 
   private toolUse(item: Record<string, unknown>): DriverEvent[] {
-    const id = str(item.id) ?? '';
+    const id = stringOrUndefined(item.id) ?? '';
     let name: string;
     let input: unknown;
     switch (item.type) {
@@ -209,7 +209,7 @@ export class CodexMapper implements OutputMapper {
         input = { changes: item.changes };
         break;
       case 'mcp_tool_call':
-        name = `${str(item.server) ?? 'mcp'}.${str(item.tool) ?? 'tool'}`;
+        name = `${stringOrUndefined(item.server) ?? 'mcp'}.${stringOrUndefined(item.tool) ?? 'tool'}`;
         input = item.arguments;
         break;
       case 'web_search':
@@ -226,15 +226,15 @@ export class CodexMapper implements OutputMapper {
   }
 
   private completed(item: Record<string, unknown>): DriverEvent[] {
-    const id = str(item.id) ?? '';
+    const id = stringOrUndefined(item.id) ?? '';
     switch (item.type) {
       case 'agent_message': {
-        this.lastMessage = str(item.text) ?? null;
+        this.lastMessage = stringOrUndefined(item.text) ?? null;
         const { text, truncated } = clipText(this.lastMessage ?? '');
         return text ? [{ type: 'ASSISTANT_DELTA', text, messageId: id, ...(truncated ? { truncated } : {}) }] : [];
       }
       case 'reasoning': {
-        const { text, truncated } = clipText(str(item.text) ?? '');
+        const { text, truncated } = clipText(stringOrUndefined(item.text) ?? '');
         return text ? [{ type: 'REASONING_DELTA', text, ...(truncated ? { truncated } : {}) }] : [];
       }
       case 'command_execution':
@@ -245,16 +245,16 @@ export class CodexMapper implements OutputMapper {
         const failed = item.status === 'failed' || (typeof item.exit_code === 'number' && item.exit_code !== 0) || item.error != null;
         const output =
           item.type === 'command_execution'
-            ? str(item.aggregated_output) ?? ''
+            ? stringOrUndefined(item.aggregated_output) ?? ''
             : item.type === 'file_change'
-              ? arr(item.changes).map((c) => `${str(rec(c).kind) ?? 'change'} ${str(rec(c).path) ?? ''}`).join('\n')
-              : textOf(rec(item.result).content ?? item.error ?? '');
+              ? arr(item.changes).map((c) => `${stringOrUndefined(rec(c).kind) ?? 'change'} ${stringOrUndefined(rec(c).path) ?? ''}`).join('\n')
+              : toolResultText(rec(item.result).content ?? item.error ?? '');
         const { text, truncated } = clipText(output);
         events.push({ type: 'TOOL_RESULT', toolUseId: id, output: text, isError: failed, ...(truncated ? { truncated } : {}) });
         return events;
       }
       case 'error':
-        return [{ type: 'HARNESS_ERROR', code: 'CLI_ERROR', message: clipText(str(item.message) ?? 'error').text }];
+        return [{ type: 'HARNESS_ERROR', code: 'CLI_ERROR', message: clipText(stringOrUndefined(item.message) ?? 'error').text }];
       default:
         return [];
     }

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import type { DriverEvent, SessionSummary, TranscriptEntry } from '../contract';
 import { formatSessionId, isNativeIdOf } from '../ids';
 import { captureCommand } from '../process/capture';
-import { clipJson, clipText, textOf, titleOf } from './clip';
-import { arr, CliDriver, rec, str, type DriverFeatures, type MappedOutput, type OutputMapper, type TurnCommand, type TurnResult, type TurnSpec } from './cliDriver';
+import { clipJson, clipText, toolResultText, promptTitleOf } from './clip';
+import { arr, CliDriver, rec, stringOrUndefined, type DriverFeatures, type MappedOutput, type OutputMapper, type TurnCommand, type TurnResult, type TurnSpec } from './cliDriver';
 
 const PROVIDER = 'keelson';
 
@@ -131,7 +131,7 @@ export class OpencodeDriver extends CliDriver {
       harnessId: this.harnessId,
       nativeId: r.id,
       cwd: r.directory,
-      title: titleOf(title),
+      title: promptTitleOf(title),
       createdAt: r.time_created ? new Date(r.time_created) : null,
       updatedAt: r.time_updated ? new Date(r.time_updated) : null,
     };
@@ -184,13 +184,13 @@ export class OpencodeDriver extends CliDriver {
     const entries: TranscriptEntry[] = [];
     for (const m of arr(exported.messages).map(rec)) {
       const info = rec(m.info);
-      const id = str(info.id);
+      const id = stringOrUndefined(info.id);
       if (!id) continue;
       const createdAt = typeof rec(info.time).created === 'number' ? new Date(rec(info.time).created as number) : null;
       const parts = arr(m.parts).map(rec);
-      const text = parts.filter((p) => p.type === 'text' && !p.synthetic).map((p) => str(p.text) ?? '').join('');
+      const text = parts.filter((p) => p.type === 'text' && !p.synthetic).map((p) => stringOrUndefined(p.text) ?? '').join('');
       const tools = parts.filter((p) => p.type === 'tool');
-      const reasoning = parts.filter((p) => p.type === 'reasoning').map((p) => str(p.text) ?? '').join('');
+      const reasoning = parts.filter((p) => p.type === 'reasoning').map((p) => stringOrUndefined(p.text) ?? '').join('');
       if (info.role === 'user') {
         entries.push({ id, role: 'user', content: text, createdAt });
         continue;
@@ -200,7 +200,7 @@ export class OpencodeDriver extends CliDriver {
           id,
           role: 'assistant',
           content: text,
-          toolCalls: tools.length ? tools.map((p) => ({ id: str(p.callID) ?? '', name: str(p.tool) ?? '', input: clipJson(rec(p.state).input).value })) : null,
+          toolCalls: tools.length ? tools.map((p) => ({ id: stringOrUndefined(p.callID) ?? '', name: stringOrUndefined(p.tool) ?? '', input: clipJson(rec(p.state).input).value })) : null,
           createdAt,
           metadata: reasoning ? { reasoning } : null,
         });
@@ -209,11 +209,11 @@ export class OpencodeDriver extends CliDriver {
         const state = rec(p.state);
         if (state.status !== 'completed' && state.status !== 'error') continue;
         entries.push({
-          id: str(p.id) ?? `${id}:${String(p.callID)}`,
+          id: stringOrUndefined(p.id) ?? `${id}:${String(p.callID)}`,
           role: 'tool',
-          content: textOf(state.output ?? state.error ?? ''),
+          content: toolResultText(state.output ?? state.error ?? ''),
           createdAt,
-          metadata: { toolUseIds: [str(p.callID)], isError: state.status === 'error' },
+          metadata: { toolUseIds: [stringOrUndefined(p.callID)], isError: state.status === 'error' },
         });
       }
     }
@@ -227,38 +227,38 @@ export class OpencodeMapper implements OutputMapper {
   private lastText: string | null = null;
 
   line(v: Record<string, unknown>): MappedOutput {
-    const nativeId = str(v.sessionID);
+    const nativeId = stringOrUndefined(v.sessionID);
     const part = rec(v.part);
     const events: DriverEvent[] = [];
     switch (v.type) {
       case 'text': {
-        const raw = str(part.text) ?? '';
+        const raw = stringOrUndefined(part.text) ?? '';
         if (raw) {
           this.lastText = raw;
           const { text, truncated } = clipText(raw);
-          events.push({ type: 'ASSISTANT_DELTA', text, messageId: str(part.messageID) ?? null, ...(truncated ? { truncated } : {}) });
+          events.push({ type: 'ASSISTANT_DELTA', text, messageId: stringOrUndefined(part.messageID) ?? null, ...(truncated ? { truncated } : {}) });
         }
         break;
       }
       case 'reasoning': {
-        const { text, truncated } = clipText(str(part.text) ?? '');
+        const { text, truncated } = clipText(stringOrUndefined(part.text) ?? '');
         if (text) events.push({ type: 'REASONING_DELTA', text, ...(truncated ? { truncated } : {}) });
         break;
       }
       case 'tool_use': {
         const state = rec(part.state);
-        const id = str(part.callID) ?? str(part.id) ?? '';
+        const id = stringOrUndefined(part.callID) ?? stringOrUndefined(part.id) ?? '';
         const input = clipJson(state.input);
-        events.push({ type: 'TOOL_USE', toolUseId: id, name: str(part.tool) ?? 'unknown', input: input.value, ...(input.truncated ? { truncated: true } : {}) });
+        events.push({ type: 'TOOL_USE', toolUseId: id, name: stringOrUndefined(part.tool) ?? 'unknown', input: input.value, ...(input.truncated ? { truncated: true } : {}) });
         if (state.status === 'completed' || state.status === 'error') {
-          const { text, truncated } = clipText(textOf(state.status === 'error' ? state.error : state.output));
+          const { text, truncated } = clipText(toolResultText(state.status === 'error' ? state.error : state.output));
           events.push({ type: 'TOOL_RESULT', toolUseId: id, output: text, isError: state.status === 'error', ...(truncated ? { truncated } : {}) });
         }
         break;
       }
       case 'error': {
         const err = rec(v.error);
-        this.error = str(rec(err.data).message) ?? str(err.message) ?? str(err.name) ?? 'opencode reported an error';
+        this.error = stringOrUndefined(rec(err.data).message) ?? stringOrUndefined(err.message) ?? stringOrUndefined(err.name) ?? 'opencode reported an error';
         events.push({ type: 'HARNESS_ERROR', code: 'CLI_ERROR', message: clipText(this.error).text });
         break;
       }

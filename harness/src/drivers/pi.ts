@@ -6,8 +6,8 @@ import { confinedPath } from '../confine';
 import { formatSessionId } from '../ids';
 import { readJsonlHead } from '../stores/jsonl';
 import { JsonlStoreDriver } from './jsonlStore';
-import { clipJson, clipText, textOf, titleOf } from './clip';
-import { arr, EMPTY, rec, str, type DriverFeatures, type MappedOutput, type OutputMapper, type TurnCommand, type TurnSpec } from './cliDriver';
+import { clipJson, clipText, toolResultText, promptTitleOf } from './clip';
+import { arr, EMPTY, rec, stringOrUndefined, type DriverFeatures, type MappedOutput, type OutputMapper, type TurnCommand, type TurnSpec } from './cliDriver';
 
 const PROVIDER = 'keelson';
 
@@ -108,9 +108,9 @@ export class PiDriver extends JsonlStoreDriver {
       sessionId: formatSessionId(this.harnessId, nativeId),
       harnessId: this.harnessId,
       nativeId,
-      cwd: str(header?.cwd) ?? null,
-      title: titleOf(prompt ? textOf(prompt.content) : null),
-      createdAt: str(header?.timestamp) ? new Date(header!.timestamp as string) : null,
+      cwd: stringOrUndefined(header?.cwd) ?? null,
+      title: promptTitleOf(prompt ? toolResultText(prompt.content) : null),
+      createdAt: stringOrUndefined(header?.timestamp) ? new Date(header!.timestamp as string) : null,
       updatedAt: st?.mtime ?? null,
     };
   }
@@ -119,27 +119,27 @@ export class PiDriver extends JsonlStoreDriver {
     const entries: TranscriptEntry[] = [];
     const seen = new Set<string>();
     for (const r of records) {
-      if (r.type !== 'message' || !str(r.id) || seen.has(r.id as string)) continue;
+      if (r.type !== 'message' || !stringOrUndefined(r.id) || seen.has(r.id as string)) continue;
       seen.add(r.id as string);
       const m = rec(r.message);
-      const createdAt = str(r.timestamp) ? new Date(r.timestamp as string) : null;
+      const createdAt = stringOrUndefined(r.timestamp) ? new Date(r.timestamp as string) : null;
       const blocks = arr(m.content).map(rec);
       if (m.role === 'user') {
-        entries.push({ id: r.id as string, role: 'user', content: textOf(m.content), createdAt });
+        entries.push({ id: r.id as string, role: 'user', content: toolResultText(m.content), createdAt });
       } else if (m.role === 'assistant') {
-        const text = blocks.filter((b) => b.type === 'text').map((b) => str(b.text) ?? '').join('');
-        const calls = blocks.filter((b) => b.type === 'toolCall').map((b) => ({ id: str(b.id) ?? '', name: str(b.name) ?? '', input: clipJson(b.arguments).value }));
-        const thinking = blocks.filter((b) => b.type === 'thinking').map((b) => str(b.thinking) ?? '').join('');
+        const text = blocks.filter((b) => b.type === 'text').map((b) => stringOrUndefined(b.text) ?? '').join('');
+        const calls = blocks.filter((b) => b.type === 'toolCall').map((b) => ({ id: stringOrUndefined(b.id) ?? '', name: stringOrUndefined(b.name) ?? '', input: clipJson(b.arguments).value }));
+        const thinking = blocks.filter((b) => b.type === 'thinking').map((b) => stringOrUndefined(b.thinking) ?? '').join('');
         entries.push({
           id: r.id as string,
           role: 'assistant',
           content: text,
           toolCalls: calls.length ? calls : null,
           createdAt,
-          metadata: thinking || m.errorMessage ? { reasoning: thinking || undefined, error: str(m.errorMessage) } : null,
+          metadata: thinking || m.errorMessage ? { reasoning: thinking || undefined, error: stringOrUndefined(m.errorMessage) } : null,
         });
       } else if (m.role === 'toolResult') {
-        entries.push({ id: r.id as string, role: 'tool', content: textOf(m.content), createdAt, metadata: { toolUseIds: [str(m.toolCallId)], isError: m.isError === true } });
+        entries.push({ id: r.id as string, role: 'tool', content: toolResultText(m.content), createdAt, metadata: { toolUseIds: [stringOrUndefined(m.toolCallId)], isError: m.isError === true } });
       }
     }
     return entries;
@@ -154,14 +154,14 @@ export class PiMapper implements OutputMapper {
   line(v: Record<string, unknown>): MappedOutput {
     switch (v.type) {
       case 'session':
-        return str(v.id) ? { events: [], nativeId: str(v.id) } : EMPTY;
+        return stringOrUndefined(v.id) ? { events: [], nativeId: stringOrUndefined(v.id) } : EMPTY;
       case 'message_update': {
         const e = rec(v.assistantMessageEvent);
-        if (e.type === 'text_delta' && str(e.delta)) {
+        if (e.type === 'text_delta' && stringOrUndefined(e.delta)) {
           const { text, truncated } = clipText(e.delta as string);
           return { events: [{ type: 'ASSISTANT_DELTA', text, ...(truncated ? { truncated } : {}) }] };
         }
-        if (e.type === 'thinking_delta' && str(e.delta)) {
+        if (e.type === 'thinking_delta' && stringOrUndefined(e.delta)) {
           const { text, truncated } = clipText(e.delta as string);
           return { events: [{ type: 'REASONING_DELTA', text, ...(truncated ? { truncated } : {}) }] };
         }
@@ -170,22 +170,22 @@ export class PiMapper implements OutputMapper {
       case 'message_end': {
         const m = rec(v.message);
         if (m.role !== 'assistant') return EMPTY;
-        const text = arr(m.content).map(rec).filter((b) => b.type === 'text').map((b) => str(b.text) ?? '').join('');
+        const text = arr(m.content).map(rec).filter((b) => b.type === 'text').map((b) => stringOrUndefined(b.text) ?? '').join('');
         if (text) this.lastText = text;
         if (m.stopReason === 'error' || m.stopReason === 'aborted') {
-          this.error = str(m.errorMessage) ?? `the model call ended with ${String(m.stopReason)}`;
+          this.error = stringOrUndefined(m.errorMessage) ?? `the model call ended with ${String(m.stopReason)}`;
           return { events: [{ type: 'HARNESS_ERROR', code: 'MODEL_ERROR', message: clipText(this.error).text }] };
         }
         return EMPTY;
       }
       case 'tool_execution_start': {
         const input = clipJson(v.args);
-        const event: DriverEvent = { type: 'TOOL_USE', toolUseId: str(v.toolCallId) ?? '', name: str(v.toolName) ?? 'unknown', input: input.value, ...(input.truncated ? { truncated: true } : {}) };
+        const event: DriverEvent = { type: 'TOOL_USE', toolUseId: stringOrUndefined(v.toolCallId) ?? '', name: stringOrUndefined(v.toolName) ?? 'unknown', input: input.value, ...(input.truncated ? { truncated: true } : {}) };
         return { events: [event] };
       }
       case 'tool_execution_end': {
-        const { text, truncated } = clipText(textOf(rec(v.result).content ?? v.result));
-        return { events: [{ type: 'TOOL_RESULT', toolUseId: str(v.toolCallId) ?? '', output: text, isError: v.isError === true, ...(truncated ? { truncated } : {}) }] };
+        const { text, truncated } = clipText(toolResultText(rec(v.result).content ?? v.result));
+        return { events: [{ type: 'TOOL_RESULT', toolUseId: stringOrUndefined(v.toolCallId) ?? '', output: text, isError: v.isError === true, ...(truncated ? { truncated } : {}) }] };
       }
       case 'agent_end':
         return { events: [], result: this.error ? { ok: false, text: this.lastText, error: this.error } : { ok: true, text: this.lastText } };

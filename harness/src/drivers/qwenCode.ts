@@ -4,8 +4,8 @@ import type { SessionSummary, TranscriptEntry } from '../contract';
 import { formatSessionId } from '../ids';
 import { readJsonlHead } from '../stores/jsonl';
 import { JsonlStoreDriver } from './jsonlStore';
-import { clipJson, textOf, titleOf } from './clip';
-import { arr, rec, str, type DriverFeatures, type TurnCommand, type TurnSpec } from './cliDriver';
+import { clipJson, toolResultText, promptTitleOf } from './clip';
+import { arr, rec, stringOrUndefined, type DriverFeatures, type TurnCommand, type TurnSpec } from './cliDriver';
 import { StreamJsonMapper } from './streamJson';
 
 /**
@@ -76,16 +76,16 @@ export class QwenCodeDriver extends JsonlStoreDriver {
 
   protected async summarize(nativeId: string, file: string): Promise<SessionSummary> {
     const head = await readJsonlHead(this.projectsDir, file);
-    const first = head.find((r) => str(r.cwd));
+    const first = head.find((r) => stringOrUndefined(r.cwd));
     const prompt = head.find((r) => r.type === 'user');
     const st = await stat(file).catch(() => null);
     return {
       sessionId: formatSessionId(this.harnessId, nativeId),
       harnessId: this.harnessId,
       nativeId,
-      cwd: str(first?.cwd) ?? null,
-      title: titleOf(prompt ? textOf(arr(rec(prompt.message).parts)) : null),
-      createdAt: str(first?.timestamp) ? new Date(first!.timestamp as string) : null,
+      cwd: stringOrUndefined(first?.cwd) ?? null,
+      title: promptTitleOf(prompt ? toolResultText(arr(rec(prompt.message).parts)) : null),
+      createdAt: stringOrUndefined(first?.timestamp) ? new Date(first!.timestamp as string) : null,
       updatedAt: st?.mtime ?? null,
     };
   }
@@ -93,15 +93,15 @@ export class QwenCodeDriver extends JsonlStoreDriver {
   protected entriesOf(records: Record<string, unknown>[]): TranscriptEntry[] {
     const entries: TranscriptEntry[] = [];
     for (const r of records) {
-      if (!str(r.uuid)) continue;
+      if (!stringOrUndefined(r.uuid)) continue;
       const parts = arr(rec(r.message).parts).map(rec);
-      const createdAt = str(r.timestamp) ? new Date(r.timestamp as string) : null;
+      const createdAt = stringOrUndefined(r.timestamp) ? new Date(r.timestamp as string) : null;
       if (r.type === 'user') {
-        entries.push({ id: r.uuid as string, role: 'user', content: parts.map((p) => str(p.text) ?? '').join(''), createdAt });
+        entries.push({ id: r.uuid as string, role: 'user', content: parts.map((p) => stringOrUndefined(p.text) ?? '').join(''), createdAt });
       } else if (r.type === 'assistant') {
-        const text = parts.filter((p) => !p.thought).map((p) => str(p.text) ?? '').join('');
-        const calls = parts.filter((p) => p.functionCall).map((p) => rec(p.functionCall)).map((c) => ({ id: str(c.id) ?? '', name: str(c.name) ?? '', input: clipJson(c.args).value }));
-        const thinking = parts.filter((p) => p.thought).map((p) => str(p.text) ?? '').join('');
+        const text = parts.filter((p) => !p.thought).map((p) => stringOrUndefined(p.text) ?? '').join('');
+        const calls = parts.filter((p) => p.functionCall).map((p) => rec(p.functionCall)).map((c) => ({ id: stringOrUndefined(c.id) ?? '', name: stringOrUndefined(c.name) ?? '', input: clipJson(c.args).value }));
+        const thinking = parts.filter((p) => p.thought).map((p) => stringOrUndefined(p.text) ?? '').join('');
         if (!text && !calls.length && !thinking) continue;
         entries.push({ id: r.uuid as string, role: 'assistant', content: text, toolCalls: calls.length ? calls : null, createdAt, metadata: thinking ? { reasoning: thinking } : null });
       } else if (r.type === 'tool_result') {
@@ -109,9 +109,9 @@ export class QwenCodeDriver extends JsonlStoreDriver {
         entries.push({
           id: r.uuid as string,
           role: 'tool',
-          content: responses.map((fr) => textOf(rec(fr.response).output ?? rec(fr.response).error ?? fr.response)).join('\n'),
+          content: responses.map((fr) => toolResultText(rec(fr.response).output ?? rec(fr.response).error ?? fr.response)).join('\n'),
           createdAt,
-          metadata: { toolUseIds: responses.map((fr) => str(fr.id)) },
+          metadata: { toolUseIds: responses.map((fr) => stringOrUndefined(fr.id)) },
         });
       }
     }

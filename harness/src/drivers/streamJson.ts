@@ -1,6 +1,6 @@
 import type { DriverEvent } from '../contract';
-import { clipJson, clipText, textOf } from './clip';
-import { arr, EMPTY, rec, str, type MappedOutput, type OutputMapper } from './cliDriver';
+import { clipJson, clipText, toolResultText } from './clip';
+import { arr, EMPTY, rec, stringOrUndefined, type MappedOutput, type OutputMapper } from './cliDriver';
 
 /**
  * The "stream-json" output claude-code and qwen-code share (`--output-format stream-json
@@ -19,7 +19,7 @@ export class StreamJsonMapper implements OutputMapper {
   line(v: Record<string, unknown>): MappedOutput {
     switch (v.type) {
       case 'system':
-        return v.subtype === 'init' && str(v.session_id) ? { events: [], nativeId: str(v.session_id) } : EMPTY;
+        return v.subtype === 'init' && stringOrUndefined(v.session_id) ? { events: [], nativeId: stringOrUndefined(v.session_id) } : EMPTY;
       case 'stream_event':
         return this.streamEvent(rec(v.event));
       case 'assistant':
@@ -35,17 +35,17 @@ export class StreamJsonMapper implements OutputMapper {
 
   private streamEvent(ev: Record<string, unknown>): MappedOutput {
     if (ev.type === 'message_start') {
-      this.currentMessage = str(rec(ev.message).id) ?? null;
+      this.currentMessage = stringOrUndefined(rec(ev.message).id) ?? null;
       return EMPTY;
     }
     if (ev.type !== 'content_block_delta') return EMPTY;
     const delta = rec(ev.delta);
     if (this.currentMessage) this.streamed.add(this.currentMessage);
-    if (delta.type === 'text_delta' && str(delta.text)) {
+    if (delta.type === 'text_delta' && stringOrUndefined(delta.text)) {
       const { text, truncated } = clipText(delta.text as string);
       return { events: [{ type: 'ASSISTANT_DELTA', text, messageId: this.currentMessage, ...(truncated ? { truncated } : {}) }] };
     }
-    if (delta.type === 'thinking_delta' && str(delta.thinking)) {
+    if (delta.type === 'thinking_delta' && stringOrUndefined(delta.thinking)) {
       const { text, truncated } = clipText(delta.thinking as string);
       return { events: [{ type: 'REASONING_DELTA', text, ...(truncated ? { truncated } : {}) }] };
     }
@@ -53,17 +53,17 @@ export class StreamJsonMapper implements OutputMapper {
   }
 
   private assistant(message: Record<string, unknown>): MappedOutput {
-    const id = str(message.id) ?? null;
+    const id = stringOrUndefined(message.id) ?? null;
     const wasStreamed = id !== null && this.streamed.has(id);
     const events: DriverEvent[] = [];
     for (const block of arr(message.content).map(rec)) {
       if (block.type === 'tool_use') {
         const input = clipJson(block.input);
-        events.push({ type: 'TOOL_USE', toolUseId: str(block.id) ?? '', name: str(block.name) ?? 'unknown', input: input.value, ...(input.truncated ? { truncated: true } : {}) });
-      } else if (!wasStreamed && block.type === 'text' && str(block.text)) {
+        events.push({ type: 'TOOL_USE', toolUseId: stringOrUndefined(block.id) ?? '', name: stringOrUndefined(block.name) ?? 'unknown', input: input.value, ...(input.truncated ? { truncated: true } : {}) });
+      } else if (!wasStreamed && block.type === 'text' && stringOrUndefined(block.text)) {
         const { text, truncated } = clipText(block.text as string);
         events.push({ type: 'ASSISTANT_DELTA', text, messageId: id, ...(truncated ? { truncated } : {}) });
-      } else if (!wasStreamed && block.type === 'thinking' && str(block.thinking)) {
+      } else if (!wasStreamed && block.type === 'thinking' && stringOrUndefined(block.thinking)) {
         const { text, truncated } = clipText(block.thinking as string);
         events.push({ type: 'REASONING_DELTA', text, ...(truncated ? { truncated } : {}) });
       }
@@ -75,8 +75,8 @@ export class StreamJsonMapper implements OutputMapper {
     const events: DriverEvent[] = [];
     for (const block of arr(message.content).map(rec)) {
       if (block.type !== 'tool_result') continue;
-      const { text, truncated } = clipText(textOf(block.content));
-      events.push({ type: 'TOOL_RESULT', toolUseId: str(block.tool_use_id) ?? '', output: text, isError: block.is_error === true, ...(truncated ? { truncated } : {}) });
+      const { text, truncated } = clipText(toolResultText(block.content));
+      events.push({ type: 'TOOL_RESULT', toolUseId: stringOrUndefined(block.tool_use_id) ?? '', output: text, isError: block.is_error === true, ...(truncated ? { truncated } : {}) });
     }
     return { events };
   }
@@ -85,11 +85,11 @@ export class StreamJsonMapper implements OutputMapper {
     const events: DriverEvent[] = [];
     if (this.approvals) {
       for (const denial of arr(v.permission_denials).map(rec)) {
-        const toolName = str(denial.tool_name) ?? 'unknown';
+        const toolName = stringOrUndefined(denial.tool_name) ?? 'unknown';
         const input = clipJson(denial.tool_input);
         events.push({
           type: 'APPROVAL_REQUEST',
-          requestId: str(denial.tool_use_id) ?? `${toolName}-${events.length + 1}`,
+          requestId: stringOrUndefined(denial.tool_use_id) ?? `${toolName}-${events.length + 1}`,
           toolName,
           input: input.value,
           reason: `${toolName} needs approval under the session's permission mode`,
@@ -97,7 +97,7 @@ export class StreamJsonMapper implements OutputMapper {
       }
     }
     const ok = v.is_error !== true && (v.subtype === undefined || v.subtype === 'success');
-    const text = str(v.result) ?? null;
-    return { events, result: { ok, text, error: ok ? null : text ?? str(v.subtype) ?? 'the CLI reported an error' } };
+    const text = stringOrUndefined(v.result) ?? null;
+    return { events, result: { ok, text, error: ok ? null : text ?? stringOrUndefined(v.subtype) ?? 'the CLI reported an error' } };
   }
 }

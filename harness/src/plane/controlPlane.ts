@@ -12,7 +12,7 @@ import type { HarnessSettings } from '../settings';
 import { Approvals } from './approvals';
 import { HarnessEvents } from './events';
 import { Places } from './places';
-import type { ProjectsApi } from './projects';
+import type { HarnessProjectsApi } from './projects';
 import { Sessions, summaryOf, viewOf, type SessionView } from './sessions';
 import { Steering } from './steering';
 import { HOST, type HarnessStore, type SessionRecord, type TaskRecord } from './store';
@@ -23,7 +23,7 @@ import { Turns, type TurnAccepted, type TurnControl, type TurnOutcome } from './
 export interface ControlPlaneOptions {
   store: HarnessStore;
   drivers: DriverRegistry;
-  projects: ProjectsApi;
+  projects: HarnessProjectsApi;
   settings: HarnessSettings;
   dataSource: DataSource;
   notifier: EventNotifier;

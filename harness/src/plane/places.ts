@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { MeshError } from '@keelson/schema';
 import { realpathDeep } from '../confine';
-import type { ProjectInfo, ProjectsApi } from './projects';
+import type { ProjectInfo, HarnessProjectsApi } from './projects';
 import type { SessionRecord, TaskRecord } from './store';
 
 /** Where a turn runs: a project's root or one of its live worktree leases (realpath). */
@@ -16,7 +16,7 @@ export interface Place {
  * through symlinks and checked again before every turn (confinement).
  */
 export class Places {
-  constructor(private readonly projects: ProjectsApi) {}
+  constructor(private readonly projects: HarnessProjectsApi) {}
 
   /** A project's root, or one of its live worktree leases, resolved through symlinks. */
   async of(projectId: string, workspaceId: string | null): Promise<Place> {

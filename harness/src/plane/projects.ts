@@ -1,4 +1,5 @@
-import { serviceCaller, type ServiceIdentity } from '@keelson/service';
+import { projectsSubgraphClient } from '@keelson/host';
+import type { ServiceIdentity } from '@keelson/service';
 
 export interface ProjectInfo {
   id: string;
@@ -9,7 +10,7 @@ export interface ProjectInfo {
 }
 
 /** What the control plane needs of the projects subgraph: where a project's turns may run. */
-export interface ProjectsApi {
+export interface HarnessProjectsApi {
   /** The project, or null when it does not exist. */
   project(id: string): Promise<ProjectInfo | null>;
   /** Every project (to adopt a native session by its cwd). */
@@ -19,19 +20,11 @@ export interface ProjectsApi {
 const FIELDS = 'id name rootPath workspaces { id path }';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/**
- * The projects subgraph over its GraphQL API (a subgraph never imports another). Its errors keep
- * their registry code; an unreachable subgraph is SERVICE_UNAVAILABLE.
- */
-export function projectsGraphqlApi(url: string, opts: { timeoutMs?: number; identity: ServiceIdentity }): ProjectsApi {
-  const call = serviceCaller('the projects subgraph', url, { timeoutMs: opts.timeoutMs ?? 15_000, identity: opts.identity });
+/** The projects subgraph over its GraphQL API (one client, shared with runs). */
+export function harnessProjectsGraphqlApi(url: string, opts: { timeoutMs?: number; identity: ServiceIdentity }): HarnessProjectsApi {
+  const client = projectsSubgraphClient(url, { timeoutMs: opts.timeoutMs ?? 15_000, identity: opts.identity });
   return {
-    async project(id) {
-      if (!UUID.test(id)) return null;
-      return (await call<{ project: ProjectInfo | null }>(`query ($id: ID) { project(id: $id) { ${FIELDS} } }`, { id })).project;
-    },
-    async projects() {
-      return (await call<{ projects: ProjectInfo[] }>(`{ projects { ${FIELDS} } }`)).projects;
-    },
+    project: async (id) => (UUID.test(id) ? client.project<ProjectInfo>(id, FIELDS) : null),
+    projects: () => client.projects<ProjectInfo>(FIELDS),
   };
 }

@@ -53,7 +53,7 @@ export type NewSession = Pick<SessionRecord, 'id' | 'harnessId' | 'nativeId' | '
   origin: 'started' | 'adopted' | 'task';
 };
 
-export interface ApprovalRecord {
+export interface HarnessApprovalRecord {
   sessionId: string;
   requestId: string;
   turnId: string | null;
@@ -376,8 +376,8 @@ export class HarnessStore {
     });
   }
 
-  async approvals(sessionId: string, status?: ApprovalRecord['status']): Promise<ApprovalRecord[]> {
-    return rows<ApprovalRecord>(
+  async approvals(sessionId: string, status?: HarnessApprovalRecord['status']): Promise<HarnessApprovalRecord[]> {
+    return rows<HarnessApprovalRecord>(
       this.dataSource,
       `SELECT session_id AS "sessionId", request_id AS "requestId", turn_id AS "turnId", tool_name AS "toolName", tool_input AS "toolInput", status, created_at AS "createdAt"
        FROM harness_approvals WHERE session_id = $1 AND ($2::text IS NULL OR status = $2) ORDER BY created_at, request_id`,
@@ -389,9 +389,9 @@ export class HarnessStore {
    * Answers a pending approval with its APPROVAL_RESOLVED event.
    * @throws MeshError NOT_FOUND (unknown request) or CONFLICT (already answered).
    */
-  async resolveApproval(sessionId: string, requestId: string, decision: ApprovalDecision): Promise<ApprovalRecord> {
+  async resolveApproval(sessionId: string, requestId: string, decision: ApprovalDecision): Promise<HarnessApprovalRecord> {
     return this.dataSource.transaction(async (m) => {
-      const [row] = await rows<ApprovalRecord>(
+      const [row] = await rows<HarnessApprovalRecord>(
         m,
         `SELECT session_id AS "sessionId", request_id AS "requestId", turn_id AS "turnId", tool_name AS "toolName", tool_input AS "toolInput", status, created_at AS "createdAt"
          FROM harness_approvals WHERE session_id = $1 AND request_id = $2 FOR UPDATE`,

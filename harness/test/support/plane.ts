@@ -6,7 +6,7 @@ import { silentLogger } from '@keelson/service';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/db';
 import { ScriptedHermesDriver } from '../../../test/support/scriptedDriver';
 import { Places } from '../../src/plane/places';
-import type { ProjectInfo, ProjectsApi } from '../../src/plane/projects';
+import type { ProjectInfo, HarnessProjectsApi } from '../../src/plane/projects';
 import type { HarnessStore, SessionRecord } from '../../src/plane/store';
 import type { DriverRegistry } from '../../src/registry';
 import { Turns } from '../../src/plane/turn';
@@ -21,7 +21,7 @@ import { harnessSettings, type HarnessSettings } from '../../src/settings';
 export interface PlaneBed {
   dir: string;
   project: ProjectInfo;
-  projects: ProjectsApi;
+  projects: HarnessProjectsApi;
   settings: HarnessSettings;
   driver: ScriptedHermesDriver;
   runtime: HarnessRuntime;
@@ -44,7 +44,7 @@ export async function startPlaneBed(overrides: Partial<Pick<HarnessSettings, 'le
   const dir = await realpath(await mkdtemp(join(tmpdir(), 'keelson-plane-')));
   const project: ProjectInfo = { id: '5e1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b', name: 'alpha', rootPath: join(dir, 'alpha'), workspaces: [] };
   await mkdir(project.rootPath);
-  const projects: ProjectsApi = { project: async (id) => (id === project.id ? project : null), projects: async () => [project] };
+  const projects: HarnessProjectsApi = { project: async (id) => (id === project.id ? project : null), projects: async () => [project] };
   const settings = { ...harnessSettings(parseEnv({ KEELSON_HOME: join(dir, 'home') }), process.env), leaseMs: 2000, ...overrides };
   const driver = new ScriptedHermesDriver(settings);
   const log = silentLogger();

@@ -11,7 +11,7 @@ export interface JsonSchema {
 }
 
 /** One tool the request offers the model, whatever protocol it came in. */
-export interface ToolSpec {
+export interface ConversationToolSpec {
   name: string;
   /** `function`: JSON arguments against `schema`. `custom`: one freeform text input (Responses API). */
   kind: 'function' | 'custom';
@@ -44,7 +44,7 @@ export interface Conversation {
   toolResults: ToolResult[];
   /** How many rounds of tool results follow the user text: the step a scripted reply is at. */
   toolRounds: number;
-  tools: ToolSpec[];
+  tools: ConversationToolSpec[];
   /** The working directory the CLI announced in its prompt, when it announced one. */
   cwd?: string;
 }

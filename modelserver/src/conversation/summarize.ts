@@ -1,4 +1,4 @@
-import type { Conversation, Entry, Protocol, ToolSpec } from './conversation';
+import type { Conversation, Entry, Protocol, ConversationToolSpec } from './conversation';
 import { cleanUserText, findCwd, isInjected } from './userText';
 
 export interface SummarizeInput {
@@ -6,7 +6,7 @@ export interface SummarizeInput {
   model: string;
   system: string[];
   entries: Entry[];
-  tools: ToolSpec[];
+  tools: ConversationToolSpec[];
 }
 
 /**
@@ -66,7 +66,7 @@ export function summarize(input: SummarizeInput): Conversation {
 }
 
 /** The text of a content value that is either a string or a list of typed parts with `text`. */
-export function textOf(content: unknown): string {
+export function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
     return content

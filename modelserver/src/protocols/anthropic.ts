@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { Entry, JsonSchema, ToolSpec } from '../conversation/conversation';
-import { summarize, textOf } from '../conversation/summarize';
+import type { Entry, JsonSchema, ConversationToolSpec } from '../conversation/conversation';
+import { summarize, contentText } from '../conversation/summarize';
 import { estimateTokens, type ReplyPlan } from '../script/replyPlan';
 import { describeZodError as describeIssues } from '@keelson/schema';
 import type { ParsedRequest, ProtocolAdapter } from './adapter';
@@ -28,7 +28,7 @@ function parseMessages(messages: z.infer<typeof requestSchema>['messages']): { s
   for (const message of messages) {
     const blocks: Block[] = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : (message.content as Block[]);
     if (message.role !== 'user' && message.role !== 'assistant') {
-      system.push(textOf(blocks));
+      system.push(contentText(blocks));
       continue;
     }
     if (message.role === 'assistant') {
@@ -38,7 +38,7 @@ function parseMessages(messages: z.infer<typeof requestSchema>['messages']): { s
     }
     const texts: string[] = [];
     for (const b of blocks) {
-      if (b.type === 'tool_result') entries.push({ kind: 'toolResult', callId: String(b.tool_use_id), output: textOf(b.content) });
+      if (b.type === 'tool_result') entries.push({ kind: 'toolResult', callId: String(b.tool_use_id), output: contentText(b.content) });
       else if (b.type === 'text' && typeof b.text === 'string') texts.push(b.text);
     }
     if (texts.length > 0) entries.push({ kind: 'user', texts });
@@ -46,7 +46,7 @@ function parseMessages(messages: z.infer<typeof requestSchema>['messages']): { s
   return { system, entries };
 }
 
-function toolsOf(tools: z.infer<typeof requestSchema>['tools']): ToolSpec[] {
+function toolsOf(tools: z.infer<typeof requestSchema>['tools']): ConversationToolSpec[] {
   // Server tools (web search and the like) carry a `type` and no input schema: the client cannot run them.
   return (tools ?? [])
     .filter((t) => t.input_schema)
@@ -82,7 +82,7 @@ export const anthropic: ProtocolAdapter = {
     if (!result.success) return { invalid: describeIssues(result.error, 'body') };
     const req = result.data;
     const { system, entries } = parseMessages(req.messages);
-    if (req.system !== undefined) system.unshift(textOf(req.system));
+    if (req.system !== undefined) system.unshift(contentText(req.system));
     const conv = summarize({ protocol: 'anthropic', model: req.model, system, entries, tools: toolsOf(req.tools) });
     return { conv, stream: req.stream === true, body: req };
   },
@@ -144,6 +144,6 @@ export const anthropic: ProtocolAdapter = {
 };
 
 /** The answer to `POST /v1/messages/count_tokens`. */
-export function countTokens(body: unknown): { input_tokens: number } {
+export function anthropicCountTokens(body: unknown): { input_tokens: number } {
   return { input_tokens: estimateTokens(JSON.stringify(body ?? '').length) };
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { Entry, JsonSchema, ToolSpec } from '../conversation/conversation';
-import { summarize, textOf } from '../conversation/summarize';
+import type { Entry, JsonSchema, ConversationToolSpec } from '../conversation/conversation';
+import { summarize, contentText } from '../conversation/summarize';
 import { estimateTokens, type ReplyPlan } from '../script/replyPlan';
 import { describeZodError as describeIssues } from '@keelson/schema';
 import type { ParsedRequest, ProtocolAdapter } from './adapter';
@@ -41,7 +41,7 @@ function parse(messages: z.infer<typeof messageSchema>[]): { system: string[]; e
     switch (m.role) {
       case 'system':
       case 'developer':
-        system.push(textOf(m.content));
+        system.push(contentText(m.content));
         break;
       case 'user': {
         const texts = userTexts(m.content);
@@ -52,17 +52,17 @@ function parse(messages: z.infer<typeof messageSchema>[]): { system: string[]; e
         entries.push({ kind: 'assistant', toolCalls: (m.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function?.name ?? '' })) });
         break;
       case 'tool':
-        entries.push({ kind: 'toolResult', callId: m.tool_call_id ?? '', output: textOf(m.content) });
+        entries.push({ kind: 'toolResult', callId: m.tool_call_id ?? '', output: contentText(m.content) });
         break;
       case 'function':
-        entries.push({ kind: 'toolResult', callId: m.name ?? '', output: textOf(m.content) });
+        entries.push({ kind: 'toolResult', callId: m.name ?? '', output: contentText(m.content) });
         break;
     }
   }
   return { system, entries };
 }
 
-function toolsOf(tools: z.infer<typeof requestSchema>['tools']): ToolSpec[] {
+function toolsOf(tools: z.infer<typeof requestSchema>['tools']): ConversationToolSpec[] {
   return (tools ?? []).flatMap((t) =>
     t.type === 'function' && t.function
       ? [{ name: t.function.name, kind: 'function' as const, description: t.function.description ?? '', schema: t.function.parameters as JsonSchema | undefined }]

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { Entry, JsonSchema, ToolSpec } from '../conversation/conversation';
-import { summarize, textOf } from '../conversation/summarize';
+import type { Entry, JsonSchema, ConversationToolSpec } from '../conversation/conversation';
+import { summarize, contentText } from '../conversation/summarize';
 import { estimateTokens, type PlannedToolCall, type ReplyPlan } from '../script/replyPlan';
 import { describeZodError as describeIssues } from '@keelson/schema';
 import type { ParsedRequest, ProtocolAdapter } from './adapter';
@@ -30,11 +30,11 @@ function parse(input: string | Item[], instructions: string | null | undefined):
   for (const item of input) {
     const type = item.type ?? (item.role ? 'message' : '');
     if (type === 'message') {
-      if (item.role === 'system' || item.role === 'developer') system.push(textOf(item.content));
+      if (item.role === 'system' || item.role === 'developer') system.push(contentText(item.content));
       else if (item.role === 'assistant') entries.push({ kind: 'assistant', toolCalls: [] });
       else entries.push({ kind: 'user', texts: partTexts(item.content) });
     } else if (type.endsWith('_output')) {
-      entries.push({ kind: 'toolResult', callId: String(item.call_id ?? ''), output: textOf(item.output) });
+      entries.push({ kind: 'toolResult', callId: String(item.call_id ?? ''), output: contentText(item.output) });
     } else if (type.endsWith('_call')) {
       entries.push({ kind: 'assistant', toolCalls: [{ id: String(item.call_id ?? item.id ?? ''), name: String(item.name ?? type) }] });
     }
@@ -48,8 +48,8 @@ function partTexts(content: unknown): string[] {
   return content.flatMap((p) => (p && typeof p === 'object' && typeof p.text === 'string' ? [p.text as string] : []));
 }
 
-function toolsOf(tools: Array<Record<string, unknown>> | null | undefined): ToolSpec[] {
-  return (tools ?? []).flatMap((t): ToolSpec[] => {
+function toolsOf(tools: Array<Record<string, unknown>> | null | undefined): ConversationToolSpec[] {
+  return (tools ?? []).flatMap((t): ConversationToolSpec[] => {
     const name = typeof t.name === 'string' ? t.name : '';
     const description = typeof t.description === 'string' ? t.description : '';
     if (!name) return [];

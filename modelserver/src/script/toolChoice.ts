@@ -1,8 +1,8 @@
 import { posix } from 'node:path';
-import type { JsonSchema, ToolSpec } from '../conversation/conversation';
+import type { JsonSchema, ConversationToolSpec } from '../conversation/conversation';
 
 /** A call to make, or why none fits. */
-export type ToolChoice = { tool: ToolSpec; input: Record<string, unknown> | string } | { error: string };
+export type ToolChoice = { tool: ConversationToolSpec; input: Record<string, unknown> | string } | { error: string };
 
 const PATH_KEYS = ['file_path', 'filePath', 'path', 'absolute_path', 'filename', 'file'];
 const CONTENT_KEYS = ['content', 'contents', 'file_text', 'text', 'data'];
@@ -11,7 +11,7 @@ const WRITER_NAMES = ['write', 'write_file', 'writefile', 'create_file', 'create
 const SHELL_NAMES = /shell|bash|exec|command|terminal/i;
 
 /** The request's tool called `name`: exact, then case-insensitive, then an MCP-style `…__name`. */
-export function findTool(tools: ToolSpec[], name: string): ToolSpec | undefined {
+export function findTool(tools: ConversationToolSpec[], name: string): ConversationToolSpec | undefined {
   return (
     tools.find((t) => t.name === name) ??
     tools.find((t) => t.name.toLowerCase() === name.toLowerCase()) ??
@@ -30,7 +30,7 @@ export function fileContent(content: string): string {
  * (`apply_patch`, freeform or JSON); else a shell tool with a heredoc. The path is made absolute
  * against `cwd` when the writer's schema asks for an absolute path.
  */
-export function chooseWrite(tools: ToolSpec[], path: string, content: string, cwd: string | undefined): ToolChoice {
+export function chooseWrite(tools: ConversationToolSpec[], path: string, content: string, cwd: string | undefined): ToolChoice {
   const body = fileContent(content);
 
   const writer = pickWriter(tools);
@@ -62,7 +62,7 @@ export function chooseWrite(tools: ToolSpec[], path: string, content: string, cw
   return { error: `WRITE_FILE: none of the offered tools can write a file (${tools.map((t) => t.name).join(', ') || 'no tools'})` };
 }
 
-function pickWriter(tools: ToolSpec[]): ToolSpec | undefined {
+function pickWriter(tools: ConversationToolSpec[]): ConversationToolSpec | undefined {
   const candidates = tools.filter((t) => {
     const props = t.schema?.properties;
     if (t.kind !== 'function' || !props) return false;
@@ -76,7 +76,7 @@ function pickWriter(tools: ToolSpec[]): ToolSpec | undefined {
   );
 }
 
-function pickShell(tools: ToolSpec[]): { tool: ToolSpec; key: string } | undefined {
+function pickShell(tools: ConversationToolSpec[]): { tool: ConversationToolSpec; key: string } | undefined {
   for (const tool of tools) {
     const props = tool.schema?.properties;
     if (tool.kind !== 'function' || !props || !SHELL_NAMES.test(tool.name)) continue;

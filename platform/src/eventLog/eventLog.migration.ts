@@ -1,5 +1,6 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { IdempotencyKeys1764460800002 } from '../idempotency/idempotency.migration';
+import { cursorTableSql } from './cursorTables';
 
 /**
  * The event log shared by every subgraph: `events` is the truth of every stream; `event_streams`
@@ -56,12 +57,7 @@ export class EventConsumerCursors1764460800003 implements MigrationInterface {
   name = 'EventConsumerCursors1764460800003';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`CREATE TABLE IF NOT EXISTS event_consumer_cursors (
-      consumer text PRIMARY KEY,
-      stream text NOT NULL,
-      position bigint NOT NULL DEFAULT 0,
-      updated_at timestamptz NOT NULL DEFAULT now()
-    )`);
+    await q.query(cursorTableSql('event_consumer_cursors', { ifNotExists: true, positionDefault: true }));
   }
 
   async down(): Promise<void> {

@@ -1,5 +1,5 @@
-import type { ModelClass, ReasoningEffort } from '@keelson/ribs-contract';
-import { eventJson, parseToolInput, postForEvents } from '../http/postStream';
+import type { ModelClass, ReasoningEffort } from '@keelson/schema';
+import { endEvent, eventJson, parseToolInput, postForEvents } from '../http/postStream';
 import { providerFacts, type HttpProviderOptions } from '../http/providerOptions';
 import {
   ProviderError,
@@ -161,16 +161,7 @@ export function anthropicProvider(opts: AnthropicProviderOptions): ModelProvider
         .filter((b) => b.type === 'text')
         .map((b) => b.text)
         .join('');
-      const stopReason = stopReasonOf(stop);
-      yield {
-        type: 'end',
-        stopReason: stopReason === 'end' && toolCalls.length > 0 ? 'tool_use' : stopReason,
-        text,
-        toolCalls,
-        reasoning,
-        usage: { inputTokens, outputTokens },
-        ...(model ? { model } : {}),
-      };
+      yield endEvent(stopReasonOf(stop), { text, toolCalls, reasoning, usage: { inputTokens, outputTokens } }, model);
     },
   };
 }

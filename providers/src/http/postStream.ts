@@ -1,4 +1,4 @@
-import { ProviderError } from '../types';
+import { ProviderError, type CallStopReason, type ModelCallEvent } from '../types';
 import { readSse, type SseEvent } from './sse';
 
 /** The longest error body read from a failed response. */
@@ -72,4 +72,16 @@ export function parseToolInput(raw: string): unknown {
   } catch {
     return raw;
   }
+}
+
+type EndEvent = Extract<ModelCallEvent, { type: 'end' }>;
+
+/** The settled call: a call that ended normally but asked for tools stopped for `tool_use`, whatever the wire said. */
+export function endEvent(stopReason: CallStopReason, call: Omit<EndEvent, 'type' | 'stopReason' | 'model'>, model: string | undefined): EndEvent {
+  return {
+    type: 'end',
+    stopReason: stopReason === 'end' && call.toolCalls.length > 0 ? 'tool_use' : stopReason,
+    ...call,
+    ...(model ? { model } : {}),
+  };
 }

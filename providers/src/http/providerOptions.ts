@@ -1,4 +1,4 @@
-import type { ModelClass } from '@keelson/ribs-contract';
+import type { ModelClass } from '@keelson/schema';
 import type { ModelProvider } from '../types';
 
 /** What every HTTP model provider is configured with. */

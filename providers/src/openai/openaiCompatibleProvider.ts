@@ -1,5 +1,5 @@
-import type { ModelClass, ReasoningEffort } from '@keelson/ribs-contract';
-import { eventJson, parseToolInput, postForEvents } from '../http/postStream';
+import type { ModelClass, ReasoningEffort } from '@keelson/schema';
+import { endEvent, eventJson, parseToolInput, postForEvents } from '../http/postStream';
 import { providerFacts, type HttpProviderOptions } from '../http/providerOptions';
 import { ProviderError, type CallStopReason, type ModelCallEvent, type ModelCallRequest, type ModelProvider, type ToolCall, type TurnMessage } from '../types';
 
@@ -130,16 +130,7 @@ export function openAiCompatibleProvider(opts: OpenAiCompatibleProviderOptions):
       const toolCalls: ToolCall[] = [...calls.entries()]
         .sort(([a], [b]) => a - b)
         .map(([index, c]) => ({ id: c.id || `call_${index}`, name: c.name, input: parseToolInput(c.args) }));
-      const stopReason = stopReasonOf(finish);
-      yield {
-        type: 'end',
-        stopReason: stopReason === 'end' && toolCalls.length > 0 ? 'tool_use' : stopReason,
-        text,
-        toolCalls,
-        reasoning: [],
-        usage,
-        ...(model ? { model } : {}),
-      };
+      yield endEvent(stopReasonOf(finish), { text, toolCalls, reasoning: [], usage }, model);
     },
   };
 }

@@ -1,5 +1,6 @@
+import type { ModelClass } from '@keelson/schema';
 import type { KeelsonConfig } from '@keelson/host';
-import type { ModelClass, RibProviderInfo } from '@keelson/ribs-contract';
+import type { RibProviderInfo } from '@keelson/ribs-contract';
 import type { ModelProvider } from '../types';
 
 type ClassMap = Partial<Record<ModelClass, string>>;

@@ -1,10 +1,10 @@
 import type { MessageChunk, StopReason } from './chunks';
 
 /** A model class a turn can ask for instead of a model. */
-export type ModelClass = 'fast' | 'balanced' | 'deep';
+export type RibModelClass = 'fast' | 'balanced' | 'deep';
 
 /** A reasoning-effort hint; reaches only providers that report support for it. */
-export type ReasoningEffort = 'none' | 'low' | 'medium' | 'high' | 'xhigh';
+export type RibReasoningEffort = 'none' | 'low' | 'medium' | 'high' | 'xhigh';
 
 /** One agent turn a rib runs through the provider registry. */
 export interface RibAgentTurnRequest {
@@ -14,8 +14,8 @@ export interface RibAgentTurnRequest {
   provider?: string;
   /** Wins over `modelClass`. */
   model?: string;
-  modelClass?: ModelClass;
-  reasoningEffort?: ReasoningEffort;
+  modelClass?: RibModelClass;
+  reasoningEffort?: RibReasoningEffort;
   /** Tool names the turn may use; a turn naming none of tools/allowedTools/disallowedTools is text-only. */
   tools?: readonly string[];
   allowedTools?: readonly string[];

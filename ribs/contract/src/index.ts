@@ -83,7 +83,7 @@ export type {
   PolicyDecision,
   PolicyContext,
   Policy,
-  ApprovalDecision,
+  RibApprovalDecision,
   ApprovalRequest,
 } from './policy';
 export { ribDocsSourceSchema } from './docs';
@@ -96,14 +96,14 @@ export type {
   RunArtifact,
   RibPendingApproval,
   RunCheckout,
-  RunNodeStatus,
+  RunNodeView,
   RibRunStatus,
   RibRunEvent,
   CancelRunResult,
   RespondToRunResult,
 } from './runs';
 export type { RegisterOpRequest, OpProgress, OpHandle } from './ops';
-export type { ModelClass, ReasoningEffort, RibAgentTurnRequest, TokenUsage, RibAgentTurnResult, RibAgentTurn } from './agentTurn';
+export type { RibModelClass, RibReasoningEffort, RibAgentTurnRequest, TokenUsage, RibAgentTurnResult, RibAgentTurn } from './agentTurn';
 export {
   projectSchema,
   projectWorkspaceSchema,
@@ -123,8 +123,10 @@ export type {
   ProjectOperationStatus,
   AcquireWorkspaceRequest,
   WorkspaceLease,
+  WorkspaceLeaseRecord,
   AcquireMutationLockRequest,
   MutationLock,
+  MutationLockRecord,
 } from './projects';
 export type { MemoryScope, MemoryRecord, MemoryTools } from './memory';
 export type { RibProviderInfo } from './providers';

@@ -55,7 +55,7 @@ export interface Policy {
 }
 
 /** A human's answer to an `ask`. */
-export type ApprovalDecision = 'accept' | 'reject';
+export type RibApprovalDecision = 'accept' | 'reject';
 
 /** What an `ask` shows a human: enough to judge the call, never the tool's arguments. */
 export interface ApprovalRequest {

@@ -92,14 +92,19 @@ export interface AcquireWorkspaceRequest {
   purpose?: string;
 }
 
-/** A durable lease on an isolated, dependency-prepared checkout; release it in a `finally`. */
-export interface WorkspaceLease {
+/** A workspace lease as the projects domain records it. */
+export interface WorkspaceLeaseRecord {
   id: string;
   projectId: string;
   path: string;
   branch: string;
   purpose: string | null;
+  /** ISO-8601. */
   acquiredAt: string;
+}
+
+/** A durable lease on an isolated, dependency-prepared checkout; release it in a `finally`. */
+export interface WorkspaceLease extends WorkspaceLeaseRecord {
   /** Ends the lease; idempotent. */
   release(): Promise<void>;
 }
@@ -110,13 +115,18 @@ export interface AcquireMutationLockRequest {
   purpose: string;
 }
 
-/** The advisory lock held while mutating a project's live checkout; release it in a `finally`. */
-export interface MutationLock {
+/** A mutation lock as the projects domain records it. */
+export interface MutationLockRecord {
   id: string;
   projectId: string;
   purpose: string;
   holder: string;
+  /** ISO-8601. */
   acquiredAt: string;
+}
+
+/** The advisory lock held while mutating a project's live checkout; release it in a `finally`. */
+export interface MutationLock extends MutationLockRecord {
   /** Releases the lock; idempotent. */
   release(): Promise<void>;
 }

@@ -1,4 +1,4 @@
-import type { ModelClass } from './agentTurn';
+import type { RibModelClass } from './agentTurn';
 
 /** A provider registered at call time; listing it grants no access beyond `runAgentTurn` routing. */
 export interface RibProviderInfo {
@@ -6,5 +6,5 @@ export interface RibProviderInfo {
   readonly displayName: string;
   readonly defaultModel?: string;
   /** The provider's class map with the config file's `modelClasses` applied. */
-  readonly modelClasses?: Readonly<Partial<Record<ModelClass, string>>>;
+  readonly modelClasses?: Readonly<Partial<Record<RibModelClass, string>>>;
 }

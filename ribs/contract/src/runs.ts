@@ -31,7 +31,7 @@ export interface RunCheckout {
 }
 
 /** One node of a run. */
-export interface RunNodeStatus {
+export interface RunNodeView {
   id: string;
   status: string;
   output?: string;
@@ -45,7 +45,7 @@ export interface RibRunStatus {
   status: RibRunState;
   pendingApproval?: RibPendingApproval;
   checkout?: RunCheckout;
-  nodes: readonly RunNodeStatus[];
+  nodes: readonly RunNodeView[];
   error?: string;
 }
 

@@ -9,7 +9,8 @@ export { createWarningSink } from './warnings';
 // Ports the embedder implements, and their in-memory implementations.
 export type { SnapshotStore, SnapshotRecord, SnapshotAppend } from './ports/snapshotStore';
 export type { CredentialStore } from './ports/credentialStore';
-export type { ProjectsPort, WorkspaceLeaseRecord, MutationLockRecord } from './ports/projectsPort';
+export type { ProjectsPort } from './ports/projectsPort';
+export { projectsSubgraphClient, type ProjectsSubgraphClient } from './ports/projectsClient';
 export type { ApprovalPort } from './ports/approvalPort';
 export type { ConfigPort } from './config/configPort';
 export { InMemorySnapshotStore } from './memory/inMemorySnapshotStore';

@@ -20,12 +20,12 @@ import { NOTE_TEXT_MAX, NoteStore, type Note } from './noteStore';
 import { digest, ordered, renderCanvas, renderMarkdown } from './render';
 import { secretIn } from './secrets';
 
-export { NoteStore, tagsOf, titleOf } from './noteStore';
+export { NoteStore, tagsOf, noteTitleOf } from './noteStore';
 export type { Note } from './noteStore';
 export { secretIn } from './secrets';
 export { renderCanvas, renderMarkdown } from './render';
 
-export const RIB_ID = 'notes';
+export const NOTES_RIB_ID = 'notes';
 /** The html canvas. */
 export const CANVAS_KEY = 'rib:notes';
 /** The markdown list. */
@@ -48,7 +48,7 @@ function storeOf(ctx: RibContext): NoteStore {
 async function republish(ctx: RibContext): Promise<void> {
   const manager = ctx.getSnapshotManager?.();
   if (!manager) return;
-  await Promise.all([manager.recompose(RIB_ID), manager.recompose(LIST_KEY)]);
+  await Promise.all([manager.recompose(NOTES_RIB_ID), manager.recompose(LIST_KEY)]);
 }
 
 const idPayload = z.strictObject({ id: z.string().regex(/^[0-9a-f]{8,32}$/, 'a note id') });
@@ -177,7 +177,7 @@ function tools(ribCtx: RibContext): ToolDefinition[] {
     inputSchema: z.strictObject({}),
     async execute(_input, ctx) {
       const key = await ribCtx.getCredential?.(SIGNING_KEY_SERVICE);
-      if (!key) return reply(ctx, `No signing key: an operator sets it with \`npm run credential -- set ${RIB_ID} ${SIGNING_KEY_SERVICE}\`.`, true);
+      if (!key) return reply(ctx, `No signing key: an operator sets it with \`npm run credential -- set ${NOTES_RIB_ID} ${SIGNING_KEY_SERVICE}\`.`, true);
       if (ctx.abortSignal.aborted) return;
       const body = JSON.stringify({ exportedAt: new Date().toISOString(), notes: ordered(await storeOf(ribCtx).list()) });
       const signature = createHmac('sha256', key).update(body).digest('hex');
@@ -248,7 +248,7 @@ const docs: RibDocsSource[] = [
 ];
 
 const rib: Rib = {
-  id: RIB_ID,
+  id: NOTES_RIB_ID,
   displayName: 'Notes',
   acceptsIngest: true,
   views,
@@ -301,7 +301,7 @@ const rib: Rib = {
     if (name === 'notes-agent') {
       const slug = arg.trim();
       return agents.some((a) => a.slug === slug)
-        ? { ok: true, effect: { effect: 'open-agent', ribId: RIB_ID, slug } }
+        ? { ok: true, effect: { effect: 'open-agent', ribId: NOTES_RIB_ID, slug } }
         : { ok: false, error: `no notes agent '${slug}' (try ${agents.map((a) => a.slug).join(' or ')})` };
     }
     if (name === 'notes') {
@@ -332,7 +332,7 @@ const rib: Rib = {
     const key = await ctx.getCredential(SIGNING_KEY_SERVICE);
     return key
       ? { authenticated: true, statusMessage: 'signing key configured' }
-      : { authenticated: false, statusMessage: `no signing key: npm run credential -- set ${RIB_ID} ${SIGNING_KEY_SERVICE}` };
+      : { authenticated: false, statusMessage: `no signing key: npm run credential -- set ${NOTES_RIB_ID} ${SIGNING_KEY_SERVICE}` };
   },
 };
 

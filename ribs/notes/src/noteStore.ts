@@ -30,7 +30,7 @@ export function tagsOf(text: string): string[] {
 }
 
 /** The title of a note: its first non-empty line, cut to 80 characters. */
-export function titleOf(text: string): string {
+export function noteTitleOf(text: string): string {
   const line = text.split('\n').map((l) => l.trim()).find((l) => l.length > 0) ?? 'Untitled';
   return line.length > 80 ? `${line.slice(0, 79)}…` : line;
 }
@@ -73,7 +73,7 @@ export class NoteStore {
     if (!text) throw new Error('a note needs some text');
     const note: Note = {
       id: randomBytes(6).toString('hex'),
-      title: titleOf(text),
+      title: noteTitleOf(text),
       text,
       tags: tagsOf(text),
       pinned: false,

@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NoteStore, tagsOf, titleOf } from '../src/noteStore';
+import { NoteStore, tagsOf, noteTitleOf } from '../src/noteStore';
 import { renderCanvas, renderMarkdown } from '../src/render';
 import { secretIn } from '../src/secrets';
 
@@ -51,8 +51,8 @@ describe('the note store', () => {
   });
 
   it('derives titles and tags', () => {
-    expect(titleOf('\n\n  First line  \nsecond')).toBe('First line');
-    expect(titleOf('x'.repeat(100))).toHaveLength(80);
+    expect(noteTitleOf('\n\n  First line  \nsecond')).toBe('First line');
+    expect(noteTitleOf('x'.repeat(100))).toHaveLength(80);
     expect(tagsOf('#One two #one #three-4 a#b')).toEqual(['one', 'three-4']);
   });
 });

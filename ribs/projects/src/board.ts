@@ -1,8 +1,8 @@
 import { z } from 'zod';
 
 /** The rib's id and the keys it publishes under. */
-export const RIB_ID = 'projects';
-export const BOARD_KEY = 'rib:projects';
+export const PROJECTS_RIB_ID = 'projects';
+export const PROJECTS_BOARD_KEY = 'rib:projects';
 export const BADGE_KEY = 'rib:projects:badge';
 /** The detail document `open-project` opens, one key per project. */
 export function projectKey(projectId: string): string {

@@ -2,8 +2,8 @@ import type { Project, Rib, RibActionResult, RibContext, RibDocsSource, RibSurfa
 import { z } from 'zod';
 import {
   BADGE_KEY,
-  BOARD_KEY,
-  RIB_ID,
+  PROJECTS_BOARD_KEY,
+  PROJECTS_RIB_ID,
   badgeSchema,
   boardSchema,
   buildBadge,
@@ -19,7 +19,7 @@ import {
 import { gitVersion, GIT_TIMEOUT_MS, INSPECT_CONCURRENCY, inspectProject, mapLimited, recentCommits } from './inspect';
 
 export { parseGitStatus, parseWorktrees, parseLog } from './gitStatus';
-export { boardSchema, badgeSchema, projectDetailSchema, BOARD_KEY, BADGE_KEY, projectKey } from './board';
+export { boardSchema, badgeSchema, projectDetailSchema, PROJECTS_BOARD_KEY, BADGE_KEY, projectKey } from './board';
 export type { Board, Badge, ProjectDetail, ProjectRow } from './board';
 
 /** Per-host state: a module is loaded once per process, while each host gives the rib its own context. */
@@ -64,7 +64,7 @@ async function composeBoard(ctx: RibContext): Promise<Board> {
 
 async function composeBadge(ctx: RibContext): Promise<Badge> {
   const state = stateOf(ctx);
-  const board = state.lastBoard ?? (await snapshots(ctx).read<Board>(BOARD_KEY))?.payload;
+  const board = state.lastBoard ?? (await snapshots(ctx).read<Board>(PROJECTS_BOARD_KEY))?.payload;
   return board ? buildBadge(board) : { count: 0 };
 }
 
@@ -132,7 +132,7 @@ async function openProject(ctx: RibContext, payload: unknown): Promise<RibAction
 }
 
 /** The board's views: the board itself, plus a detail view per project opened (appended at run time). */
-const views: RibViewDescriptor[] = [{ key: BOARD_KEY, canvasKind: 'view', title: 'Projects' }];
+const views: RibViewDescriptor[] = [{ key: PROJECTS_BOARD_KEY, canvasKind: 'view', title: 'Projects' }];
 
 const surfaces: RibSurfaceDescriptor[] = [
   {
@@ -146,7 +146,7 @@ const surfaces: RibSurfaceDescriptor[] = [
         {
           columns: [
             {
-              key: BOARD_KEY,
+              key: PROJECTS_BOARD_KEY,
               title: 'Board',
               cadenceMs: 60_000,
               live: true,
@@ -228,7 +228,7 @@ const docs: RibDocsSource[] = [
 ];
 
 const rib: Rib = {
-  id: RIB_ID,
+  id: PROJECTS_RIB_ID,
   displayName: 'Projects',
   views,
   surfaces,
@@ -237,7 +237,7 @@ const rib: Rib = {
     // The board is registered here rather than as composeBundle so it carries its validator: a board
     // that does not parse is dropped and the previous version kept. Lazy: nothing composes at boot.
     const manager = snapshots(ctx);
-    manager.register(BOARD_KEY, () => composeBoard(ctx), { validate: (data) => boardSchema.parse(data) });
+    manager.register(PROJECTS_BOARD_KEY, () => composeBoard(ctx), { validate: (data) => boardSchema.parse(data) });
     manager.register(BADGE_KEY, () => composeBadge(ctx), { validate: (data) => badgeSchema.parse(data) });
     return tools(ctx);
   },
@@ -247,10 +247,10 @@ const rib: Rib = {
   async onAction(action, ctx): Promise<RibActionResult> {
     // Every verb here is a board verb: this rib renders no html canvas, so a frame has nothing to ask.
     if (action.origin === 'canvas-html') {
-      return { ok: false, error: `'${action.type}' is a board action; rib '${RIB_ID}' accepts no actions from an html canvas` };
+      return { ok: false, error: `'${action.type}' is a board action; rib '${PROJECTS_RIB_ID}' accepts no actions from an html canvas` };
     }
     if (action.type === 'refresh') {
-      const frame = await snapshots(ctx).recompose<Board>(RIB_ID);
+      const frame = await snapshots(ctx).recompose<Board>(PROJECTS_RIB_ID);
       return frame
         ? { ok: true, data: { key: frame.key, version: frame.version, projects: frame.payload.totals.projects } }
         : { ok: false, error: 'the board could not be composed; the previous version stands' };

@@ -1,7 +1,7 @@
 import type { SwarmSummary } from './operator/operatorApi';
 
 /** The board's snapshot key. */
-export const BOARD_KEY = 'rib:swarm';
+export const SWARM_BOARD_KEY = 'rib:swarm';
 
 /** The board of live swarms, as markdown. */
 export function renderBoard(live: readonly SwarmSummary[] | { error: string }): string {

@@ -1,12 +1,12 @@
 import type { Rib, RibActionResult, RibContext } from '@keelson/ribs-contract';
-import { BOARD_KEY, renderBoard } from './board';
+import { SWARM_BOARD_KEY, renderBoard } from './board';
 import { swarmDocs } from './docs';
 import { operatorApi } from './operator/operatorApi';
 import { agentTools } from './tools/agentTools';
 import { operatorTools } from './tools/operatorTools';
 
 export { ClickClackClient, ClickClackError } from './bus/clickclack';
-export type { ClickClackClientOptions, MintedToken, MessagePage, BusSubscription } from './bus/clickclack';
+export type { ClickClackClientOptions, MintedToken, BusMessagePage, BusSubscription } from './bus/clickclack';
 export type { BusEvent, BusMessage, BusUser } from './bus/wire';
 export { resolveBusSetup, whichClickclack, DEFAULT_CLICKCLACK_PORT, NO_BINARY_REASON } from './bus/busSetup';
 export type { BusSetup } from './bus/busSetup';
@@ -15,7 +15,7 @@ export type { ManagedBusOptions, ManagedBusStatus, BusProcessRecord } from './bu
 export { startStandin, STANDIN_VERSION } from './standin/server';
 export type { RunningStandin, StandinServerOptions } from './standin/server';
 
-export const RIB_ID = 'swarm';
+export const SWARM_RIB_ID = 'swarm';
 
 /**
  * The swarm rib (seed 001): the operator's tools, the agents' tools (granted only inside a swarm
@@ -24,7 +24,7 @@ export const RIB_ID = 'swarm';
  * activation.
  */
 const rib: Rib = {
-  id: RIB_ID,
+  id: SWARM_RIB_ID,
   displayName: 'Swarm',
   registerTools: (ctx: RibContext) => [...operatorTools(() => operatorApi(), ctx), ...agentTools()],
   async composeBundle() {
@@ -34,19 +34,19 @@ const rib: Rib = {
       return renderBoard({ error: (err as Error).message });
     }
   },
-  views: [{ key: BOARD_KEY, canvasKind: 'markdown', title: 'Swarms' }],
+  views: [{ key: SWARM_BOARD_KEY, canvasKind: 'markdown', title: 'Swarms' }],
   surfaces: [
     {
       id: 'swarm',
       title: 'Swarms',
       heading: 'Swarms',
       subtitle: 'Agents working together on ClickClack',
-      layout: { rows: [{ columns: [{ key: BOARD_KEY, title: 'Live swarms', live: true, headActions: [{ label: 'Refresh', action: 'refresh' }] }] }] },
+      layout: { rows: [{ columns: [{ key: SWARM_BOARD_KEY, title: 'Live swarms', live: true, headActions: [{ label: 'Refresh', action: 'refresh' }] }] }] },
     },
   ],
   async onAction(action, ctx): Promise<RibActionResult> {
     if (action.type !== 'refresh') return { ok: false, error: `unknown action '${action.type}'` };
-    await ctx.getSnapshotManager?.().recompose(RIB_ID);
+    await ctx.getSnapshotManager?.().recompose(SWARM_RIB_ID);
     return { ok: true };
   },
   contributeDocs: () => swarmDocs,
@@ -66,7 +66,7 @@ export { agentTools, renderMessage, AGENT_TOOL_NAMES, LEAD_TOOL_NAMES, MERGE_TOO
 
 // The swarm domain's state (Postgres).
 export { SwarmStore } from './store/swarmStore';
-export type { SwarmAgentView, NewSwarm, SwarmRecord, SwarmStateUpdate, TurnRecord, TurnClaim } from './store/swarmStore';
+export type { NewSwarm, SwarmRecord, SwarmStateUpdate, TurnRecord, TurnClaim } from './store/swarmStore';
 export { SwarmTables1764460800600 } from './store/swarmTables.migration';
 
 // The operator side: the tools' service API and the docs.
@@ -74,7 +74,7 @@ export { operatorTools, OPERATOR_TOOL_NAMES, describeSwarm, WAIT_MAX_S } from '.
 export { graphqlSwarmApi, configureSwarmOperator, operatorApi } from './operator/operatorApi';
 export type { SwarmOperatorApi, SwarmSummary, ServerSummary, TranscriptMessage } from './operator/operatorApi';
 export { SWARM_DOCS, swarmDocs } from './docs';
-export { BOARD_KEY, renderBoard } from './board';
+export { SWARM_BOARD_KEY, renderBoard } from './board';
 
 // Write mode: writers' worktrees and the lead's chat_merge.
 export { detectWriteBase, cutWriterWorktree, commitWriterTurn, pruneWriterBranch } from './write/writeBase';

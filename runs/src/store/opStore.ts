@@ -26,13 +26,8 @@ export interface OpRecord {
   temporalWorkflowId: string;
 }
 
-interface OpRow {
-  id: string;
-  kind: string;
-  title: string | null;
-  input: unknown;
-  status: RunStatus;
-  steerable: boolean;
+/** An `ops` row: the record's fields, the multi-word ones under their column names. */
+interface OpRow extends Omit<OpRecord, 'ribId' | 'projectId' | 'temporalWorkflowId'> {
   rib_id: string | null;
   project_id: string | null;
   temporal_workflow_id: string;

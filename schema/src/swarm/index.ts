@@ -12,6 +12,7 @@ export {
 export type {
   SwarmStatus,
   SwarmAgentStatus,
+  SwarmAgentView,
   SwarmBusMode,
   SwarmBusEventSignal,
   SwarmLocalMessageSignal,

@@ -12,6 +12,28 @@ export const isTerminalSwarmStatus = (s: string): boolean => s !== 'RUNNING' && 
 export const swarmAgentStatuses = ['IDLE', 'BUSY', 'CAPPED', 'FAILED'] as const;
 export type SwarmAgentStatus = (typeof swarmAgentStatuses)[number];
 
+/** An agent as reads see it (the swarm workflow's projection, as the swarm store keeps it; no secret ever). */
+export interface SwarmAgentView {
+  id: string;
+  handle: string;
+  displayName: string;
+  role: string;
+  lead: boolean;
+  writer: boolean;
+  status: SwarmAgentStatus;
+  /** The agent declared its part done (`chat_done`). */
+  finished: boolean;
+  turns: number;
+  inboxDepth: number;
+  /** The provider session its turns resume (`<provider>:<uuid>`). */
+  sessionId: string | null;
+  model: string | null;
+  botUserId: string | null;
+  worktree: { leaseId: string; path: string; branch: string } | null;
+  usage: { inputTokens: number; outputTokens: number };
+}
+
+
 /** Where the bus is (`SwarmBusMode`). */
 export const swarmBusModes = ['MANAGED', 'EXTERNAL', 'UNAVAILABLE'] as const;
 export type SwarmBusMode = (typeof swarmBusModes)[number];

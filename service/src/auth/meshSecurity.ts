@@ -1,6 +1,5 @@
 import { homedir } from 'node:os';
-import { join } from 'node:path';
-import { expandHome, type MeshEnv } from '@keelson/schema';
+import { keelsonHome, type MeshEnv } from '@keelson/schema';
 import { defaultLimits, limitsFromEnv, type RequestLimits } from '../limits';
 import { accessPolicyFromEnv, loopbackOnly, type AccessPolicy } from './accessPolicy';
 import { AssertionKey, loadAssertionKey } from './assertionKey';
@@ -29,7 +28,7 @@ export interface MeshSecurity {
 /** The mesh's security settings from the parsed environment (the assertion key file lives in KEELSON_HOME). */
 export function meshSecurityFromEnv(env: MeshEnv): MeshSecurity {
   const userHome = homedir();
-  const home = expandHome(env.KEELSON_HOME ?? join(userHome, '.keelson'), userHome);
+  const home = keelsonHome(env, userHome);
   return {
     auth: env.KEELSON_AUTH,
     assertions: loadAssertionKey(env.KEELSON_ASSERTION_SECRET, home),

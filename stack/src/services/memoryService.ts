@@ -1,5 +1,5 @@
 import { serviceIdentity } from '@keelson/service';
-import { GraphqlRunTurnSource, GraphqlTranscriptSource, start as startMemory, type RunningMemory, type StartMemoryOptions } from '@keelson/subgraph-memory';
+import { GraphqlRunTurnSource, GraphqlTranscriptSource, startMemorySubgraph as startMemory, type RunningMemory, type StartMemoryOptions } from '@keelson/subgraph-memory';
 
 export interface StartMemoryServiceOptions extends Omit<StartMemoryOptions, 'capture'> {
   /** Where capture reads transcript bodies: the sessions subgraph. */

@@ -1,6 +1,6 @@
 import { isLoopback, parseEnv } from '@keelson/schema';
 import { serviceIdentity, type Logger } from '@keelson/service';
-import { loadRibsConfig, start as startRibs, type RibHostOverrides, type RibRunsWiring, type RibsConfig, type RunningRibs } from '@keelson/subgraph-ribs';
+import { loadRibsConfig, startRibsSubgraph as startRibs, type RibHostOverrides, type RibRunsWiring, type RibsConfig, type RunningRibs } from '@keelson/subgraph-ribs';
 import { openRunsServices } from '@keelson/subgraph-runs';
 import { ribAgentSeams } from '../ribAgentSeams';
 import { lateRunsPort, ribWorkflowSource, runsSettings, type RunsSettings } from '@keelson/runs';

@@ -1,5 +1,5 @@
 import type { Logger } from '@keelson/service';
-import { loadRunsConfig, start as startRuns, type RunningRuns, type RunsConfig } from '@keelson/subgraph-runs';
+import { loadRunsConfig, startRunsSubgraph as startRuns, type RunningRuns, type RunsConfig } from '@keelson/subgraph-runs';
 import { lazyWorkerRibHost, type WorkerRibHostOptions } from '@keelson/temporal';
 import { ribWorkflowSource } from '@keelson/runs';
 

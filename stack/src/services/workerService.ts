@@ -1,6 +1,5 @@
 import { homedir } from 'node:os';
-import { join } from 'node:path';
-import { expandHome, parseEnv } from '@keelson/schema';
+import { keelsonHome, parseEnv } from '@keelson/schema';
 import { serviceIdentity } from '@keelson/service';
 import { runsPortOf, runsSettings, workerApprovals, type RunsSettings } from '@keelson/runs';
 import { openRunsServices } from '@keelson/subgraph-runs';
@@ -37,7 +36,7 @@ export interface StartWorkerServiceOptions extends WorkerServiceConfig, Pick<Sta
 export async function startWorkerService(opts: StartWorkerServiceOptions): Promise<RunningStandaloneWorker> {
   const { runs: settings, approvalMaxWaitMs, ...config } = opts;
   // Its bash/script node and CLI groups carry the home; those a crashed worker orphaned end now.
-  const ended = await claimHome(expandHome(config.env.KEELSON_HOME ?? join(homedir(), '.keelson'), homedir()));
+  const ended = await claimHome(keelsonHome(config.env, homedir()));
   for (const note of ended) config.log.warn({ pid: note.pid, detail: note.detail }, `ended an orphaned ${note.what}`);
   const domain = await openRunsServices({
     databaseUrl: config.env.DATABASE_URL,

@@ -1,8 +1,7 @@
 import { subgraphServiceConfig, type SubgraphServiceConfig } from '@keelson/kit';
 import { jwtSettingsFromEnv, type JwtSettings } from '@keelson/identity';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
-import { expandHome, parseEnv } from '@keelson/schema';
+import { keelsonHome, parseEnv } from '@keelson/schema';
 
 export interface IdentityConfig extends SubgraphServiceConfig {
   jwt?: JwtSettings;
@@ -17,6 +16,6 @@ export function loadIdentityConfig(env: NodeJS.ProcessEnv = process.env): Identi
   return {
     ...subgraphServiceConfig(e, e.KEELSON_IDENTITY_PORT),
     ...(jwt ? { jwt } : {}),
-    adminTokenHome: expandHome(e.KEELSON_HOME ?? join(homedir(), '.keelson'), homedir()),
+    adminTokenHome: keelsonHome(e, homedir()),
   };
 }

@@ -27,7 +27,7 @@ export interface RunningIdentity {
 }
 
 /** Boots the identity subgraph: migrate, then serve. */
-export async function start(opts: StartIdentityOptions): Promise<RunningIdentity> {
+export async function startIdentitySubgraph(opts: StartIdentityOptions): Promise<RunningIdentity> {
   const identity = await openIdentity({ databaseUrl: opts.databaseUrl, log: opts.log, pg: opts.security.pg, ...(opts.jwt ? { jwt: opts.jwt } : {}) });
   try {
     const adminToken = opts.adminTokenHome && opts.security.auth === 'on' ? await ensureAdminToken(identity.tokens, opts.adminTokenHome) : null;

@@ -1,11 +1,11 @@
 import { openDomainState } from '@keelson/platform';
-import { CapabilityWatcher } from '@keelson/operator';
+import { singleCapabilityWatcher, type CapabilityWatcher } from '@keelson/operator';
 import { serveDomain, type SubgraphStartOptions } from '@keelson/kit';
 import { CaptureConsumer } from './capture/captureConsumer';
 import { RunCaptureConsumer } from './capture/runCaptureConsumer';
 import type { RunTurnSource } from './capture/runTurnSource';
 import type { TranscriptSource } from './capture/transcriptSource';
-import type { MemoryServices } from './context';
+import type { MemoryServices } from './requestContext';
 import { ContextService } from './context/context.service';
 import { Conversation } from './conversation/conversation.entity';
 import { HistoryService } from './memory/history.service';
@@ -26,7 +26,7 @@ export { buildMemorySchema } from './schema';
 export { loadMemoryConfig, memorySettings } from './config';
 export type { MemoryConfig } from './config';
 export type { MemorySettings, EmbeddingsSettings } from './settings';
-export type { MemoryServices } from './context';
+export type { MemoryServices } from './requestContext';
 export type { MemoryEntry } from './memory/memory.input';
 export type { AppendResult } from './memory/memory.service';
 export type { Hit, SearchArgs } from './search/search.service';
@@ -36,7 +36,7 @@ export type { VectorStore } from './search/vectorStore';
 export type { TurnContextResult } from './context/context.service';
 export { CaptureConsumer } from './capture/captureConsumer';
 export type { CaptureConsumerOptions } from './capture/captureConsumer';
-export type { TranscriptEntry, TranscriptSource } from './capture/transcriptSource';
+export type { CapturedTranscriptEntry, TranscriptSource } from './capture/transcriptSource';
 export { GraphqlTranscriptSource } from './capture/graphqlTranscriptSource';
 export { RunCaptureConsumer, runSessionKey, workflowAgent } from './capture/runCaptureConsumer';
 export type { RunCaptureConsumerOptions } from './capture/runCaptureConsumer';
@@ -83,7 +83,7 @@ export interface RunningMemory {
 }
 
 /** Boots the memory subgraph: migrate, decide the search mode, start capture if given a source, then serve. */
-export async function start(opts: StartMemoryOptions): Promise<RunningMemory> {
+export async function startMemorySubgraph(opts: StartMemoryOptions): Promise<RunningMemory> {
   const state = await openDomainState({
     url: opts.databaseUrl,
     entities: memoryEntities,
@@ -152,15 +152,16 @@ export async function start(opts: StartMemoryOptions): Promise<RunningMemory> {
       runCapture,
     };
     // capabilitiesChanged: the search mode as memorySearchMode answers it, compared here.
-    watcher = new CapabilityWatcher({
+    watcher = singleCapabilityWatcher({
       dataSource,
       events,
       source: 'MEMORY_SEARCH',
-      intervalMs: opts.capabilityPollMs ?? 10_000,
+      id: 'search',
+      intervalMs: opts.capabilityPollMs,
       log: opts.log,
       observe: async () => {
         const now = mode.current;
-        return [{ id: 'search', available: now.mode === 'HYBRID', state: { mode: now.mode }, reason: now.reason }];
+        return { available: now.mode === 'HYBRID', state: { mode: now.mode }, reason: now.reason };
       },
     });
     const { schema } = await buildMemorySchema();

@@ -1,9 +1,9 @@
 import { buildFederatedSchema, type FederatedSchema } from '@keelson/kit';
 import { ContextResolver } from './context/context.resolver';
 import { ConversationResolver } from './conversation/conversation.resolver';
-import { HarnessSessionResolver, TaskResolver } from './federation/federation.resolver';
+import { HarnessSessionResolver, TaskMemoryResolver } from './federation/federation.resolver';
 import { HarnessSession } from './federation/harnessSession.type';
-import { referenceResolvers } from './federation/references';
+import { memoryReferenceResolvers } from './federation/references';
 import { Task } from './federation/task.type';
 import { MemoryResolver } from './memory/memory.resolver';
 import { MessageResolver } from './message/message.resolver';
@@ -22,10 +22,10 @@ export function buildMemorySchema(): Promise<FederatedSchema> {
       SummaryResolver,
       ConversationRangeResolver,
       HarnessSessionResolver,
-      TaskResolver,
+      TaskMemoryResolver,
     ],
     // Owned by the sessions subgraph and reachable only through it: declared here for the fields memory adds.
     orphanedTypes: [HarnessSession, Task],
-    referenceResolvers,
+    referenceResolvers: memoryReferenceResolvers,
   });
 }

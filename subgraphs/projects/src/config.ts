@@ -1,7 +1,6 @@
 import { subgraphServiceConfig, type SubgraphServiceConfig } from '@keelson/kit';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
-import { expandHome, parseEnv } from '@keelson/schema';
+import { keelsonHome, keelsonWorkspace, parseEnv } from '@keelson/schema';
 import type { ProjectsSettings } from './settings';
 
 export interface ProjectsConfig extends SubgraphServiceConfig {
@@ -25,8 +24,8 @@ export function projectsSettings(
   gitEnv: NodeJS.ProcessEnv,
 ): ProjectsSettings {
   return {
-    workspaceRoot: expandHome(e.KEELSON_WORKSPACE ?? join(userHome, 'keelson'), userHome),
-    keelsonHome: expandHome(e.KEELSON_HOME ?? join(userHome, '.keelson'), userHome),
+    workspaceRoot: keelsonWorkspace(e, userHome),
+    keelsonHome: keelsonHome(e, userHome),
     userHome,
     gitEnv,
     cloneTimeoutMs: e.KEELSON_CLONE_TIMEOUT_MS,

@@ -24,7 +24,7 @@ export interface ProjectsContext extends SubgraphContext {
 }
 
 /** The per-request loaders of this subgraph; every field and reference resolver goes through them. */
-export function loadersOf(ctx: ProjectsContext) {
+export function projectsLoaders(ctx: ProjectsContext) {
   const { loaders, services } = ctx;
   return {
     project: loaders.get<string, Project | null>('project', async (ids) =>

@@ -38,7 +38,7 @@ export interface RunningProjects {
 }
 
 /** Boots the projects subgraph: migrate, then serve. */
-export async function start(opts: StartProjectsOptions): Promise<RunningProjects> {
+export async function startProjectsSubgraph(opts: StartProjectsOptions): Promise<RunningProjects> {
   const state = await openDomainState({
     url: opts.databaseUrl,
     entities: projectsEntities,

@@ -1,7 +1,6 @@
 import { subgraphServiceConfig, type SubgraphServiceConfig } from '@keelson/kit';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
-import { expandHome, isLoopback, parseEnv, type MeshEnv } from '@keelson/schema';
+import { isLoopback, keelsonHome, parseEnv, type MeshEnv } from '@keelson/schema';
 import type { RibsSettings } from './settings';
 
 export interface RibsConfig extends SubgraphServiceConfig {
@@ -22,7 +21,7 @@ export function ribsSettings(e: MeshEnv, userHome: string, raw: Record<string, s
   const bound = e.KEELSON_HOST;
   const projectsHost = isLoopback(bound) || bound === '0.0.0.0' || bound === '::' ? '127.0.0.1' : bound.includes(':') ? `[${bound}]` : bound;
   return {
-    home: expandHome(e.KEELSON_HOME ?? join(userHome, '.keelson'), userHome),
+    home: keelsonHome(e, userHome),
     projectsUrl: e.KEELSON_PROJECTS_URL ?? `http://${projectsHost}:${e.KEELSON_PROJECTS_PORT}/graphql`,
     ...(e.KEELSON_CREDENTIALS_KEY ? { credentialsKey: e.KEELSON_CREDENTIALS_KEY } : {}),
     env: raw,

@@ -37,7 +37,7 @@ function parseVersionRef(ref: string): { key: string; version: number } {
 }
 
 /** The per-request loaders; every Rib field and snapshot read goes through them. */
-export function loadersOf(ctx: RibsContext) {
+export function ribsLoaders(ctx: RibsContext) {
   const { loaders, services } = ctx;
   return {
     /** A rib's manifest entry, re-validated and auth-probed once per request. */

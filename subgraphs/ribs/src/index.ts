@@ -77,7 +77,7 @@ export interface RunningRibs {
  * validation, registration; an activation rule broken fails this start), then serve. Stopping
  * awaits every rib's `dispose` before the database closes.
  */
-export async function start(opts: StartRibsOptions): Promise<RunningRibs> {
+export async function startRibsSubgraph(opts: StartRibsOptions): Promise<RunningRibs> {
   const state = await openDomainState({
     url: opts.databaseUrl,
     entities: ribsEntities,
@@ -141,7 +141,7 @@ export async function start(opts: StartRibsOptions): Promise<RunningRibs> {
       dataSource,
       events,
       source: 'RIB',
-      intervalMs: opts.capabilityPollMs ?? 10_000,
+      intervalMs: opts.capabilityPollMs,
       log: opts.log,
       complete: { reason: 'not active in the ribs service (not installed, filtered out, or its activation failed)' },
       observe: async () => active.ribIds.map((id) => ({ id, available: true, state: { active: true }, reason: null })),

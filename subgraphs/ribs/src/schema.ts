@@ -2,7 +2,7 @@ import { buildFederatedSchema, type FederatedSchema } from '@keelson/kit';
 import { ActionResolver } from './action/action.resolver';
 import { CommandResolver } from './command/command.resolver';
 import { ManifestResolver } from './manifest/manifest.resolver';
-import { referenceResolvers } from './rib/rib.reference';
+import { ribsReferenceResolvers } from './rib/rib.reference';
 import { RibManifestResolver, RibResolver } from './rib/rib.resolver';
 import { SnapshotResolver } from './snapshot/snapshot.resolver';
 import { ToolResolver } from './tool/tool.resolver';
@@ -11,6 +11,6 @@ import { ToolResolver } from './tool/tool.resolver';
 export function buildRibsSchema(): Promise<FederatedSchema> {
   return buildFederatedSchema({
     resolvers: [RibResolver, RibManifestResolver, SnapshotResolver, ActionResolver, CommandResolver, ToolResolver, ManifestResolver],
-    referenceResolvers,
+    referenceResolvers: ribsReferenceResolvers,
   });
 }

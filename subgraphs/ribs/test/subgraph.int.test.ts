@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { silentLogger } from '@keelson/service';
 import type { Rib, RibViewDescriptor } from '@keelson/ribs-contract';
 import { gql, gqlData, subscribe, registerCredentials } from '../../../test/support/client';
-import { start, type RunningRibs, type RibHostOverrides } from '../src/index';
+import { startRibsSubgraph, type RunningRibs, type RibHostOverrides } from '../src/index';
 import { createTestDatabase, type TestDatabase } from './support/ribsDb';
 import { security, serviceCredentials } from '../../../test/support/auth';
 
@@ -48,7 +48,7 @@ describe('the ribs subgraph', () => {
   const running: RunningRibs[] = [];
 
   const boot = async (ribs: Record<string, unknown>, env: Record<string, string> = {}, overrides: RibHostOverrides = {}) => {
-    const ribsSubgraph = await start({
+    const ribsSubgraph = await startRibsSubgraph({
       databaseUrl: db.url,
       host: '127.0.0.1',
       port: 0,

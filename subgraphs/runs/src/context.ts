@@ -8,7 +8,7 @@ export interface RunsContext extends SubgraphContext {
 }
 
 /** A page request of one entity's events: `<id>\0<after>\0<first>`. */
-export const pageKey = (id: string, args: PageArgs) => `${id}\u0000${args.after ?? 0}\u0000${args.first}`;
+export const runsPageKey = (id: string, args: PageArgs) => `${id}\u0000${args.after ?? 0}\u0000${args.first}`;
 
 function parsePageKey(key: string): { id: string; after: number; first: number } {
   const [id, after, first] = key.split('\u0000');
@@ -37,7 +37,7 @@ export interface OwnerPage {
 }
 
 /** The per-request loaders of this subgraph; every field and reference resolver goes through them. */
-export function loadersOf(ctx: RunsContext) {
+export function runsLoaders(ctx: RunsContext) {
   const { loaders, services } = ctx;
   return {
     run: loaders.get<string, Run | null>('run', async (ids) => byKeys(ids, await services.runs.byIds(ids), (r) => r.id)),

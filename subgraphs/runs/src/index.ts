@@ -71,7 +71,7 @@ export async function openRunsServices(opts: OpenRunsOptions): Promise<OpenedRun
 }
 
 /** Boots the runs subgraph: open the domain (migrate, connect to Temporal), then serve. */
-export async function start(opts: StartRunsOptions): Promise<RunningRuns> {
+export async function startRunsSubgraph(opts: StartRunsOptions): Promise<RunningRuns> {
   const opened = await openRunsServices({ ...opts, identity: serviceIdentity(opts.security.assertions, 'runs'), pg: opts.security.pg });
   try {
     const { services } = opened;

@@ -12,7 +12,7 @@ import { createTestDatabase, type TestDatabase } from '../../../test/support/db'
 import { definitionOf, registerRun as storeRun } from '../../../test/support/registerRun';
 import { gql, gqlData, registerCredentials } from '../../../test/support/client';
 import { quietTemporalRuntime, testTemporalAddress } from '../../../test/support/temporalServer';
-import { start, type RunningRuns } from './index';
+import { startRunsSubgraph, type RunningRuns } from './index';
 import { In } from 'typeorm';
 import { security, serviceCredentials } from '../../../test/support/auth';
 
@@ -63,7 +63,7 @@ describe('the runs subgraph', () => {
       temporal: { address: testTemporalAddress(), uiUrl: 'http://127.0.0.1:8233' },
       projectsUrl: 'http://127.0.0.1:1/graphql',
     });
-    runs = await start({
+    runs = await startRunsSubgraph({
       databaseUrl: db.url,
       host: '127.0.0.1',
       port: 0,

@@ -3,7 +3,7 @@ import { WorkflowResolver } from './catalog/workflow.resolver';
 import { RunEventResolver } from './event/runEvent.resolver';
 import { ProjectRunsResolver, RibRunsResolver } from './federation/federation.resolver';
 import { Project } from './federation/project.type';
-import { referenceResolvers } from './federation/references';
+import { runsReferenceResolvers } from './federation/references';
 import { Rib } from './federation/rib.type';
 import { OpFrameResolver, OpResolver } from './op/op.resolver';
 import { RunResolver } from './run/run.resolver';
@@ -14,6 +14,6 @@ export function buildRunsSchema(): Promise<FederatedSchema> {
     resolvers: [WorkflowResolver, RunResolver, RunEventResolver, OpResolver, OpFrameResolver, ProjectRunsResolver, RibRunsResolver],
     // Owned by the projects and ribs subgraphs: declared here for the fields runs adds.
     orphanedTypes: [Project, Rib],
-    referenceResolvers,
+    referenceResolvers: runsReferenceResolvers,
   });
 }

@@ -1,7 +1,6 @@
 import { subgraphServiceConfig, type SubgraphServiceConfig } from '@keelson/kit';
 import { harnessSettings, type HarnessSettings } from '@keelson/harness';
-import { parseEnv, type MeshEnv } from '@keelson/schema';
-import type { TemporalTarget } from './temporalLink';
+import { parseEnv, type MeshEnv, type TemporalTarget } from '@keelson/schema';
 
 export interface SessionsConfig extends SubgraphServiceConfig {
   settings: HarnessSettings;

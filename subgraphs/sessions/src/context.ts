@@ -1,6 +1,6 @@
 import type { EventLog, IdempotencyKeys } from '@keelson/platform';
 import { byKeys, type SubgraphContext } from '@keelson/kit';
-import type { ApprovalRecord, CapabilityReport, HarnessControlPlane, HarnessId, SessionView, TaskExecutorInfo, TaskRecord } from '@keelson/harness';
+import type { CapabilityReport, HarnessApprovalRecord, HarnessControlPlane, HarnessId, SessionView, TaskExecutorInfo, TaskRecord } from '@keelson/harness';
 import type { ApprovalService } from './approval/approval.service';
 import type { SteerService } from './steer/steer.service';
 import type { TaskService } from './task/task.service';
@@ -22,7 +22,7 @@ export interface SessionsContext extends SubgraphContext {
 }
 
 /** The per-request loaders of this subgraph; every field and reference resolver goes through them. */
-export function loadersOf(ctx: SessionsContext) {
+export function sessionsLoaders(ctx: SessionsContext) {
   const { loaders, services } = ctx;
   const { plane } = services;
   return {
@@ -35,7 +35,7 @@ export function loadersOf(ctx: SessionsContext) {
       return ids.map((id) => map.get(id) ?? []);
     }),
     task: loaders.get<string, TaskRecord | null>('task', async (ids) => byKeys(ids, await plane.store.tasksByIds(ids.filter(isUuidLike)), (t) => t.id)),
-    approvals: loaders.get<string, ApprovalRecord[]>('approvals', (ids) => Promise.all(ids.map((id) => plane.store.approvals(id, 'pending')))),
+    approvals: loaders.get<string, HarnessApprovalRecord[]>('approvals', (ids) => Promise.all(ids.map((id) => plane.store.approvals(id, 'pending')))),
   };
 }
 

@@ -1,25 +1,25 @@
 import { IdempotencyKeys } from '@keelson/platform';
-import { HARNESS_IDS, startHarnessRuntime, type CliDriver, type HarnessId, type HarnessRuntime, type HarnessSettings, type ProjectsApi } from '@keelson/harness';
+import { HARNESS_IDS, startHarnessRuntime, type CliDriver, type HarnessId, type HarnessRuntime, type HarnessSettings, type HarnessProjectsApi } from '@keelson/harness';
 import { serveDomain, type SubgraphStartOptions } from '@keelson/kit';
 import { ApprovalReader, CapabilityWatcher } from '@keelson/operator';
 import { serviceIdentity } from '@keelson/service';
 import { ApprovalService, graphqlRunGateDoor } from './approval/approval.service';
 import type { SessionsServices } from './context';
 import { buildSessionsSchema } from './schema';
+import type { TemporalTarget } from '@keelson/schema';
 import { SteerService } from './steer/steer.service';
 import { TaskService } from './task/task.service';
-import { TemporalLink, type TemporalTarget } from './temporalLink';
+import { TemporalLink } from './temporalLink';
 
 export { buildSessionsSchema } from './schema';
 export { loadSessionsConfig, projectsUrlOf } from './config';
 export type { SessionsConfig } from './config';
 export type { SessionsServices } from './context';
-export type { TemporalTarget } from './temporalLink';
 
 export interface StartSessionsOptions extends SubgraphStartOptions {
   settings: HarnessSettings;
   /** The projects subgraph's GraphQL URL (or an API, in tests). */
-  projects: string | ProjectsApi;
+  projects: string | HarnessProjectsApi;
   /** Where tasks start their workflows; null: runTask answers SERVICE_UNAVAILABLE. */
   temporal: TemporalTarget | null;
   /** Heartbeat timeout of a task's CLI turn. @default 30000 */
@@ -42,7 +42,7 @@ export interface RunningSessions {
 }
 
 /** Boots the sessions subgraph: migrate, then serve (the harness control plane over GraphQL). */
-export async function start(opts: StartSessionsOptions): Promise<RunningSessions> {
+export async function startSessionsSubgraph(opts: StartSessionsOptions): Promise<RunningSessions> {
   const projects = typeof opts.projects === 'string' ? { url: opts.projects, identity: serviceIdentity(opts.security.assertions, 'sessions') } : opts.projects;
   const runtime = await startHarnessRuntime({ databaseUrl: opts.databaseUrl, settings: opts.settings, projects, log: opts.log, drivers: opts.drivers, pg: opts.security.pg });
   const temporal = new TemporalLink(opts.temporal);
@@ -53,7 +53,7 @@ export async function start(opts: StartSessionsOptions): Promise<RunningSessions
     dataSource: runtime.dataSource,
     events: runtime.events,
     source: 'HARNESS',
-    intervalMs: opts.capabilityPollMs ?? 10_000,
+    intervalMs: opts.capabilityPollMs,
     log: opts.log,
     observe: () =>
       Promise.all(

@@ -1,19 +1,19 @@
 import { isHarnessId } from '@keelson/harness';
 import type { ReferenceResolvers } from '@keelson/kit';
 import { toApproval } from './approval/approval.type';
-import { loadersOf, type SessionsContext } from './context';
+import { sessionsLoaders, type SessionsContext } from './context';
 import { harnessOf } from './harness/harness.resolver';
 import { toSession } from './session/session.type';
 import { toTask } from './task/task.type';
 
 /** Entity references other subgraphs resolve through this one, batched per request. */
-export const referenceResolvers: ReferenceResolvers = {
+export const sessionsReferenceResolvers: ReferenceResolvers = {
   Harness: {
     __resolveReference: (ref: { id: string }) => (isHarnessId(ref.id) ? harnessOf(ref.id) : null),
   },
   HarnessSession: {
     __resolveReference: async (ref: { id: string }, ctx: SessionsContext) => {
-      const view = await loadersOf(ctx).session.load(ref.id);
+      const view = await sessionsLoaders(ctx).session.load(ref.id);
       return view ? toSession(view) : null;
     },
   },
@@ -25,7 +25,7 @@ export const referenceResolvers: ReferenceResolvers = {
   },
   Task: {
     __resolveReference: async (ref: { id: string }, ctx: SessionsContext) => {
-      const t = await loadersOf(ctx).task.load(ref.id);
+      const t = await sessionsLoaders(ctx).task.load(ref.id);
       return t ? toTask(t) : null;
     },
   },

@@ -5,7 +5,7 @@ import { HarnessEventResolver } from './event/harnessEvent.resolver';
 import { harnessEventTypesList } from './event/harnessEvent.type';
 import { Project, Run, Swarm } from './federation/stubs.type';
 import { HarnessResolver } from './harness/harness.resolver';
-import { referenceResolvers } from './references';
+import { sessionsReferenceResolvers } from './references';
 import { SessionResolver } from './session/session.resolver';
 import { SteerResolver } from './steer/steer.resolver';
 import { TaskResolver } from './task/task.resolver';
@@ -15,6 +15,6 @@ export function buildSessionsSchema(): Promise<FederatedSchema> {
   return buildFederatedSchema({
     resolvers: [HarnessResolver, SessionResolver, TaskResolver, HarnessEventResolver, ApprovalResolver, ApprovalEventResolver, CapabilityResolver, SteerResolver],
     orphanedTypes: [...harnessEventTypesList, Project, Run, Swarm],
-    referenceResolvers,
+    referenceResolvers: sessionsReferenceResolvers,
   });
 }

@@ -1,14 +1,6 @@
-import { MeshError } from '@keelson/schema';
+import { MeshError, type TemporalTarget } from '@keelson/schema';
 import { connectClient, workflowUiUrl } from '@keelson/temporal';
 import type { Client } from '@temporalio/client';
-
-/** Where this subgraph starts workflows (tasks, session steers). */
-export interface TemporalTarget {
-  address: string;
-  namespace: string;
-  taskQueue: string;
-  uiUrl?: string;
-}
 
 /** One lazily opened Temporal client for the subgraph's workflows; SERVICE_UNAVAILABLE without a target. */
 export class TemporalLink {

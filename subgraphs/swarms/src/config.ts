@@ -1,8 +1,7 @@
 import { subgraphServiceConfig, type SubgraphServiceConfig } from '@keelson/kit';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
 import { resolveBusSetup } from '@keelson/rib-swarm';
-import { expandHome, parseEnv, type MeshEnv } from '@keelson/schema';
+import { keelsonHome, parseEnv, type MeshEnv } from '@keelson/schema';
 import type { SwarmsSettings } from './settings';
 
 export interface SwarmsConfig extends SubgraphServiceConfig {
@@ -18,7 +17,7 @@ export function swarmsSettings(
   opts: { userHome?: string; temporal?: SwarmsSettings['temporal']; projectsUrl?: string } = {},
 ): SwarmsSettings {
   const userHome = opts.userHome ?? homedir();
-  const home = expandHome(e.KEELSON_HOME ?? join(userHome, '.keelson'), userHome);
+  const home = keelsonHome(e, userHome);
   return {
     home,
     bus: resolveBusSetup(raw, home),

@@ -17,7 +17,7 @@ export interface SwarmsContext extends SubgraphContext {
 }
 
 /** The per-request loaders of this subgraph; field and reference resolvers go through them. */
-export function loadersOf(ctx: SwarmsContext) {
+export function swarmsLoaders(ctx: SwarmsContext) {
   const { loaders, services } = ctx;
   return {
     swarm: loaders.get<string, SwarmRecord | null>('swarm', async (ids) => byKeys(ids, await services.swarms.byIds(ids), (s) => s.id)),

@@ -1,6 +1,6 @@
 import { IdempotencyKeys, openDomainState } from '@keelson/platform';
 import { serveDomain, type SubgraphStartOptions } from '@keelson/kit';
-import { CapabilityWatcher } from '@keelson/operator';
+import { singleCapabilityWatcher } from '@keelson/operator';
 import { BusAccess, SwarmStore } from '@keelson/rib-swarm';
 import { serviceIdentity } from '@keelson/service';
 import { OpStore, projectsGraphqlApi, type ProjectsApi } from '@keelson/runs';
@@ -38,7 +38,7 @@ export interface RunningSwarms {
 }
 
 /** Boots the swarms subgraph: migrate the swarm tables, then serve (the swarms domain over GraphQL). */
-export async function start(opts: StartSwarmsOptions): Promise<RunningSwarms> {
+export async function startSwarmsSubgraph(opts: StartSwarmsOptions): Promise<RunningSwarms> {
   const state = await openDomainState({
     url: opts.databaseUrl,
     entities: [],
@@ -82,15 +82,16 @@ export async function start(opts: StartSwarmsOptions): Promise<RunningSwarms> {
     opts.log.info({ mode: opts.settings.bus.mode, ...(opts.settings.bus.mode === 'UNAVAILABLE' ? { reason: opts.settings.bus.reason } : { url: opts.settings.bus.url }) }, 'swarm bus');
     // capabilitiesChanged: the bus as swarmServer answers it, compared here.
     const server = services.server;
-    const watcher = new CapabilityWatcher({
+    const watcher = singleCapabilityWatcher({
       dataSource,
       events,
       source: 'SWARM_BUS',
-      intervalMs: opts.capabilityPollMs ?? 10_000,
+      id: 'bus',
+      intervalMs: opts.capabilityPollMs,
       log: opts.log,
       observe: async () => {
         const now = await server.status();
-        return [{ id: 'bus', available: now.running, state: { mode: now.mode, running: now.running }, reason: now.reason }];
+        return { available: now.running, state: { mode: now.mode, running: now.running }, reason: now.reason };
       },
     });
     const { schema } = await buildSwarmsSchema();

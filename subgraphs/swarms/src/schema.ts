@@ -1,6 +1,6 @@
 import { buildFederatedSchema, type FederatedSchema } from '@keelson/kit';
 import { SwarmEventResolver } from './event/swarmEvent.resolver';
-import { referenceResolvers } from './federation/references';
+import { swarmsReferenceResolvers } from './federation/references';
 import { HarnessSession, Op, Project, WorkspaceLease } from './federation/stubs.type';
 import { ServerResolver } from './server/server.resolver';
 import { SwarmAgentResolver, SwarmResolver } from './swarm/swarm.resolver';
@@ -10,6 +10,6 @@ export function buildSwarmsSchema(): Promise<FederatedSchema> {
   return buildFederatedSchema({
     resolvers: [SwarmResolver, SwarmAgentResolver, ServerResolver, SwarmEventResolver],
     orphanedTypes: [Op, Project, HarnessSession, WorkspaceLease],
-    referenceResolvers,
+    referenceResolvers: swarmsReferenceResolvers,
   });
 }

@@ -1,4 +1,5 @@
 import type { BusSetup } from '@keelson/rib-swarm';
+import type { TemporalTarget } from '@keelson/schema';
 
 /** What the swarms domain needs from its environment (resolved once by config.ts). */
 export interface SwarmsSettings {
@@ -8,13 +9,8 @@ export interface SwarmsSettings {
   bus: BusSetup;
   /** What a managed server's child inherits (minus every `CLICKCLACK_*` variable). */
   env: Record<string, string | undefined>;
-  temporal: {
-    address: string;
-    namespace: string;
-    taskQueue: string;
-    /** Base URL of the Temporal Web UI for `temporalUiUrl`. */
-    uiUrl?: string;
-  };
+  /** Where swarms start. */
+  temporal: TemporalTarget;
   /** The projects subgraph's GraphQL endpoint (a swarm's project). */
   projectsUrl: string;
   /** Heartbeat timeout of a swarm's tail and turn activities. */

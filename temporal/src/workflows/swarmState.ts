@@ -2,7 +2,7 @@
 // The swarm workflow's state (carried across continue-as-new) and its pure steps: routing a message,
 // the projection it records, a turn's activity input.
 import { workflowInfo } from '@temporalio/workflow';
-import { route, swarmTuning, type SwarmAgentStatus, type SwarmEventPayload, type SwarmEventType, type SwarmLimits, type SwarmStatus } from '@keelson/schema';
+import { route, swarmTuning, type SwarmAgentView, type SwarmEventPayload, type SwarmEventType, type SwarmLimits, type SwarmStatus } from '@keelson/schema';
 import type { SwarmLiveStatus } from './swarmMessages';
 import type { HydratedMessage, SwarmBootResult, SwarmTurnInput, SwarmTurnResult, WriterLease } from '../activities/swarm/swarmTypes';
 
@@ -46,24 +46,14 @@ export interface BackgroundLine {
   preview: string;
 }
 
-/** An agent: an identity (bot and token ids, never a token), an inbox, a resumable session. */
-export interface AgentState {
-  id: string;
-  handle: string;
-  displayName: string;
-  role: string;
-  lead: boolean;
-  writer: boolean;
+/** An agent: an identity (bot and token ids, never a token), an inbox, a resumable session; what reads see of it is {@link projection}. */
+export interface AgentState extends Pick<SwarmAgentView, 'id' | 'handle' | 'displayName' | 'role' | 'lead' | 'writer' | 'status' | 'finished' | 'turns' | 'usage'> {
   botUserId: string;
   botId: string;
   tokenIds: string[];
-  status: SwarmAgentStatus;
-  finished: boolean;
-  turns: number;
   failures: number;
   sessionId?: string;
   model?: string;
-  usage: { inputTokens: number; outputTokens: number };
   inbox: string[];
   background: BackgroundLine[];
   notes: string[];
@@ -131,7 +121,7 @@ export const rosterLines = (agents: AgentState[]) =>
   agents.map((a) => ({ id: a.id, handle: a.handle, role: a.role, lead: a.lead, writer: a.writer, status: a.status, finished: a.finished }));
 
 /** The agents as `swarmRecord` stores them. */
-export const projection = (agents: AgentState[]) =>
+export const projection = (agents: AgentState[]): SwarmAgentView[] =>
   agents.map((a) => ({
     id: a.id,
     handle: a.handle,

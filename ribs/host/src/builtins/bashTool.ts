@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { SandboxUnavailableError, type ProcessSandbox } from '@keelson/platform';
 import { z } from 'zod';
 import { builtinTool } from './builtinTool';
-import { confinedPath } from './confine';
+import { confinedToolPath } from './confine';
 import { runCapped } from './cappedProcess';
 import { commandEnv } from './commandEnv';
 
@@ -43,11 +43,11 @@ export function bashTool(opts: { env: Record<string, string | undefined>; sandbo
     inputSchema,
     state_changing: true,
     async run(input, ctx) {
-      const cwd = confinedPath(ctx, ctx.cwd);
+      const cwd = confinedToolPath(ctx, ctx.cwd);
       // A prompt node's turn names its run's artifacts folder: the command can say `$ARTIFACTS_DIR` as the prompt does.
       const artifacts = ctx.turnContext?.artifactsDir;
-      const artifactsDir = typeof artifacts === 'string' && artifacts ? confinedPath(ctx, artifacts) : undefined;
-      const roots = (ctx.allowedDirectories ?? []).map((root) => confinedPath(ctx, root)).filter((root) => existsSync(root));
+      const artifactsDir = typeof artifacts === 'string' && artifacts ? confinedToolPath(ctx, artifacts) : undefined;
+      const roots = (ctx.allowedDirectories ?? []).map((root) => confinedToolPath(ctx, root)).filter((root) => existsSync(root));
       let command;
       try {
         command = await opts.sandbox.command({

@@ -1,6 +1,6 @@
 import type { ToolContext, ToolDefinition } from '@keelson/ribs-contract';
 import type { z } from 'zod';
-import { ToolRefusal } from './confine';
+import { confinedToolPath, ToolRefusal } from './confine';
 
 /** What a built-in answers: its text, flagged as an error when the call failed. */
 export type BuiltinReply = string | { content: string; isError: boolean };
@@ -51,4 +51,23 @@ export function builtinTool<I>(spec: BuiltinSpec<I>): ToolDefinition<I> {
       ctx.emit({ type: 'tool_result', toolUseId: '', content, ...(isError ? { isError: true } : {}) });
     },
   };
+}
+
+/**
+ * A built-in that writes one file (`input.path`): state-changing, its description ending with where it
+ * may write, and `run` given the path confined for writing.
+ */
+export function fileWritingTool<I extends { path: string }>(spec: {
+  name: string;
+  description: string;
+  inputSchema: z.ZodType<I>;
+  run(input: I, ctx: ToolContext, path: string): Promise<BuiltinReply>;
+}): ToolDefinition<I> {
+  return builtinTool({
+    name: spec.name,
+    description: `${spec.description} Only paths inside the allowed directories, never inside .git or .keelson.`,
+    inputSchema: spec.inputSchema,
+    state_changing: true,
+    run: (input, ctx) => spec.run(input, ctx, confinedToolPath(ctx, input.path, 'write')),
+  });
 }

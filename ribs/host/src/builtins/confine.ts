@@ -12,7 +12,7 @@ type Confinement = Pick<ToolContext, 'cwd' | 'allowedDirectories'>;
  * `write` is also refused inside `.git` or `.keelson`. Tools operate on the returned path, so what
  * was checked is what is touched.
  */
-export function confinedPath(ctx: Confinement, p: string, access: PathAccess = 'read'): string {
+export function confinedToolPath(ctx: Confinement, p: string, access: PathAccess = 'read'): string {
   try {
     return confinePath(p, { roots: ctx.allowedDirectories ?? [], cwd: ctx.cwd, access, scope: `the turn's allowed directories (${(ctx.allowedDirectories ?? []).join(', ')})` });
   } catch (err) {

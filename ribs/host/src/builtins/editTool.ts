@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { builtinTool } from './builtinTool';
-import { confinedPath, displayPath } from './confine';
+import { fileWritingTool } from './builtinTool';
+import { displayPath } from './confine';
 import { looksBinary, openForRead } from './textFile';
 import { writeConfined, WRITE_MAX_CHARS } from './writeTool';
 
@@ -24,15 +24,13 @@ function occurrences(haystack: string, needle: string): number[] {
  * `.git` and `.keelson` are refused (read them with Read).
  */
 export function editTool() {
-  return builtinTool({
+  return fileWritingTool({
     name: 'Edit',
     description:
       'Replace text in an existing file: old_string (exact, whitespace included) becomes new_string. old_string must occur exactly once ' +
-      '(include surrounding lines to make it unique) unless replace_all is true. Read the file first. Only paths inside the allowed directories, never inside .git or .keelson.',
+      '(include surrounding lines to make it unique) unless replace_all is true. Read the file first.',
     inputSchema,
-    state_changing: true,
-    async run(input, ctx) {
-      const path = confinedPath(ctx, input.path, 'write');
+    async run(input, ctx, path) {
       const shown = displayPath(ctx.cwd, path);
       if (input.old_string === input.new_string) return { content: 'old_string and new_string are the same; nothing to change', isError: true };
       const handle = await openForRead(path);

@@ -2,7 +2,7 @@ import { lstat, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { builtinTool } from './builtinTool';
-import { confinedPath, displayPath } from './confine';
+import { confinedToolPath, displayPath } from './confine';
 import { globToRegExp, splitGlob } from './globPattern';
 import { walkFiles } from './walkFiles';
 
@@ -36,7 +36,7 @@ export function globTool() {
     async run(input, ctx) {
       const { base, rest } = splitGlob(input.pattern);
       if (rest.split('/').includes('..')) return { content: `pattern '${input.pattern}': '..' may only lead the pattern, before any wildcard`, isError: true };
-      const dir = confinedPath(ctx, base ? (input.path ? join(input.path, base) : base) : (input.path ?? '.'));
+      const dir = confinedToolPath(ctx, base ? (input.path ? join(input.path, base) : base) : (input.path ?? '.'));
       const info = await stat(dir);
       if (!info.isDirectory()) return { content: `${displayPath(ctx.cwd, dir)} is not a directory`, isError: true };
       const matcher = globToRegExp(rest);

@@ -3,7 +3,7 @@ import { basename, dirname, join } from 'node:path';
 import { gitInvocation } from '@keelson/platform';
 import { z } from 'zod';
 import { builtinTool } from './builtinTool';
-import { confinedPath, displayPath, isAllowed } from './confine';
+import { confinedToolPath, displayPath, isAllowed } from './confine';
 import { runCapped } from './cappedProcess';
 import { commandEnv } from './commandEnv';
 
@@ -75,7 +75,7 @@ export function grepTool(opts: { env: Record<string, string | undefined> }) {
       `(or paths, or counts: output_mode), at most ${GREP_MAX_RESULTS}. Narrow with path and glob. Only paths inside the allowed directories.`,
     inputSchema,
     async run(input, ctx) {
-      const target = confinedPath(ctx, input.path ?? '.');
+      const target = confinedToolPath(ctx, input.path ?? '.');
       const info = await stat(target);
       if (input.glob !== undefined && (input.glob.startsWith('/') || input.glob.split('/').includes('..'))) {
         return { content: `glob '${input.glob}' must be relative to path, without '..'`, isError: true };

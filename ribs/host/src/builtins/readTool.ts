@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { builtinTool } from './builtinTool';
-import { confinedPath, displayPath } from './confine';
+import { confinedToolPath, displayPath } from './confine';
 import { looksBinary, openForRead, readLines } from './textFile';
 
 /** @default lines one Read returns */
@@ -29,7 +29,7 @@ export function readTool() {
       'long lines are cut. Page through large files with offset and limit. Only paths inside the allowed directories.',
     inputSchema,
     async run(input, ctx) {
-      const path = confinedPath(ctx, input.path);
+      const path = confinedToolPath(ctx, input.path);
       const shown = displayPath(ctx.cwd, path);
       const handle = await openForRead(path);
       try {

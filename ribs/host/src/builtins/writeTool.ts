@@ -1,8 +1,8 @@
 import { lstat, mkdir, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { builtinTool } from './builtinTool';
-import { confinedPath, displayPath } from './confine';
+import { fileWritingTool } from './builtinTool';
+import { displayPath } from './confine';
 import { WRITE_FLAGS } from './textFile';
 
 /** The largest content one Write takes (10 MiB). */
@@ -31,15 +31,11 @@ export async function writeConfined(path: string, content: string): Promise<'cre
 
 /** `Write`: creates or overwrites a file with `content`, creating missing parent directories; never inside `.git` or `.keelson`. */
 export function writeTool() {
-  return builtinTool({
+  return fileWritingTool({
     name: 'Write',
-    description:
-      'Write a file: create it (with missing parent directories) or overwrite it with content. ' +
-      'Prefer Edit to change part of an existing file. Only paths inside the allowed directories, never inside .git or .keelson.',
+    description: 'Write a file: create it (with missing parent directories) or overwrite it with content. Prefer Edit to change part of an existing file.',
     inputSchema,
-    state_changing: true,
-    async run(input, ctx) {
-      const path = confinedPath(ctx, input.path, 'write');
+    async run(input, ctx, path) {
       const how = await writeConfined(path, input.content);
       return `${how === 'created' ? 'Created' : 'Overwrote'} ${displayPath(ctx.cwd, path)} (${Buffer.byteLength(input.content)} bytes)`;
     },

@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { expandHome, parseEnv, type MeshEnv } from '@keelson/schema';
+import { resolve } from 'node:path';
+import { keelsonHome, parseEnv, type MeshEnv } from '@keelson/schema';
 
 /** The default bound of a cross-rib call (and an `ask` it waits on). */
 export const DEFAULT_CROSS_RIB_CALL_TIMEOUT_MS = 30_000;
@@ -34,7 +34,7 @@ export function parseHostEnv(env: Record<string, string | undefined>): HostEnv {
     crossRibCallTimeoutMs: parsed.KEELSON_CROSS_RIB_CALL_TIMEOUT_MS,
     ribWorkflowGrants: parsed.KEELSON_RIB_WORKFLOW_GRANTS,
     ribApprovalGrants: parsed.KEELSON_RIB_APPROVAL_GRANTS,
-    home: resolve(expandHome(parsed.KEELSON_HOME ?? join(homedir(), '.keelson'), homedir())),
+    home: resolve(keelsonHome(parsed, homedir())),
     sandbox: parsed.KEELSON_SANDBOX,
   };
 }

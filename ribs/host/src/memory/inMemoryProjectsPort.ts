@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { ProjectOperationError, type CloneProjectBody, type CreateProjectBody, type Project } from '@keelson/ribs-contract';
-import type { MutationLockRecord, ProjectsPort, WorkspaceLeaseRecord } from '../ports/projectsPort';
+import {
+  ProjectOperationError,
+  type CloneProjectBody,
+  type CreateProjectBody,
+  type MutationLockRecord,
+  type Project,
+  type WorkspaceLeaseRecord,
+} from '@keelson/ribs-contract';
+import type { ProjectsPort } from '../ports/projectsPort';
 
 /**
  * A process-local `ProjectsPort` with the projects domain's conflict rules (tests): duplicate names

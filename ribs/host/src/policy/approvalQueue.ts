@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ApprovalDecision, ApprovalRequest } from '@keelson/ribs-contract';
+import type { RibApprovalDecision, ApprovalRequest } from '@keelson/ribs-contract';
 import type { ApprovalPort } from '../ports/approvalPort';
 
 /** An approval waiting for a human. */
@@ -13,7 +13,7 @@ export interface PendingApproval extends ApprovalRequest {
 export interface ApprovalQueue extends ApprovalPort {
   pending(): PendingApproval[];
   /** Completes a pending approval; false when it is unknown or already settled. */
-  resolve(id: string, decision: ApprovalDecision): boolean;
+  resolve(id: string, decision: RibApprovalDecision): boolean;
   /** Called for every new pending approval; returns an unsubscribe. */
   onPending(listener: (approval: PendingApproval) => void): () => void;
 }
@@ -30,16 +30,16 @@ export interface ApprovalQueueOptions {
  */
 export function createApprovalQueue(options: ApprovalQueueOptions = {}): ApprovalQueue {
   const timeoutMs = options.timeoutMs ?? 300_000;
-  const waiting = new Map<string, { approval: PendingApproval; settle: (d: ApprovalDecision) => void }>();
+  const waiting = new Map<string, { approval: PendingApproval; settle: (d: RibApprovalDecision) => void }>();
   const listeners = new Set<(approval: PendingApproval) => void>();
   return {
     request(req, signal) {
-      return new Promise<ApprovalDecision>((resolve) => {
+      return new Promise<RibApprovalDecision>((resolve) => {
         if (signal?.aborted) return resolve('reject');
         const approval: PendingApproval = { ...req, id: randomUUID(), createdAt: new Date().toISOString() };
         const timer = setTimeout(() => settle('reject'), timeoutMs);
         const onAbort = () => settle('reject');
-        function settle(decision: ApprovalDecision) {
+        function settle(decision: RibApprovalDecision) {
           if (!waiting.delete(approval.id)) return;
           clearTimeout(timer);
           signal?.removeEventListener('abort', onAbort);

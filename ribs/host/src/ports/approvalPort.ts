@@ -1,4 +1,4 @@
-import type { ApprovalDecision, ApprovalRequest } from '@keelson/ribs-contract';
+import type { RibApprovalDecision, ApprovalRequest } from '@keelson/ribs-contract';
 
 /**
  * Where a policy `ask` goes to be answered by a human. The runs issue implements it (a pending
@@ -6,5 +6,5 @@ import type { ApprovalDecision, ApprovalRequest } from '@keelson/ribs-contract';
  * in-memory one. Aborting `signal` (timeout, caller cancellation) must settle as `reject`.
  */
 export interface ApprovalPort {
-  request(req: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecision>;
+  request(req: ApprovalRequest, signal?: AbortSignal): Promise<RibApprovalDecision>;
 }

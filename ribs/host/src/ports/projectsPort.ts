@@ -1,25 +1,4 @@
-import type { CloneProjectBody, CreateProjectBody, Project } from '@keelson/ribs-contract';
-
-/** A workspace lease as the projects domain records it. */
-export interface WorkspaceLeaseRecord {
-  id: string;
-  projectId: string;
-  path: string;
-  branch: string;
-  purpose: string | null;
-  /** ISO-8601. */
-  acquiredAt: string;
-}
-
-/** A mutation lock as the projects domain records it. */
-export interface MutationLockRecord {
-  id: string;
-  projectId: string;
-  purpose: string;
-  holder: string;
-  /** ISO-8601. */
-  acquiredAt: string;
-}
+import type { CloneProjectBody, CreateProjectBody, MutationLockRecord, Project, WorkspaceLeaseRecord } from '@keelson/ribs-contract';
 
 /**
  * The projects domain as ribs reach it: the same service, rules and errors as the GraphQL

@@ -65,56 +65,63 @@ export function runTools(runs: () => RunsPort | undefined): ToolDefinition[] {
     throw new Error(`no run or op ${JSON.stringify(id)}`);
   };
 
-  const status: ToolDefinition<z.infer<typeof idSchema>> = {
-    name: 'run_status',
-    description: 'Status of a workflow run or a durable op by id: status, pending approval (with its pauseId), nodes; for an op its kind, result or error.',
-    inputSchema: idSchema,
-    execute: (input, ctx) =>
-      withRuns(ctx, async (port) => {
-        const { run, op } = await find(port, input.id);
-        return JSON.stringify(run ? runView(run) : opView(op!), null, 2);
-      }),
-  };
-  const events: ToolDefinition<z.infer<typeof eventsSchema>> = {
-    name: 'run_events',
-    description: 'Events of a run (transitions) or frames of an op (log, progress, steers, the end), oldest first, one per line starting with its cursor; pass the last cursor as `after` to read on.',
-    inputSchema: eventsSchema,
-    execute: (input, ctx) =>
-      withRuns(ctx, async (port) => {
-        const { run } = await find(port, input.id);
-        const limit = input.limit ?? 50;
-        return eventLines(run ? await port.runEvents(input.id, input.after, limit) : await port.opFrames(input.id, input.after, limit));
-      }),
-  };
-  const cancel: ToolDefinition<z.infer<typeof idSchema>> = {
-    name: 'run_cancel',
-    description: 'Cancel a live run or op by id (running commands are killed, an op\'s signal aborts).',
-    inputSchema: idSchema,
-    state_changing: true,
-    execute: (input, ctx) =>
-      withRuns(ctx, async (port) => {
-        const { run } = await find(port, input.id);
-        if (run) {
-          const answer = await port.cancel(input.id);
-          if (!answer.ok) throw new Error(answer.error);
-          return `run ${input.id} is being cancelled`;
-        }
-        const op = await port.cancelOp(input.id);
-        return `op ${op.id} is ${op.status === 'CANCELLED' ? 'cancelled' : 'being cancelled'}`;
-      }),
-  };
-  const steer: ToolDefinition<z.infer<typeof steerSchema>> = {
-    name: 'run_steer',
-    description: 'Send a steering note to a running steerable op (it reaches the op\'s onSteer). Runs are steered by answering their approval gates instead.',
-    inputSchema: steerSchema,
-    state_changing: true,
-    execute: (input, ctx) =>
-      withRuns(ctx, async (port) => {
-        const { run } = await find(port, input.id);
-        if (run) throw new Error(`${input.id} is a run: runs take no steering notes; answer its approval gate (respondToRun) instead`);
-        const op = await port.steerOp(input.id, input.note);
-        return `note sent to op ${op.id}`;
-      }),
-  };
+  /** A tool over one run or op by `input.id`: the answer is given what the id names. */
+  const runTool = <I extends { id: string }>(
+    def: Pick<ToolDefinition<I>, 'name' | 'description' | 'inputSchema' | 'state_changing'>,
+    answer: (input: I, port: RunsPort, found: { run?: RunsPortRun; op?: RunsPortOp }) => Promise<string>,
+  ): ToolDefinition<I> => ({
+    ...def,
+    execute: (input, ctx) => withRuns(ctx, async (port) => answer(input, port, await find(port, input.id))),
+  });
+
+  const status = runTool(
+    {
+      name: 'run_status',
+      description: 'Status of a workflow run or a durable op by id: status, pending approval (with its pauseId), nodes; for an op its kind, result or error.',
+      inputSchema: idSchema,
+    },
+    async (_input, _port, { run, op }) => JSON.stringify(run ? runView(run) : opView(op!), null, 2),
+  );
+  const events = runTool(
+    {
+      name: 'run_events',
+      description: 'Events of a run (transitions) or frames of an op (log, progress, steers, the end), oldest first, one per line starting with its cursor; pass the last cursor as `after` to read on.',
+      inputSchema: eventsSchema,
+    },
+    async (input, port, { run }) => {
+      const limit = input.limit ?? 50;
+      return eventLines(run ? await port.runEvents(input.id, input.after, limit) : await port.opFrames(input.id, input.after, limit));
+    },
+  );
+  const cancel = runTool(
+    {
+      name: 'run_cancel',
+      description: 'Cancel a live run or op by id (running commands are killed, an op\'s signal aborts).',
+      inputSchema: idSchema,
+      state_changing: true,
+    },
+    async (input, port, { run }) => {
+      if (run) {
+        const answer = await port.cancel(input.id);
+        if (!answer.ok) throw new Error(answer.error);
+        return `run ${input.id} is being cancelled`;
+      }
+      const op = await port.cancelOp(input.id);
+      return `op ${op.id} is ${op.status === 'CANCELLED' ? 'cancelled' : 'being cancelled'}`;
+    },
+  );
+  const steer = runTool(
+    {
+      name: 'run_steer',
+      description: 'Send a steering note to a running steerable op (it reaches the op\'s onSteer). Runs are steered by answering their approval gates instead.',
+      inputSchema: steerSchema,
+      state_changing: true,
+    },
+    async (input, port, { run }) => {
+      if (run) throw new Error(`${input.id} is a run: runs take no steering notes; answer its approval gate (respondToRun) instead`);
+      const op = await port.steerOp(input.id, input.note);
+      return `note sent to op ${op.id}`;
+    },
+  );
   return [status, events, cancel, steer] as ToolDefinition[];
 }

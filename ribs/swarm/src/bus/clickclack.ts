@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import { toEvent, toMessage, toUser, wireTokenSchema, wireUserSchema, type BusEvent, type BusMessage, type BusUser } from './wire';
+import { toEvent, toBusMessage, toUser, wireTokenSchema, wireUserSchema, type BusEvent, type BusMessage, type BusUser } from './wire';
 
 /** An answer of the server other than success, or no answer at all (`status` 0). */
 export class ClickClackError extends Error {
@@ -46,7 +46,7 @@ export interface MintedToken {
 }
 
 /** A page of channel roots. */
-export interface MessagePage {
+export interface BusMessagePage {
   messages: BusMessage[];
   oldestSeq: number | null;
   newestSeq: number | null;
@@ -222,25 +222,25 @@ export class ClickClackClient {
   /** Posts a root; `replayed` when the nonce matched an earlier post of the same body (200, no event). */
   async postMessage(channelId: string, input: { body: string; nonce?: string }): Promise<{ message: BusMessage; replayed: boolean }> {
     const { status, data } = await this.request<{ message: unknown }>('POST', `/api/channels/${enc(channelId)}/messages`, input);
-    return { message: toMessage(data.message), replayed: status === 200 };
+    return { message: toBusMessage(data.message), replayed: status === 200 };
   }
 
   /** Replies in a thread (always to its root: a reply to a reply is rejected). */
   async replyInThread(rootId: string, input: { body: string; nonce?: string }): Promise<{ message: BusMessage; replayed: boolean }> {
     const { status, data } = await this.request<{ message: unknown }>('POST', `/api/messages/${enc(rootId)}/thread/replies`, input);
-    return { message: toMessage(data.message), replayed: status === 200 };
+    return { message: toBusMessage(data.message), replayed: status === 200 };
   }
 
   async getMessage(messageId: string): Promise<BusMessage> {
     const { data } = await this.request<{ message: unknown }>('GET', `/api/messages/${enc(messageId)}`);
-    return toMessage(data.message);
+    return toBusMessage(data.message);
   }
 
   /** The caller's own message with `nonce`, or undefined (recovers an id after a lost answer). */
   async messageByNonce(workspaceId: string, nonce: string): Promise<BusMessage | undefined> {
     try {
       const { data } = await this.request<{ message: unknown }>('GET', `/api/messages/by-nonce?workspace_id=${enc(workspaceId)}&nonce=${enc(nonce)}`);
-      return toMessage(data.message);
+      return toBusMessage(data.message);
     } catch (err) {
       if (err instanceof ClickClackError && err.status === 404) return undefined;
       throw err;
@@ -248,7 +248,7 @@ export class ClickClackClient {
   }
 
   /** Channel roots by sequence: `afterSeq`, `beforeSeq`, or the latest page. */
-  async listMessages(channelId: string, opts: { afterSeq?: number; beforeSeq?: number; limit?: number } = {}): Promise<MessagePage> {
+  async listMessages(channelId: string, opts: { afterSeq?: number; beforeSeq?: number; limit?: number } = {}): Promise<BusMessagePage> {
     const q = new URLSearchParams();
     if (opts.afterSeq !== undefined) q.set('after_seq', String(opts.afterSeq));
     else if (opts.beforeSeq !== undefined) q.set('before_seq', String(opts.beforeSeq));
@@ -259,7 +259,7 @@ export class ClickClackClient {
       `/api/channels/${enc(channelId)}/messages?${q}`,
     );
     return {
-      messages: (data.messages ?? []).map(toMessage),
+      messages: (data.messages ?? []).map(toBusMessage),
       oldestSeq: data.oldest_seq ?? null,
       newestSeq: data.newest_seq ?? null,
       hasOlder: data.has_older ?? false,
@@ -273,7 +273,7 @@ export class ClickClackClient {
     if (opts.limit !== undefined) q.set('limit', String(opts.limit));
     if (opts.latest !== undefined) q.set('latest', String(opts.latest));
     const { data } = await this.request<{ root: unknown; replies: unknown[] }>('GET', `/api/messages/${enc(rootId)}/thread${q.size ? `?${q}` : ''}`);
-    return { root: toMessage(data.root), replies: (data.replies ?? []).map(toMessage) };
+    return { root: toBusMessage(data.root), replies: (data.replies ?? []).map(toBusMessage) };
   }
 
   /** Pulls durable events after a cursor (`includeTail` captures the newest cursor before the page). */

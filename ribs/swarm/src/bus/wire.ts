@@ -97,7 +97,7 @@ export function toUser(raw: z.infer<typeof wireUserSchema>): BusUser {
   };
 }
 
-export function toMessage(raw: unknown): BusMessage {
+export function toBusMessage(raw: unknown): BusMessage {
   const m = wireMessageSchema.parse(raw);
   const author = m.author ? toUser(m.author) : null;
   return {

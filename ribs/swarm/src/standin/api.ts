@@ -1,10 +1,10 @@
-import { HttpError, ok, optStr, str, type Reply } from './http';
-import type { EventRow, MessageRow } from './store';
-import { LONE_SURROGATE, MENTION, MESSAGE_KINDS, type Actor } from './apiCore';
+import { HttpError, ok, optStr, requiredField, type Reply } from './http';
+import type { EventRow, StandinMessageRow } from './store';
+import { LONE_SURROGATE, MENTION, MESSAGE_KINDS, type StandinActor } from './apiCore';
 import { StandinBots } from './bots';
 
 export { REVOKED_BODY, versionAtLeast } from './apiCore';
-export type { Actor, RealtimeHooks, StandinOptions } from './apiCore';
+export type { StandinActor, RealtimeHooks, StandinOptions } from './apiCore';
 
 /**
  * ClickClack's HTTP API as SWARM.md records it: the owner bootstrap, magic-link sessions, service
@@ -21,8 +21,43 @@ export class StandinApi extends StandinBots {
     }
   }
 
-  private byNonce(authorId: string, nonce: string): MessageRow | undefined {
+  private byNonce(authorId: string, nonce: string): StandinMessageRow | undefined {
     return this.store.all('messages').find((m) => m.author_id === authorId && m.nonce === nonce);
+  }
+
+  /** The author's earlier message with this nonce (a retry answers it again); the nonce on another text is 400. */
+  private retried(actor: StandinActor, nonce: string | undefined, text: string): StandinMessageRow | undefined {
+    if (nonce === undefined) return undefined;
+    const prior = this.byNonce(actor.user.id, nonce);
+    if (prior && prior.body !== text) throw new HttpError(400, 'client nonce was already used for a different message');
+    return prior;
+  }
+
+  /** Stores a new message of the actor: a channel post or a thread reply, as `place` says. */
+  private putMessage(
+    actor: StandinActor,
+    body: Record<string, unknown>,
+    text: string,
+    nonce: string | undefined,
+    place: Pick<StandinMessageRow, 'id' | 'workspace_id' | 'channel_id' | 'kind' | 'turn_id' | 'thread_root_id' | 'channel_seq' | 'created_at'>,
+  ): StandinMessageRow {
+    const { id, workspace_id, channel_id, kind, turn_id, thread_root_id, channel_seq, created_at } = place;
+    return this.store.put('messages', {
+      id,
+      workspace_id,
+      channel_id,
+      author_id: actor.user.id,
+      body: text,
+      nonce: nonce ?? null,
+      kind,
+      turn_id,
+      quoted_message_id: optStr(body, 'quoted_message_id') ?? null,
+      thread_root_id,
+      channel_seq,
+      created_at,
+      reply_count: 0,
+      last_reply_at: null,
+    });
   }
 
   private mentions(workspaceId: string, body: string): string[] {
@@ -34,10 +69,10 @@ export class StandinApi extends StandinBots {
       .map((u) => u.id);
   }
 
-  postMessage(actor: Actor, channelId: string, body: Record<string, unknown>, correlationId: string): Reply {
+  postMessage(actor: StandinActor, channelId: string, body: Record<string, unknown>, correlationId: string): Reply {
     this.need(actor, 'messages:write');
     const channel = this.channelOf(actor, channelId);
-    const text = str(body, 'body');
+    const text = requiredField(body, 'body');
     const nonce = optStr(body, 'nonce');
     this.checkNonce(nonce);
     const kind = optStr(body, 'kind') ?? 'message';
@@ -48,31 +83,20 @@ export class StandinApi extends StandinBots {
       if (actor.user.kind !== 'bot') throw new HttpError(403, 'agent activity messages need a bot token');
       this.need(actor, 'agent_activity:write');
     }
-    if (nonce !== undefined) {
-      const prior = this.byNonce(actor.user.id, nonce);
-      if (prior) {
-        if (prior.body !== text) throw new HttpError(400, 'client nonce was already used for a different message');
-        return ok({ message: this.messageView(prior), event: null });
-      }
-    }
+    const prior = this.retried(actor, nonce, text);
+    if (prior) return ok({ message: this.messageView(prior), event: null });
     const seq = channel.last_seq + 1;
     this.store.put('channels', { ...channel, last_seq: seq });
     const id = this.store.newId('msg');
-    const message = this.store.put('messages', {
+    const message = this.putMessage(actor, body, text, nonce, {
       id,
       workspace_id: channel.workspace_id,
       channel_id: channel.id,
-      author_id: actor.user.id,
-      body: text,
-      nonce: nonce ?? null,
       kind,
       turn_id: turnId,
-      quoted_message_id: optStr(body, 'quoted_message_id') ?? null,
       thread_root_id: id,
       channel_seq: seq,
       created_at: new Date().toISOString(),
-      reply_count: 0,
-      last_reply_at: null,
     });
     const event = this.publish({
       type: 'message.created',
@@ -92,39 +116,28 @@ export class StandinApi extends StandinBots {
     return ok({ message: this.messageView(message), event: this.eventView(event) }, 201);
   }
 
-  replyInThread(actor: Actor, rootId: string, body: Record<string, unknown>, correlationId: string): Reply {
+  replyInThread(actor: StandinActor, rootId: string, body: Record<string, unknown>, correlationId: string): Reply {
     this.need(actor, 'threads:write');
     const root = this.store.get('messages', rootId);
     if (!root) throw new HttpError(404, 'message not found');
     this.membership(actor, root.workspace_id);
     if (root.thread_root_id !== root.id) throw new HttpError(400, 'nested thread replies are not supported');
-    const text = str(body, 'body');
+    const text = requiredField(body, 'body');
     const nonce = optStr(body, 'nonce');
     this.checkNonce(nonce);
-    if (nonce !== undefined) {
-      const prior = this.byNonce(actor.user.id, nonce);
-      if (prior) {
-        if (prior.body !== text) throw new HttpError(400, 'client nonce was already used for a different message');
-        return ok({ message: this.messageView(prior), thread_state: this.threadState(this.store.get('messages', prior.thread_root_id)!), events: [] });
-      }
-    }
+    const prior = this.retried(actor, nonce, text);
+    if (prior) return ok({ message: this.messageView(prior), thread_state: this.threadState(this.store.get('messages', prior.thread_root_id)!), events: [] });
     const now = new Date().toISOString();
     const id = this.store.newId('msg');
-    const message = this.store.put('messages', {
+    const message = this.putMessage(actor, body, text, nonce, {
       id,
       workspace_id: root.workspace_id,
       channel_id: root.channel_id,
-      author_id: actor.user.id,
-      body: text,
-      nonce: nonce ?? null,
       kind: 'message',
       turn_id: null,
-      quoted_message_id: optStr(body, 'quoted_message_id') ?? null,
       thread_root_id: root.id,
       channel_seq: null,
       created_at: now,
-      reply_count: 0,
-      last_reply_at: null,
     });
     const updatedRoot = this.store.put('messages', { ...root, reply_count: root.reply_count + 1, last_reply_at: now });
     const replied = this.publish({
@@ -146,7 +159,7 @@ export class StandinApi extends StandinBots {
     return ok({ message: this.messageView(message), thread_state: this.threadState(updatedRoot), events: [this.eventView(replied), this.eventView(state)] }, 201);
   }
 
-  getMessage(actor: Actor, id: string): Reply {
+  getMessage(actor: StandinActor, id: string): Reply {
     this.need(actor, 'messages:read');
     const message = this.store.get('messages', id);
     if (!message) throw new HttpError(404, 'message not found');
@@ -154,7 +167,7 @@ export class StandinApi extends StandinBots {
     return ok({ message: this.messageView(message) });
   }
 
-  messageByNonce(actor: Actor, query: URLSearchParams): Reply {
+  messageByNonce(actor: StandinActor, query: URLSearchParams): Reply {
     this.need(actor, 'messages:read');
     const ws = query.get('workspace_id');
     const nonce = query.get('nonce');
@@ -165,7 +178,7 @@ export class StandinApi extends StandinBots {
     return ok({ message: this.messageView(message) });
   }
 
-  listMessages(actor: Actor, channelId: string, query: URLSearchParams): Reply {
+  listMessages(actor: StandinActor, channelId: string, query: URLSearchParams): Reply {
     this.need(actor, 'messages:read');
     const channel = this.channelOf(actor, channelId);
     const limit = query.has('limit') ? Number(query.get('limit')) : 100;
@@ -183,7 +196,7 @@ export class StandinApi extends StandinBots {
       if (!Number.isInteger(v) || v < 0) throw new HttpError(400, `${k} must be a non-negative integer`);
       return v;
     };
-    let page: MessageRow[];
+    let page: StandinMessageRow[];
     if (anchors[0] === 'after_seq') {
       const after = seqOf('after_seq');
       page = roots.filter((m) => m.channel_seq! > after).slice(0, limit);
@@ -210,7 +223,7 @@ export class StandinApi extends StandinBots {
     });
   }
 
-  getThread(actor: Actor, rootId: string, query: URLSearchParams): Reply {
+  getThread(actor: StandinActor, rootId: string, query: URLSearchParams): Reply {
     this.need(actor, 'threads:read');
     const root = this.store.get('messages', rootId);
     if (!root) throw new HttpError(404, 'message not found');
@@ -229,11 +242,11 @@ export class StandinApi extends StandinBots {
   // ---------------------------------------------------------------- realtime pull
 
   /** Events of `workspaceId` visible to the caller, in cursor order. */
-  visibleEvents(actor: Actor, workspaceId: string): EventRow[] {
+  visibleEvents(actor: StandinActor, workspaceId: string): EventRow[] {
     return this.store.events.filter((e) => e.workspace_id === workspaceId && this.isMember(actor.user.id, workspaceId));
   }
 
-  pullEvents(actor: Actor, query: URLSearchParams): Reply {
+  pullEvents(actor: StandinActor, query: URLSearchParams): Reply {
     this.need(actor, 'realtime:read');
     const ws = query.get('workspace_id');
     if (!ws) throw new HttpError(400, 'workspace_id is required');

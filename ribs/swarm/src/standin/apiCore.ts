@@ -1,11 +1,11 @@
 // The stand-in's shared core: who a request acts as, membership, the views, sessions, workspaces and channels.
 import type { IncomingMessage } from 'node:http';
 import { hashSecret, secret } from './ids';
-import { HttpError, isLocalRequest, ok, optStr, str, type Reply } from './http';
-import type { BotTokenRow, ChannelRow, EventRow, MessageRow, Role, StandinStore, UserRow, WorkspaceRow } from './store';
+import { HttpError, isLocalRequest, ok, optStr, requiredField, type Reply } from './http';
+import type { BotTokenRow, ChannelRow, EventRow, StandinMessageRow, Role, StandinStore, UserRow, WorkspaceRow } from './store';
 
 /** Who a request acts as (SWARM.md §1.2 `currentActor`). */
-export interface Actor {
+export interface StandinActor {
   user: UserRow;
   /** Scopes of a bot token; humans act with every scope. */
   scopes: ReadonlySet<string> | 'all';
@@ -92,7 +92,7 @@ export class StandinCore {
   // ---------------------------------------------------------------- identity
 
   /** Resolves the caller; a bad bearer is 401 and never falls through to the dev rules. */
-  actor(req: IncomingMessage, bearer?: string): Actor {
+  actor(req: IncomingMessage, bearer?: string): StandinActor {
     const header = req.headers.authorization;
     const token = bearer ?? (header && /^bearer\s+/i.test(header) ? header.replace(/^bearer\s+/i, '').trim() : undefined);
     if (token !== undefined) return this.actorOfToken(token);
@@ -104,7 +104,7 @@ export class StandinCore {
     throw new HttpError(401, 'authentication required');
   }
 
-  actorOfToken(token: string): Actor {
+  actorOfToken(token: string): StandinActor {
     const hash = hashSecret(token);
     if (token.startsWith('ccb_')) {
       const row = this.store.all('botTokens').find((t) => t.token_hash === hash);
@@ -125,12 +125,12 @@ export class StandinCore {
       .sort((a, b) => a.id.localeCompare(b.id))[0];
   }
 
-  need(actor: Actor, scope: string): void {
+  need(actor: StandinActor, scope: string): void {
     if (actor.scopes !== 'all' && !actor.scopes.has(scope)) throw new HttpError(403, `bot token is missing scope ${scope}`);
   }
 
   /** The caller's role in `workspaceId` (a bot token must be bound to it); 403 otherwise. */
-  membership(actor: Actor, workspaceId: string): Role {
+  membership(actor: StandinActor, workspaceId: string): Role {
     if (!this.store.get('workspaces', workspaceId)) throw new HttpError(404, 'workspace not found');
     if (actor.tokenWorkspaceId !== undefined && actor.tokenWorkspaceId !== workspaceId) throw new HttpError(403, 'bot token cannot access this workspace');
     const member = this.store.get('members', `${workspaceId}:${actor.user.id}`);
@@ -173,7 +173,7 @@ export class StandinCore {
     };
   }
 
-  messageView(m: MessageRow): Record<string, unknown> {
+  messageView(m: StandinMessageRow): Record<string, unknown> {
     const author = this.store.get('users', m.author_id);
     return {
       id: m.id,
@@ -193,7 +193,7 @@ export class StandinCore {
     };
   }
 
-  protected threadState(root: MessageRow): Record<string, unknown> {
+  protected threadState(root: StandinMessageRow): Record<string, unknown> {
     return { root_message_id: root.id, reply_count: root.reply_count, last_reply_at: root.last_reply_at };
   }
 
@@ -206,7 +206,7 @@ export class StandinCore {
   magicRequest(req: IncomingMessage, body: Record<string, unknown>): Reply {
     if (!this.options.devBootstrap) throw new HttpError(501, 'magic link request requires dev auth');
     if (!isLocalRequest(req)) throw new HttpError(403, 'magic link request is only available from loopback');
-    const email = str(body, 'email').trim().toLowerCase();
+    const email = requiredField(body, 'email').trim().toLowerCase();
     const user = this.store.all('users').find((u) => u.kind === 'human' && u.email === email && !u.deleted_at);
     if (!user) throw new HttpError(404, 'user not found');
     const token = secret('mgt');
@@ -228,7 +228,7 @@ export class StandinCore {
     if (!/^application\/json\b/i.test(type)) throw new HttpError(415, 'Content-Type must be application/json');
     const origin = req.headers.origin;
     if (origin && req.headers.host && new URL(origin).host !== req.headers.host) throw new HttpError(403, 'cross-site request refused');
-    const token = str(body, 'token');
+    const token = requiredField(body, 'token');
     const link = this.store.all('magicLinks').find((l) => l.token_hash === hashSecret(token));
     if (!link || link.consumed_at || Date.parse(link.expires_at) < Date.now()) throw new HttpError(401, 'invalid or expired magic link');
     this.store.put('magicLinks', { ...link, consumed_at: new Date().toISOString() });
@@ -245,7 +245,7 @@ export class StandinCore {
     return ok({ user: this.userView(user), session: { id: session.id, expires_at: session.expires_at }, token: sessionToken });
   }
 
-  me(actor: Actor): Reply {
+  me(actor: StandinActor): Reply {
     this.need(actor, 'profile:read');
     return ok({ user: this.userView(actor.user) });
   }
@@ -256,7 +256,7 @@ export class StandinCore {
     return { ...w };
   }
 
-  listWorkspaces(actor: Actor): Reply {
+  listWorkspaces(actor: StandinActor): Reply {
     this.need(actor, 'workspaces:read');
     const ids = this.store
       .all('members')
@@ -266,16 +266,16 @@ export class StandinCore {
     return ok({ workspaces: ids.map((id) => this.workspaceView(this.store.get('workspaces', id)!)) });
   }
 
-  getWorkspace(actor: Actor, ws: string): Reply {
+  getWorkspace(actor: StandinActor, ws: string): Reply {
     this.need(actor, 'workspaces:read');
     this.membership(actor, ws);
     return ok({ workspace: this.workspaceView(this.store.get('workspaces', ws)!) });
   }
 
-  createWorkspace(actor: Actor, body: Record<string, unknown>): Reply {
+  createWorkspace(actor: StandinActor, body: Record<string, unknown>): Reply {
     if (actor.user.kind !== 'human') throw new HttpError(403, 'bot tokens cannot create workspaces');
-    const name = str(body, 'name');
-    const slug = str(body, 'slug');
+    const name = requiredField(body, 'name');
+    const slug = requiredField(body, 'slug');
     if (this.store.all('workspaces').some((w) => w.slug === slug)) throw new HttpError(409, 'workspace slug already exists');
     const ws = this.store.put('workspaces', { id: this.store.newId('wsp'), name, slug, created_at: new Date().toISOString() });
     this.store.put('members', { id: `${ws.id}:${actor.user.id}`, workspace_id: ws.id, user_id: actor.user.id, role: 'owner', removed_at: null });
@@ -288,17 +288,17 @@ export class StandinCore {
     return { id: c.id, workspace_id: c.workspace_id, name: c.name, display_title: c.display_title, kind: c.kind, created_at: c.created_at };
   }
 
-  listChannels(actor: Actor, ws: string): Reply {
+  listChannels(actor: StandinActor, ws: string): Reply {
     this.need(actor, 'channels:read');
     this.membership(actor, ws);
     return ok({ channels: this.store.all('channels').filter((c) => c.workspace_id === ws).map((c) => this.channelView(c)) });
   }
 
-  createChannel(actor: Actor, ws: string, body: Record<string, unknown>): Reply {
+  createChannel(actor: StandinActor, ws: string, body: Record<string, unknown>): Reply {
     this.need(actor, 'channels:write');
     const role = this.membership(actor, ws);
     if (role === 'guest') throw new HttpError(403, 'guests cannot create channels');
-    const name = str(body, 'name').trim();
+    const name = requiredField(body, 'name').trim();
     if (this.store.all('channels').some((c) => c.workspace_id === ws && c.name === name)) throw new HttpError(409, 'channel name already exists');
     const channel = this.store.put('channels', {
       id: this.store.newId('chn'),
@@ -313,7 +313,7 @@ export class StandinCore {
     return ok({ channel: this.channelView(channel), event: this.eventView(event) }, 201);
   }
 
-  channelOf(actor: Actor, channelId: string): ChannelRow {
+  channelOf(actor: StandinActor, channelId: string): ChannelRow {
     const channel = this.store.get('channels', channelId);
     if (!channel) throw new HttpError(404, 'channel not found');
     this.membership(actor, channel.workspace_id);

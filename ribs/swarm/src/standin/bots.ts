@@ -1,14 +1,14 @@
 import { hashSecret, secret } from './ids';
-import { HttpError, ok, optStr, str, type Reply } from './http';
+import { HttpError, ok, optStr, requiredField, type Reply } from './http';
 import { expandScopes } from './scopes';
 import type { BotTokenRow } from './store';
-import { HANDLE, StandinCore, type Actor } from './apiCore';
+import { HANDLE, StandinCore, type StandinActor } from './apiCore';
 
 /** The stand-in's service bots and their tokens (SWARM.md §1.2). */
 export class StandinBots extends StandinCore {
   // ---------------------------------------------------------------- bots
 
-  protected requireBotManager(actor: Actor, ws: string): void {
+  protected requireBotManager(actor: StandinActor, ws: string): void {
     if (actor.user.kind !== 'human') throw new HttpError(403, 'bot tokens cannot create bots');
     const role = this.membership(actor, ws);
     if (role !== 'owner' && role !== 'moderator') throw new HttpError(403, 'only an owner or moderator can manage service bots');
@@ -46,7 +46,7 @@ export class StandinBots extends StandinCore {
     return plaintext;
   }
 
-  createBot(actor: Actor, ws: string, body: Record<string, unknown>): Reply {
+  createBot(actor: StandinActor, ws: string, body: Record<string, unknown>): Reply {
     this.requireBotManager(actor, ws);
     const setupNonce = optStr(body, 'setup_nonce');
     if (setupNonce !== undefined) {
@@ -58,11 +58,11 @@ export class StandinBots extends StandinCore {
         return ok({ bot: this.userView(bot), bot_token: token ? this.tokenView(this.store.get('botTokens', token.id)!, plaintext) : null });
       }
     }
-    const handle = str(body, 'handle');
+    const handle = requiredField(body, 'handle');
     if (!HANDLE.test(handle)) throw new HttpError(400, 'handle must match ^[a-z0-9][a-z0-9_-]{1,31}$');
     if (this.store.all('users').some((u) => u.handle === handle && !u.deleted_at)) throw new HttpError(409, 'handle is already taken');
     const scopes = this.scopesOf(body);
-    const displayName = str(body, 'display_name');
+    const displayName = requiredField(body, 'display_name');
     const now = new Date().toISOString();
     const bot = this.store.put('users', {
       id: this.store.newId('usr'),
@@ -83,7 +83,7 @@ export class StandinBots extends StandinCore {
     return ok({ bot: this.userView(bot), bot_token: minted ? this.tokenView(minted.row, minted.plaintext) : null }, 201);
   }
 
-  createBotToken(actor: Actor, ws: string, botId: string, body: Record<string, unknown>): Reply {
+  createBotToken(actor: StandinActor, ws: string, botId: string, body: Record<string, unknown>): Reply {
     this.requireBotManager(actor, ws);
     const bot = this.store.get('users', botId);
     if (!bot || bot.kind !== 'bot' || bot.deleted_at || !this.isMember(bot.id, ws)) throw new HttpError(404, 'bot not found');
@@ -95,11 +95,11 @@ export class StandinBots extends StandinCore {
         return ok({ bot_token: this.tokenView(this.store.get('botTokens', existing.id)!, plaintext) });
       }
     }
-    const minted = this.mintToken(botId, ws, str(body, 'name'), this.scopesOf(body), setupNonce ?? null);
+    const minted = this.mintToken(botId, ws, requiredField(body, 'name'), this.scopesOf(body), setupNonce ?? null);
     return ok({ bot_token: this.tokenView(minted.row, minted.plaintext) }, 201);
   }
 
-  revokeBotToken(actor: Actor, tokenId: string): Reply {
+  revokeBotToken(actor: StandinActor, tokenId: string): Reply {
     const row = this.store.get('botTokens', tokenId);
     if (!row) throw new HttpError(404, 'bot token not found');
     this.requireBotManager(actor, row.workspace_id);
@@ -108,7 +108,7 @@ export class StandinBots extends StandinCore {
     return ok({ bot_token: this.tokenView(revoked) });
   }
 
-  deleteBot(actor: Actor, botId: string): Reply {
+  deleteBot(actor: StandinActor, botId: string): Reply {
     const bot = this.store.get('users', botId);
     if (!bot || bot.kind !== 'bot' || bot.deleted_at) throw new HttpError(404, 'bot not found');
     const memberships = this.store.all('members').filter((m) => m.user_id === botId && !m.removed_at);
@@ -129,7 +129,7 @@ export class StandinBots extends StandinCore {
    * route and that it shows `revoked_at` on every token, not the exact shape: this one is a guess
    * readers should take tolerantly.
    */
-  listBots(actor: Actor, ws: string): Reply {
+  listBots(actor: StandinActor, ws: string): Reply {
     this.requireBotManager(actor, ws);
     const ids = new Set(this.store.all('members').filter((m) => m.workspace_id === ws && m.role === 'bot').map((m) => m.user_id));
     const bots = this.store

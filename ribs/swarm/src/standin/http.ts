@@ -43,7 +43,7 @@ export async function readJson(req: IncomingMessage): Promise<Record<string, unk
 }
 
 /** A required non-empty string field. */
-export function str(body: Record<string, unknown>, field: string): string {
+export function requiredField(body: Record<string, unknown>, field: string): string {
   const v = body[field];
   if (typeof v !== 'string' || v.trim() === '') throw new HttpError(400, `${field} is required`);
   return v;

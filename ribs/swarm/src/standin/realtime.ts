@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { versionAtLeast, type Actor, type StandinApi } from './api';
+import { versionAtLeast, type StandinActor, type StandinApi } from './api';
 import { HttpError } from './http';
 import type { EventRow } from './store';
 
@@ -15,7 +15,7 @@ const BEARER_PROTOCOL = 'clickclack.bearer.';
 
 interface Connection {
   socket: WebSocket;
-  actor: Actor;
+  actor: StandinActor;
   workspaceId: string;
   /** Live events at or before this cursor were already replayed. */
   lastCursor: string;
@@ -59,7 +59,7 @@ export class RealtimeHub {
       socket.end(`HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : status === 403 ? 'Forbidden' : status === 404 ? 'Not Found' : 'Bad Request'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
     };
     if (url.pathname !== '/api/realtime/ws') return refuse(404, 'not found');
-    let actor: Actor;
+    let actor: StandinActor;
     let workspaceId: string;
     try {
       const offered = String(req.headers['sec-websocket-protocol'] ?? '')
@@ -78,7 +78,7 @@ export class RealtimeHub {
     this.wss.handleUpgrade(req, socket, head, (ws) => this.open(ws, actor, workspaceId, url.searchParams.get('after_cursor')));
   }
 
-  private open(socket: WebSocket, actor: Actor, workspaceId: string, after: string | null): void {
+  private open(socket: WebSocket, actor: StandinActor, workspaceId: string, after: string | null): void {
     const visible = this.api.visibleEvents(actor, workspaceId);
     const tail = visible.at(-1)?.cursor ?? '';
     if (after) {

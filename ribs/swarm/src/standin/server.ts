@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { StandinApi, type Actor } from './api';
+import { StandinApi, type StandinActor } from './api';
 import { HttpError, readJson, type Reply } from './http';
 import { RealtimeHub } from './realtime';
 import { StandinStore } from './store';
@@ -30,7 +30,7 @@ export const STANDIN_VERSION = '0.7.0';
 
 const SAFE_CORRELATION = /^[A-Za-z0-9._:-]{1,128}$/;
 
-type Handler = (ctx: { req: IncomingMessage; actor: () => Actor; body: () => Promise<Record<string, unknown>>; query: URLSearchParams; params: string[]; correlationId: string }) => Reply | Promise<Reply>;
+type Handler = (ctx: { req: IncomingMessage; actor: () => StandinActor; body: () => Promise<Record<string, unknown>>; query: URLSearchParams; params: string[]; correlationId: string }) => Reply | Promise<Reply>;
 
 /** Splits `host:port` (`:8080` = every interface). */
 export function parseAddr(addr: string): { host: string; port: number } {
@@ -89,7 +89,7 @@ export async function startStandin(opts: StandinServerOptions): Promise<RunningS
         throw new HttpError(known ? 405 : 404, known ? 'method not allowed' : 'not found');
       }
       route = match[1].source;
-      let actor: Actor | undefined;
+      let actor: StandinActor | undefined;
       reply = await match[2]({
         req,
         actor: () => (actor ??= api.actor(req)),

@@ -43,7 +43,7 @@ export interface ChannelRow {
   last_seq: number;
 }
 
-export interface MessageRow {
+export interface StandinMessageRow {
   id: string;
   workspace_id: string;
   channel_id: string;
@@ -116,7 +116,7 @@ interface Tables {
   workspaces: WorkspaceRow;
   members: MemberRow;
   channels: ChannelRow;
-  messages: MessageRow;
+  messages: StandinMessageRow;
   botTokens: BotTokenRow;
   sessions: SessionRow;
   magicLinks: MagicLinkRow;

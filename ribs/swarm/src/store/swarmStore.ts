@@ -1,27 +1,6 @@
 import type { EventLog } from '@keelson/platform';
-import { streams, type SwarmAgentStatus, type SwarmBusMode, type SwarmEventPayload, type SwarmEventRecord, type SwarmStatus } from '@keelson/schema';
+import { streams, type SwarmAgentView, type SwarmBusMode, type SwarmEventPayload, type SwarmEventRecord, type SwarmStatus } from '@keelson/schema';
 import type { DataSource, EntityManager } from 'typeorm';
-
-/** An agent as reads see it (the workflow's projection; no secret ever). */
-export interface SwarmAgentView {
-  id: string;
-  handle: string;
-  displayName: string;
-  role: string;
-  lead: boolean;
-  writer: boolean;
-  status: SwarmAgentStatus;
-  /** The agent declared its part done (`chat_done`). */
-  finished: boolean;
-  turns: number;
-  inboxDepth: number;
-  /** The provider session its turns resume (`<provider>:<uuid>`). */
-  sessionId: string | null;
-  model: string | null;
-  botUserId: string | null;
-  worktree: { leaseId: string; path: string; branch: string } | null;
-  usage: { inputTokens: number; outputTokens: number };
-}
 
 export interface NewSwarm {
   id: string;

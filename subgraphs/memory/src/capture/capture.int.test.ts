@@ -1,23 +1,23 @@
 import { errorCodes, expectData, startMemoryHarness, type MemoryHarness } from '../../test/support/memoryHarness';
-import type { CaptureConsumer, CaptureOptions, TranscriptEntry, TranscriptSource } from '../index';
+import type { CaptureConsumer, CaptureOptions, CapturedTranscriptEntry, TranscriptSource } from '../index';
 
 jest.setTimeout(60_000);
 
 /** Plays the sessions subgraph's transcript store: entries by session, fetched by id. */
 class Transcripts implements TranscriptSource {
-  private readonly bySession = new Map<string, TranscriptEntry[]>();
+  private readonly bySession = new Map<string, CapturedTranscriptEntry[]>();
   /** Fetches to fail before answering again (an unavailable sessions subgraph). */
   failures = 0;
   fetches = 0;
 
-  add(sessionId: string, ...entries: TranscriptEntry[]): string[] {
+  add(sessionId: string, ...entries: CapturedTranscriptEntry[]): string[] {
     const list = this.bySession.get(sessionId) ?? [];
     list.push(...entries);
     this.bySession.set(sessionId, list);
     return entries.map((e) => e.id);
   }
 
-  async entries(sessionId: string, ids: readonly string[]): Promise<TranscriptEntry[]> {
+  async entries(sessionId: string, ids: readonly string[]): Promise<CapturedTranscriptEntry[]> {
     this.fetches += 1;
     if (this.failures > 0) {
       this.failures -= 1;
@@ -28,7 +28,7 @@ class Transcripts implements TranscriptSource {
   }
 }
 
-const entry = (id: string, content: string, role = 'assistant', at = '2025-07-01T10:00:00Z'): TranscriptEntry => ({ id, role, content, createdAt: at });
+const entry = (id: string, content: string, role = 'assistant', at = '2025-07-01T10:00:00Z'): CapturedTranscriptEntry => ({ id, role, content, createdAt: at });
 
 let h: MemoryHarness;
 const transcripts = new Transcripts();

@@ -13,7 +13,7 @@ import {
 import type { EntityManager } from 'typeorm';
 import { clipContent, type MemoryEntry } from '../memory/memory.input';
 import type { MemoryService } from '../memory/memory.service';
-import { transcriptEntrySchema, type TranscriptEntry, type TranscriptSource } from './transcriptSource';
+import { transcriptEntrySchema, type CapturedTranscriptEntry, type TranscriptSource } from './transcriptSource';
 
 export interface CaptureConsumerOptions extends Omit<DurableConsumerOptions, 'name' | 'stream'> {
   memory: MemoryService;
@@ -28,7 +28,7 @@ export interface CaptureConsumerOptions extends Omit<DurableConsumerOptions, 'na
 
 type Prepared =
   | { type: 'SESSION_CREATED'; payload: SessionCreatedPayload }
-  | { type: 'TRANSCRIPT_APPENDED'; payload: TranscriptAppendedPayload; entries: TranscriptEntry[] }
+  | { type: 'TRANSCRIPT_APPENDED'; payload: TranscriptAppendedPayload; entries: CapturedTranscriptEntry[] }
   | { type: 'SESSION_UPDATED'; payload: SessionUpdatedPayload }
   | { type: 'IGNORED' };
 
@@ -38,7 +38,7 @@ const IDS_PER_FETCH = 1000;
 const ROLE = /^[a-z][a-z0-9_-]{0,31}$/;
 
 /** Normalizes an entry: a lowercase role (`other` when it is no role name), content capped. */
-function normalize(e: TranscriptEntry): TranscriptEntry {
+function normalize(e: CapturedTranscriptEntry): CapturedTranscriptEntry {
   const role = e.role.trim().toLowerCase();
   return { ...e, role: ROLE.test(role) ? role : 'other', content: clipContent(e.content) };
 }
@@ -76,7 +76,7 @@ export class CaptureConsumer extends DurableConsumer<Prepared[]> {
       for (const id of p.payload.entryIds) ids.add(id);
       wanted.set(p.payload.sessionId, ids);
     }
-    const fetched = new Map<string, Map<string, TranscriptEntry>>();
+    const fetched = new Map<string, Map<string, CapturedTranscriptEntry>>();
     for (const [sessionId, ids] of wanted) fetched.set(sessionId, await this.fetch(sessionId, [...ids]));
     return parsed.map((p) => {
       if (p.type !== 'TRANSCRIPT_APPENDED') return p;
@@ -122,8 +122,8 @@ export class CaptureConsumer extends DurableConsumer<Prepared[]> {
   }
 
   /** The session's entries with these ids, by id; malformed entries are logged and left out. */
-  private async fetch(sessionId: string, ids: readonly string[]): Promise<Map<string, TranscriptEntry>> {
-    const byId = new Map<string, TranscriptEntry>();
+  private async fetch(sessionId: string, ids: readonly string[]): Promise<Map<string, CapturedTranscriptEntry>> {
+    const byId = new Map<string, CapturedTranscriptEntry>();
     for (let i = 0; i < ids.length; i += IDS_PER_FETCH) {
       const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(this.fetchTimeoutMs)]);
       const fetched = await this.opts.source.entries(sessionId, ids.slice(i, i + IDS_PER_FETCH), signal);

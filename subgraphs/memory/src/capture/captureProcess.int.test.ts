@@ -6,7 +6,7 @@ import { AssertionKey, serviceIdentity, silentLogger } from '@keelson/service';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/db';
 import { startMemoryProcess, type MemoryProcess } from '../../test/support/memoryProcess';
 import { GraphqlTranscriptSource } from './graphqlTranscriptSource';
-import type { TranscriptEntry } from './transcriptSource';
+import type { CapturedTranscriptEntry } from './transcriptSource';
 
 jest.setTimeout(120_000);
 
@@ -15,7 +15,7 @@ jest.setTimeout(120_000);
  * refused session answered BAD_USER_INPUT, and `down` answering 503 (a subgraph being deployed).
  */
 class SessionsStub {
-  readonly transcripts = new Map<string, TranscriptEntry[]>();
+  readonly transcripts = new Map<string, CapturedTranscriptEntry[]>();
   down = 0;
   requests = 0;
   private server!: Server;
@@ -49,7 +49,7 @@ class SessionsStub {
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/graphql`;
   }
 
-  add(sessionId: string, entries: TranscriptEntry[]): string[] {
+  add(sessionId: string, entries: CapturedTranscriptEntry[]): string[] {
     this.transcripts.set(sessionId, [...(this.transcripts.get(sessionId) ?? []), ...entries]);
     return entries.map((e) => e.id);
   }

@@ -1,6 +1,6 @@
 import { isMeshError } from '@keelson/schema';
 import { serviceCaller, type Logger, type ServiceCall, type ServiceIdentity } from '@keelson/service';
-import type { TranscriptEntry, TranscriptSource } from './transcriptSource';
+import type { CapturedTranscriptEntry, TranscriptSource } from './transcriptSource';
 
 /** Codes that say "this request will never succeed": retrying cannot help. */
 const PERMANENT = new Set(['BAD_USER_INPUT', 'NOT_FOUND', 'FORBIDDEN', 'CAPABILITY_UNSUPPORTED', 'GRAPHQL_VALIDATION_FAILED']);
@@ -33,9 +33,9 @@ export class GraphqlTranscriptSource implements TranscriptSource {
     this.call = serviceCaller('the sessions subgraph', url, { identity });
   }
 
-  async entries(sessionId: string, ids: readonly string[], signal: AbortSignal): Promise<TranscriptEntry[]> {
+  async entries(sessionId: string, ids: readonly string[], signal: AbortSignal): Promise<CapturedTranscriptEntry[]> {
     try {
-      const data = await this.call<{ transcriptEntries: TranscriptEntry[] }>(QUERY, { sessionId, ids }, { signal });
+      const data = await this.call<{ transcriptEntries: CapturedTranscriptEntry[] }>(QUERY, { sessionId, ids }, { signal });
       return data.transcriptEntries;
     } catch (err) {
       if (!isPermanent(err)) throw err;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** One final entry of a session transcript, as its owner (the sessions subgraph) stores it. */
-export interface TranscriptEntry {
+export interface CapturedTranscriptEntry {
   /** The native message id: stable across replays, the dedupe key in memory. */
   id: string;
   role: string;
@@ -20,7 +20,7 @@ export interface TranscriptSource {
    * The entries of `sessionId` with these ids, in any order; ids it does not know are left out.
    * Rejects when the transcript cannot be read now (capture retries from its cursor).
    */
-  entries(sessionId: string, ids: readonly string[], signal: AbortSignal): Promise<TranscriptEntry[]>;
+  entries(sessionId: string, ids: readonly string[], signal: AbortSignal): Promise<CapturedTranscriptEntry[]>;
 }
 
 export const transcriptEntrySchema = z.object({

@@ -1,6 +1,6 @@
 import { RequiresScope } from '@keelson/kit';
 import { Arg, Ctx, Int, Query, Resolver } from 'type-graphql';
-import type { MemoryContext } from '../context';
+import type { MemoryContext } from '../requestContext';
 import { toMemoryHit, TurnContext } from '../search/memoryHit.type';
 
 @Resolver(() => TurnContext)

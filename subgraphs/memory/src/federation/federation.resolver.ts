@@ -1,6 +1,6 @@
 import { parseInput } from '@keelson/kit';
 import { Arg, Ctx, FieldResolver, Int, Resolver, Root } from 'type-graphql';
-import { historyKey, loadersOf, type MemoryContext } from '../context';
+import { historyKey, memoryLoaders, type MemoryContext } from '../requestContext';
 import { Conversation } from '../conversation/conversation.entity';
 import { historyLimitSchema } from '../memory/memory.input';
 import { MemoryMessage } from '../message/message.entity';
@@ -17,21 +17,21 @@ export class HarnessSessionResolver {
     @Ctx() ctx: MemoryContext,
     @Arg('limit', () => Int, { nullable: true }) limit?: number | null,
   ): Promise<MemoryMessage[]> {
-    return loadersOf(ctx).sessionHistory.load(historyKey({ id: session.id, limit: parseInput(historyLimitSchema, limit, 'limit') }));
+    return memoryLoaders(ctx).sessionHistory.load(historyKey({ id: session.id, limit: parseInput(historyLimitSchema, limit, 'limit') }));
   }
 
   @FieldResolver(() => Conversation, { nullable: true, description: "The session's conversation in memory (the first agent's), if captured." })
   conversation(@Root() session: HarnessSession, @Ctx() ctx: MemoryContext): Promise<Conversation | null> {
-    return loadersOf(ctx).conversationOfSession.load(session.id);
+    return memoryLoaders(ctx).conversationOfSession.load(session.id);
   }
 }
 
 @Resolver(() => Task)
-export class TaskResolver {
+export class TaskMemoryResolver {
   @FieldResolver(() => [MemoryMessage], {
     description: "The task's newest messages (default 50, at most 500), oldest first, by task id or the legacy `task:<id>` key.",
   })
   history(@Root() task: Task, @Ctx() ctx: MemoryContext, @Arg('limit', () => Int, { nullable: true }) limit?: number | null): Promise<MemoryMessage[]> {
-    return loadersOf(ctx).taskHistory.load(historyKey({ id: task.id, limit: parseInput(historyLimitSchema, limit, 'limit') }));
+    return memoryLoaders(ctx).taskHistory.load(historyKey({ id: task.id, limit: parseInput(historyLimitSchema, limit, 'limit') }));
   }
 }

@@ -1,5 +1,5 @@
 import type { ReferenceResolvers } from '@keelson/kit';
-import { loadersOf, type MemoryContext } from '../context';
+import { memoryLoaders, type MemoryContext } from '../requestContext';
 import { HarnessSession } from './harnessSession.type';
 import { Task } from './task.type';
 
@@ -7,9 +7,9 @@ import { Task } from './task.type';
  * Entity references the gateway resolves through this subgraph. HarnessSession and Task belong to
  * the sessions subgraph: memory needs only their id, so their references cost no query.
  */
-export const referenceResolvers: ReferenceResolvers = {
+export const memoryReferenceResolvers: ReferenceResolvers = {
   Conversation: {
-    __resolveReference: (ref: { id: string }, ctx: MemoryContext) => loadersOf(ctx).conversation.load(ref.id),
+    __resolveReference: (ref: { id: string }, ctx: MemoryContext) => memoryLoaders(ctx).conversation.load(ref.id),
   },
   HarnessSession: {
     __resolveReference: (ref: { id: string }) => Object.assign(new HarnessSession(), { id: ref.id }),

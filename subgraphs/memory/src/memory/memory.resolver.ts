@@ -1,6 +1,6 @@
 import { JSONScalar, parseInput, RequiresScope } from '@keelson/kit';
 import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
-import { historyKey, loadersOf, type MemoryContext } from '../context';
+import { historyKey, memoryLoaders, type MemoryContext } from '../requestContext';
 import { MemoryMessage } from '../message/message.entity';
 import { historyLimitSchema, MemoryEntryInput, sessionIdSchema, taskIdSchema } from './memory.input';
 
@@ -17,7 +17,7 @@ export class MemoryResolver {
     @Arg('limit', () => Int, { nullable: true }) limit?: number | null,
   ): Promise<MemoryMessage[]> {
     const id = parseInput(sessionIdSchema, sessionId, 'sessionId');
-    return loadersOf(ctx).sessionHistory.load(historyKey({ id, limit: parseInput(historyLimitSchema, limit, 'limit') }));
+    return memoryLoaders(ctx).sessionHistory.load(historyKey({ id, limit: parseInput(historyLimitSchema, limit, 'limit') }));
   }
 
   @RequiresScope('read')
@@ -31,13 +31,13 @@ export class MemoryResolver {
     @Arg('limit', () => Int, { nullable: true }) limit?: number | null,
   ): Promise<MemoryMessage[]> {
     const id = parseInput(taskIdSchema, taskId, 'taskId');
-    return loadersOf(ctx).taskHistory.load(historyKey({ id, limit: parseInput(historyLimitSchema, limit, 'limit') }));
+    return memoryLoaders(ctx).taskHistory.load(historyKey({ id, limit: parseInput(historyLimitSchema, limit, 'limit') }));
   }
 
   @RequiresScope('read')
   @Query(() => JSONScalar, { nullable: true, description: 'The settings saved for the session, or null.' })
   sessionSettings(@Ctx() ctx: MemoryContext, @Arg('sessionId', () => ID) sessionId: string): Promise<Record<string, unknown> | null> {
-    return loadersOf(ctx).sessionSettings.load(parseInput(sessionIdSchema, sessionId, 'sessionId'));
+    return memoryLoaders(ctx).sessionSettings.load(parseInput(sessionIdSchema, sessionId, 'sessionId'));
   }
 
   @RequiresScope('write')

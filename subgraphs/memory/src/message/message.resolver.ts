@@ -1,5 +1,5 @@
 import { Ctx, FieldResolver, Resolver, Root } from 'type-graphql';
-import { loadersOf, type MemoryContext } from '../context';
+import { memoryLoaders, type MemoryContext } from '../requestContext';
 import { Conversation } from '../conversation/conversation.entity';
 import { MemoryMessage } from './message.entity';
 
@@ -7,6 +7,6 @@ import { MemoryMessage } from './message.entity';
 export class MessageResolver {
   @FieldResolver(() => Conversation)
   async conversation(@Root() message: MemoryMessage, @Ctx() ctx: MemoryContext): Promise<Conversation> {
-    return (await loadersOf(ctx).conversation.load(message.conversationId))!;
+    return (await memoryLoaders(ctx).conversation.load(message.conversationId))!;
   }
 }

@@ -1,3 +1,4 @@
+import { cursorTableSql } from '@keelson/platform';
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
@@ -78,12 +79,7 @@ export class MemoryTables1764460800500 implements MigrationInterface {
     )`);
 
     // A capture consumer's position in its stream, advanced in the transaction of what it wrote.
-    await q.query(`CREATE TABLE memory_capture_cursors (
-      consumer text PRIMARY KEY,
-      stream text NOT NULL,
-      position bigint NOT NULL DEFAULT 0,
-      updated_at timestamptz NOT NULL DEFAULT now()
-    )`);
+    await q.query(cursorTableSql('memory_capture_cursors', { positionDefault: true }));
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -1,6 +1,6 @@
 import { RequiresScope } from '@keelson/kit';
 import { Arg, Ctx, FieldResolver, Int, Query, Resolver, Root } from 'type-graphql';
-import { loadersOf, type MemoryContext } from '../context';
+import { memoryLoaders, type MemoryContext } from '../requestContext';
 import { Conversation } from '../conversation/conversation.entity';
 import { MemoryHit, MemoryScope, MemorySearchModeInfo, toMemoryHit } from './memoryHit.type';
 import type { MemoryScopeValue } from './search.service';
@@ -31,6 +31,6 @@ export class SearchResolver {
 
   @FieldResolver(() => Conversation)
   async conversation(@Root() hit: MemoryHit, @Ctx() ctx: MemoryContext): Promise<Conversation> {
-    return (await loadersOf(ctx).conversation.load(hit.conversationId))!;
+    return (await memoryLoaders(ctx).conversation.load(hit.conversationId))!;
   }
 }

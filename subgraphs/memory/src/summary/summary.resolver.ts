@@ -1,6 +1,6 @@
 import { RequiresScope } from '@keelson/kit';
 import { Arg, Ctx, FieldResolver, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
-import { loadersOf, type MemoryContext } from '../context';
+import { memoryLoaders, type MemoryContext } from '../requestContext';
 import { Conversation } from '../conversation/conversation.entity';
 import { MemorySummary } from './summary.entity';
 import { ConversationRange, SummaryInput } from './summary.input';
@@ -9,7 +9,7 @@ import { ConversationRange, SummaryInput } from './summary.input';
 export class SummaryResolver {
   @FieldResolver(() => Conversation)
   async conversation(@Root() summary: MemorySummary, @Ctx() ctx: MemoryContext): Promise<Conversation> {
-    return (await loadersOf(ctx).conversation.load(summary.conversationId))!;
+    return (await memoryLoaders(ctx).conversation.load(summary.conversationId))!;
   }
 
   @RequiresScope('read')
@@ -38,6 +38,6 @@ export class SummaryResolver {
 export class ConversationRangeResolver {
   @FieldResolver(() => Conversation)
   async conversation(@Root() range: ConversationRange, @Ctx() ctx: MemoryContext): Promise<Conversation> {
-    return (await loadersOf(ctx).conversation.load(range.conversationId))!;
+    return (await memoryLoaders(ctx).conversation.load(range.conversationId))!;
   }
 }

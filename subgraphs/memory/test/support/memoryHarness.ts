@@ -3,7 +3,7 @@ import { streams } from '@keelson/schema';
 import { silentLogger } from '@keelson/service';
 import { security, serviceCredentials } from '../../../../test/support/auth';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/db';
-import { start, type CaptureOptions, type MemorySettings, type RunningMemory } from '../../src/index';
+import { startMemorySubgraph, type CaptureOptions, type MemorySettings, type RunningMemory } from '../../src/index';
 
 export interface GraphQLResponse<D> {
   data?: D | null;
@@ -41,7 +41,7 @@ export async function startMemoryHarness(opts: MemoryHarnessOptions = {}): Promi
   const db = await createTestDatabase('keelson_memory');
   const log = silentLogger();
   const settings = opts.settings ?? { embeddingsMissing: 'no embeddings endpoint is configured (KEELSON_EMBEDDINGS_URL)' };
-  const boot = (capture?: CaptureOptions) => start({ databaseUrl: db.url, host: '127.0.0.1', port: 0, security, settings, capture, log });
+  const boot = (capture?: CaptureOptions) => startMemorySubgraph({ databaseUrl: db.url, host: '127.0.0.1', port: 0, security, settings, capture, log });
   let running: RunningMemory;
   try {
     running = await boot(opts.capture);

@@ -1,7 +1,7 @@
 import { cursorSchema, streams, type EventEnvelope } from '@keelson/schema';
 import { parseInput, RequiresScope } from '@keelson/kit';
 import { Arg, Ctx, FieldResolver, Resolver, Root, Subscription } from 'type-graphql';
-import { loadersOf, type ProjectsContext } from '../context';
+import { projectsLoaders, type ProjectsContext } from '../context';
 import { Project } from '../project/project.entity';
 import type { ProjectEventPayload } from '../project/project.events';
 import { ProjectEvent } from './projectEvent.type';
@@ -32,6 +32,6 @@ export class ProjectEventResolver {
 
   @FieldResolver(() => Project, { nullable: true, description: 'The project as it is now (null if it no longer exists).' })
   project(@Root() event: ProjectEvent, @Ctx() ctx: ProjectsContext): Promise<Project | null> {
-    return loadersOf(ctx).project.load(event.projectId);
+    return projectsLoaders(ctx).project.load(event.projectId);
   }
 }

@@ -5,7 +5,7 @@ import { basename, dirname, join, resolve } from 'node:path';
  * The canonical form of a path that may not exist yet: the realpath of its deepest existing
  * ancestor joined with the rest, so a symlink alias and its target compare equal.
  */
-export async function canonicalPath(p: string): Promise<string> {
+export async function canonicalPathAsync(p: string): Promise<string> {
   const abs = resolve(p);
   const rest: string[] = [];
   let cur = abs;

@@ -1,6 +1,6 @@
 import { dirname, sep } from 'node:path';
 import { MeshError } from '@keelson/schema';
-import { canonicalPath } from './paths';
+import { canonicalPathAsync } from './paths';
 
 /** Whether `inner` is `outer` or lies beneath it (both canonical, absolute). */
 function within(inner: string, outer: string): boolean {
@@ -26,7 +26,7 @@ export function forbiddenRootReason(canonicalRoot: string, canonicalHome: string
  * — before anything is written. Resolves with the canonical root.
  */
 export async function allowedProjectRoot(root: string, keelsonHome: string, field: string): Promise<string> {
-  const [canonicalRoot, canonicalHome] = await Promise.all([canonicalPath(root), canonicalPath(keelsonHome)]);
+  const [canonicalRoot, canonicalHome] = await Promise.all([canonicalPathAsync(root), canonicalPathAsync(keelsonHome)]);
   const reason = forbiddenRootReason(canonicalRoot, canonicalHome);
   if (reason) {
     const shown = canonicalRoot === root ? root : `${root} (${canonicalRoot})`;

@@ -1,6 +1,6 @@
 import { RequiresScope } from '@keelson/kit';
 import { Arg, Ctx, FieldResolver, ID, Mutation, Resolver, Root } from 'type-graphql';
-import { loadersOf, type ProjectsContext } from '../context';
+import { projectsLoaders, type ProjectsContext } from '../context';
 import { Project } from '../project/project.entity';
 import { MutationLock } from './lock.entity';
 
@@ -25,6 +25,6 @@ export class LockResolver {
 
   @FieldResolver(() => Project)
   async project(@Root() lock: MutationLock, @Ctx() ctx: ProjectsContext): Promise<Project> {
-    return (await loadersOf(ctx).project.load(lock.projectId))!;
+    return (await projectsLoaders(ctx).project.load(lock.projectId))!;
   }
 }

@@ -2,25 +2,25 @@ import { Field, InputType } from 'type-graphql';
 import { z } from 'zod';
 
 /** Seed 000 "Project creation": 1–64 chars, starts with a lowercase letter or digit, then a-z 0-9 - _. */
-export const projectNameSchema = z
+export const projectNameArgSchema = z
   .string()
   .min(1, 'must be 1 to 64 characters')
   .max(64, 'must be 1 to 64 characters')
   .regex(/^[a-z0-9][a-z0-9_-]*$/, 'must start with a lowercase letter or digit and contain only a-z, 0-9, - and _');
 
 /** `{ name, rootPath? }`; unknown fields are rejected. */
-export const createProjectBodySchema = z.strictObject({
-  name: projectNameSchema,
+export const createProjectArgsSchema = z.strictObject({
+  name: projectNameArgSchema,
   rootPath: z.string().nullish(),
 });
-export type CreateProjectBody = z.infer<typeof createProjectBodySchema>;
+export type CreateProjectArgs = z.infer<typeof createProjectArgsSchema>;
 
 /** `{ url, name? }`; unknown fields are rejected. */
-export const cloneProjectBodySchema = z.strictObject({
+export const cloneProjectArgsSchema = z.strictObject({
   url: z.string().trim().min(1, 'is required').max(2048),
-  name: projectNameSchema.nullish(),
+  name: projectNameArgSchema.nullish(),
 });
-export type CloneProjectBody = z.infer<typeof cloneProjectBodySchema>;
+export type CloneProjectArgs = z.infer<typeof cloneProjectArgsSchema>;
 
 const label = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
 export const purposeSchema = label;

@@ -2,7 +2,7 @@ import { byId, IDEMPOTENCY_KEY } from '@keelson/platform';
 import { RequiresScope } from '@keelson/kit';
 import { MeshError, isUuid } from '@keelson/schema';
 import { Arg, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
-import { loadersOf, type ProjectsContext } from '../context';
+import { projectsLoaders, type ProjectsContext } from '../context';
 import { MutationLock } from '../lock/lock.entity';
 import { WorkspaceLease } from '../workspace/workspace.entity';
 import { Project } from './project.entity';
@@ -27,7 +27,7 @@ export class ProjectResolver {
     @Arg('name', () => String, { nullable: true }) name?: string | null,
   ): Promise<Project | null> {
     if ((id == null) === (name == null)) throw new MeshError('BAD_USER_INPUT', 'project: pass exactly one of id or name');
-    if (id != null) return isUuid(id) ? loadersOf(ctx).project.load(id) : null;
+    if (id != null) return isUuid(id) ? projectsLoaders(ctx).project.load(id) : null;
     return ctx.services.projects.byName(name!);
   }
 
@@ -69,21 +69,21 @@ export class ProjectResolver {
 
   @FieldResolver(() => Boolean, { description: 'Whether the root is a git repository (read at request time).' })
   async isGitRepo(@Root() project: Project, @Ctx() ctx: ProjectsContext): Promise<boolean> {
-    return (await loadersOf(ctx).gitState.load(project.rootPath)).isGitRepo;
+    return (await projectsLoaders(ctx).gitState.load(project.rootPath)).isGitRepo;
   }
 
   @FieldResolver(() => String, { nullable: true, description: 'HEAD commit; null for unborn repositories and non-git folders.' })
   async headCommit(@Root() project: Project, @Ctx() ctx: ProjectsContext): Promise<string | null> {
-    return (await loadersOf(ctx).gitState.load(project.rootPath)).headCommit;
+    return (await projectsLoaders(ctx).gitState.load(project.rootPath)).headCommit;
   }
 
   @FieldResolver(() => [WorkspaceLease], { description: 'Live workspace leases (git worktrees).' })
   workspaces(@Root() project: Project, @Ctx() ctx: ProjectsContext): Promise<WorkspaceLease[]> {
-    return loadersOf(ctx).leasesOfProject.load(project.id);
+    return projectsLoaders(ctx).leasesOfProject.load(project.id);
   }
 
   @FieldResolver(() => MutationLock, { nullable: true, description: 'The current mutation-lock holder, if any.' })
   mutationLock(@Root() project: Project, @Ctx() ctx: ProjectsContext): Promise<MutationLock | null> {
-    return loadersOf(ctx).lockOfProject.load(project.id);
+    return projectsLoaders(ctx).lockOfProject.load(project.id);
   }
 }

@@ -5,13 +5,13 @@ import { parseInput } from '@keelson/kit';
 import { checkCloneHost, curlResolvePin, GitError, parseCloneUrl, redactUrl, runGit } from '@keelson/platform';
 import { In, QueryFailedError, type EntityManager } from 'typeorm';
 import { z } from 'zod';
-import { canonicalPath, exists, inspectTarget, mkdirTracked, removeCreated } from '../fs/paths';
+import { canonicalPathAsync, exists, inspectTarget, mkdirTracked, removeCreated } from '../fs/paths';
 import { allowedProjectRoot } from '../fs/projectRoot';
 import { missingGitIdentity } from '../git/gitState';
 import type { ProjectsDeps } from '../settings';
 import { appendProjectEvent } from './project.events';
 import { Project } from './project.entity';
-import { cloneProjectBodySchema, createProjectBodySchema, projectNameSchema } from './project.input';
+import { cloneProjectArgsSchema, createProjectArgsSchema, projectNameArgSchema } from './project.input';
 
 /** Postgres unique_violation. */
 const UNIQUE_VIOLATION = '23505';
@@ -117,7 +117,7 @@ export class ProjectService {
    * transaction's (the idempotency claim commits with the row).
    */
   async create(body: unknown, m?: EntityManager): Promise<Project> {
-    const input = parseInput(createProjectBodySchema, body);
+    const input = parseInput(createProjectArgsSchema, body);
     const root = input.rootPath == null
       ? join(this.deps.settings.workspaceRoot, input.name)
       : this.resolveRootPath(input.rootPath);
@@ -188,11 +188,11 @@ export class ProjectService {
    * remote, messages, logs and events never carry them.
    */
   async clone(body: unknown): Promise<Project> {
-    const input = parseInput(cloneProjectBodySchema, body);
+    const input = parseInput(cloneProjectArgsSchema, body);
     const url = parseCloneUrl(input.url);
     const shown = redactUrl(input.url);
     const name = input.name ?? deriveProjectName(url.remote);
-    const named = projectNameSchema.safeParse(name);
+    const named = projectNameArgSchema.safeParse(name);
     if (!named.success) {
       throw new MeshError('BAD_USER_INPUT', `input.name: cannot derive a valid project name from the URL (got ${JSON.stringify(name)}); pass name`);
     }
@@ -229,7 +229,7 @@ export class ProjectService {
       throw new MeshError('UPSTREAM_FAILED', `clone of ${shown} failed: ${redactUrl(why)}${cleanupError ? `; ${cleanupError}` : ''}`);
     }
 
-    const project = Object.assign(new Project(), { id: randomUUID(), name, rootPath: dest, canonicalRoot: await canonicalPath(dest), trusted: false });
+    const project = Object.assign(new Project(), { id: randomUUID(), name, rootPath: dest, canonicalRoot: await canonicalPathAsync(dest), trusted: false });
     try {
       return await this.register(project, 'PROJECT_CLONED');
     } catch (err) {

@@ -1,6 +1,6 @@
 import { RequiresScope } from '@keelson/kit';
 import { Arg, Ctx, FieldResolver, ID, Mutation, Resolver, Root } from 'type-graphql';
-import { loadersOf, type ProjectsContext } from '../context';
+import { projectsLoaders, type ProjectsContext } from '../context';
 import { Project } from '../project/project.entity';
 import { WorkspaceLease } from './workspace.entity';
 
@@ -24,6 +24,6 @@ export class WorkspaceResolver {
 
   @FieldResolver(() => Project)
   async project(@Root() lease: WorkspaceLease, @Ctx() ctx: ProjectsContext): Promise<Project> {
-    return (await loadersOf(ctx).project.load(lease.projectId))!;
+    return (await projectsLoaders(ctx).project.load(lease.projectId))!;
   }
 }

@@ -5,7 +5,7 @@ import { streams } from '@keelson/schema';
 import { silentLogger } from '@keelson/service';
 import { security, serviceCredentials } from '../../../../test/support/auth';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/db';
-import { start, type RunningProjects } from '../../src/index';
+import { startProjectsSubgraph, type RunningProjects } from '../../src/index';
 import type { ProjectsSettings } from '../../src/settings';
 import { snapshotTree } from './fsSnapshot';
 import { testGitEnv } from './gitFixtures';
@@ -111,7 +111,7 @@ export async function startProjectsHarness(opts: HarnessOptions = {}): Promise<P
   };
   const db = await createTestDatabase('keelson_projects');
   const log = silentLogger();
-  const boot = (s: ProjectsSettings) => start({ databaseUrl: db.url, host: '127.0.0.1', port: 0, security, settings: s, log });
+  const boot = (s: ProjectsSettings) => startProjectsSubgraph({ databaseUrl: db.url, host: '127.0.0.1', port: 0, security, settings: s, log });
   let running = await boot(settings);
   const variants = new Set<RunningProjects>();
 

@@ -1,6 +1,6 @@
 import { JSONScalar, parseInput, RequiresScope } from '@keelson/kit';
 import type { RibActionResult as HostActionResult } from '@keelson/ribs-contract';
-import { Arg, Ctx, ID, Mutation, Resolver } from 'type-graphql';
+import { Arg, Args, ArgsType, Ctx, Field, ID, Mutation, Resolver } from 'type-graphql';
 import { z } from 'zod';
 import type { RibsContext } from '../context';
 import { agentSlugSchema, ribIdSchema } from '../inputs';
@@ -15,20 +15,36 @@ function toResult(result: HostActionResult): RibActionResult {
   return Object.assign(new RibActionResult(), { ok: true, data, effect, error: null });
 }
 
+/**
+ * The arguments of a board or canvas action (the same for both origins), declared in the order the
+ * published SDL lists them.
+ */
+@ArgsType()
+class ActionArgs {
+  @Field(() => JSONScalar, { nullable: true })
+  payload?: unknown;
+
+  @Field(() => String)
+  type!: string;
+
+  @Field(() => ID)
+  ribId!: string;
+}
+
+/** Dispatches an action to the rib with the origin the mutation stands for (board or canvas-html). */
+async function dispatch(ctx: RibsContext, origin: 'ribAction' | 'canvasAction', args: ActionArgs): Promise<RibActionResult> {
+  const id = parseInput(ribIdSchema, args.ribId, 'ribId');
+  return toResult(await ctx.services.host[origin](id, parseInput(actionTypeSchema, args.type, 'type'), args.payload ?? undefined));
+}
+
 @Resolver()
 export class ActionResolver {
   @RequiresScope('write')
   @Mutation(() => RibActionResult, {
     description: "Dispatch a board action to the rib's onAction with origin `board` (the trusted host UI).",
   })
-  async ribAction(
-    @Ctx() ctx: RibsContext,
-    @Arg('ribId', () => ID) ribId: string,
-    @Arg('type', () => String) type: string,
-    @Arg('payload', () => JSONScalar, { nullable: true }) payload?: unknown,
-  ): Promise<RibActionResult> {
-    const id = parseInput(ribIdSchema, ribId, 'ribId');
-    return toResult(await ctx.services.host.ribAction(id, parseInput(actionTypeSchema, type, 'type'), payload ?? undefined));
+  async ribAction(@Ctx() ctx: RibsContext, @Args(() => ActionArgs) args: ActionArgs): Promise<RibActionResult> {
+    return dispatch(ctx, 'ribAction', args);
   }
 
   @RequiresScope('write')
@@ -36,14 +52,8 @@ export class ActionResolver {
     description:
       "Relay an action a sandboxed html canvas posted. The origin is stamped `canvas-html` by the server and cannot be claimed otherwise; the rib gates such verbs to a safe subset, and the reply may carry only open-canvas or open-chat.",
   })
-  async canvasAction(
-    @Ctx() ctx: RibsContext,
-    @Arg('ribId', () => ID) ribId: string,
-    @Arg('type', () => String) type: string,
-    @Arg('payload', () => JSONScalar, { nullable: true }) payload?: unknown,
-  ): Promise<RibActionResult> {
-    const id = parseInput(ribIdSchema, ribId, 'ribId');
-    return toResult(await ctx.services.host.canvasAction(id, parseInput(actionTypeSchema, type, 'type'), payload ?? undefined));
+  async canvasAction(@Ctx() ctx: RibsContext, @Args(() => ActionArgs) args: ActionArgs): Promise<RibActionResult> {
+    return dispatch(ctx, 'canvasAction', args);
   }
 
   @RequiresScope('write')

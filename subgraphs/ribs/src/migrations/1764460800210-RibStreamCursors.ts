@@ -1,3 +1,4 @@
+import { cursorTableSql } from '@keelson/platform';
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
@@ -8,12 +9,7 @@ export class RibStreamCursors1764460800210 implements MigrationInterface {
   name = 'RibStreamCursors1764460800210';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`CREATE TABLE rib_stream_cursors (
-      consumer text PRIMARY KEY,
-      stream text NOT NULL,
-      position bigint NOT NULL,
-      updated_at timestamptz NOT NULL DEFAULT now()
-    )`);
+    await q.query(cursorTableSql('rib_stream_cursors'));
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -1,7 +1,15 @@
-import type { MutationLockRecord, ProjectsPort, WorkspaceLeaseRecord } from '@keelson/host';
+import type { ProjectsPort } from '@keelson/host';
 import { cursorSchema } from '@keelson/schema';
 import { clientSocket, type Logger, type ServiceIdentity } from '@keelson/service';
-import { ProjectOperationError, type CloneProjectBody, type CreateProjectBody, type Project, type ProjectOperationStatus } from '@keelson/ribs-contract';
+import {
+  ProjectOperationError,
+  type CloneProjectBody,
+  type CreateProjectBody,
+  type MutationLockRecord,
+  type Project,
+  type ProjectOperationStatus,
+  type WorkspaceLeaseRecord,
+} from '@keelson/ribs-contract';
 import { createClient, type Client } from 'graphql-ws';
 import type WebSocket from 'ws';
 

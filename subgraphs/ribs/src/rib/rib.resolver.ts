@@ -1,6 +1,6 @@
 import { parseInput, RequiresScope } from '@keelson/kit';
 import { Arg, Ctx, FieldResolver, ID, Query, Resolver, Root } from 'type-graphql';
-import { loadersOf, type RibsContext } from '../context';
+import { ribsLoaders, type RibsContext } from '../context';
 import { ribIdSchema } from '../inputs';
 import { ribEntity, toAgent, toCommand, toSurface, toToolInfo, toView } from './rib.mapping';
 import { AgentSummary, CommandDescriptor, Rib, RibAuthStatus, RibManifest, RibSurface, RibView, ToolInfo } from './rib.type';
@@ -22,33 +22,33 @@ export class RibResolver {
 
   @FieldResolver(() => [RibView], { description: 'Re-read and re-validated per request: a malformed or out-of-namespace view is dropped (and warned), never served.' })
   async views(@Root() rib: Rib, @Ctx() ctx: RibsContext): Promise<RibView[]> {
-    return ((await loadersOf(ctx).summary.load(rib.id))?.views ?? []).map(toView);
+    return ((await ribsLoaders(ctx).summary.load(rib.id))?.views ?? []).map(toView);
   }
 
   @FieldResolver(() => [RibSurface], { description: 'Re-validated per request like views (a duplicate surface id is dropped); runtime regions included.' })
   async surfaces(@Root() rib: Rib, @Ctx() ctx: RibsContext): Promise<RibSurface[]> {
-    return ((await loadersOf(ctx).summary.load(rib.id))?.surfaces ?? []).map((s) => toSurface(rib.id, s));
+    return ((await ribsLoaders(ctx).summary.load(rib.id))?.surfaces ?? []).map((s) => toSurface(rib.id, s));
   }
 
   @FieldResolver(() => RibAuthStatus, { nullable: true, description: 'The credential probe, run now; null when the rib declares none.' })
   async auth(@Root() rib: Rib, @Ctx() ctx: RibsContext): Promise<RibAuthStatus | null> {
-    const auth = (await loadersOf(ctx).summary.load(rib.id))?.auth;
+    const auth = (await ribsLoaders(ctx).summary.load(rib.id))?.auth;
     return auth ? Object.assign(new RibAuthStatus(), { authenticated: auth.authenticated, statusMessage: auth.statusMessage ?? null }) : null;
   }
 
   @FieldResolver(() => [ToolInfo], { description: 'The tools this rib owns in the shared registry.' })
   async tools(@Root() rib: Rib, @Ctx() ctx: RibsContext): Promise<ToolInfo[]> {
-    return ((await loadersOf(ctx).summary.load(rib.id))?.tools ?? []).map(toToolInfo);
+    return ((await ribsLoaders(ctx).summary.load(rib.id))?.tools ?? []).map(toToolInfo);
   }
 
   @FieldResolver(() => [AgentSummary], { description: 'The named chat agents this rib offers.' })
   async agents(@Root() rib: Rib, @Ctx() ctx: RibsContext): Promise<AgentSummary[]> {
-    return rib.registered ? (await loadersOf(ctx).agents.load(rib.id)).map(toAgent) : [];
+    return rib.registered ? (await ribsLoaders(ctx).agents.load(rib.id)).map(toAgent) : [];
   }
 
   @FieldResolver(() => [CommandDescriptor], { description: 'The slash commands this rib adds to the chat composer.' })
   async commands(@Root() rib: Rib, @Ctx() ctx: RibsContext): Promise<CommandDescriptor[]> {
-    return rib.registered ? (await loadersOf(ctx).commands.load(rib.id)).map(toCommand) : [];
+    return rib.registered ? (await ribsLoaders(ctx).commands.load(rib.id)).map(toCommand) : [];
   }
 }
 

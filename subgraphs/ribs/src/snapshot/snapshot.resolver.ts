@@ -2,7 +2,7 @@ import type { SnapshotRecord } from '@keelson/host';
 import { JSONScalar, parseInput, RequiresScope } from '@keelson/kit';
 import { cursorSchema, MeshError } from '@keelson/schema';
 import { Arg, Ctx, FieldResolver, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
-import { loadersOf, versionRef, type RibsContext } from '../context';
+import { ribsLoaders, versionRef, type RibsContext } from '../context';
 import { frameKeysSchema, snapshotKeySchema } from '../inputs';
 import { watched } from '../runs/liveKeys';
 import { SnapshotFrameStream } from './snapshotFrames';
@@ -24,7 +24,7 @@ export class SnapshotResolver {
   @RequiresScope('read')
   @Query(() => Snapshot, { nullable: true, description: 'The latest version of a key; null until it is first composed (composers are lazy: call recomposeSnapshot).' })
   async snapshot(@Ctx() ctx: RibsContext, @Arg('key', () => String) key: string): Promise<Snapshot | null> {
-    const record = await loadersOf(ctx).latestSnapshot.load(parseInput(snapshotKeySchema, key, 'key'));
+    const record = await ribsLoaders(ctx).latestSnapshot.load(parseInput(snapshotKeySchema, key, 'key'));
     return record ? toSnapshot(record) : null;
   }
 
@@ -74,12 +74,12 @@ export class SnapshotResolver {
   @FieldResolver(() => JSONScalar, { nullable: true, description: 'The version\'s payload; null when the version has since been pruned (read `snapshot(key)` for the current one).' })
   async payload(@Root() frame: SnapshotFrame, @Ctx() ctx: RibsContext): Promise<unknown> {
     if (frame.loaded !== undefined) return frame.loaded?.payload ?? null;
-    return (await loadersOf(ctx).snapshotVersion.load(versionRef(frame.key, frame.version)))?.payload ?? null;
+    return (await ribsLoaders(ctx).snapshotVersion.load(versionRef(frame.key, frame.version)))?.payload ?? null;
   }
 
   @FieldResolver(() => Date, { nullable: true, description: 'When the rib composed the payload; null when the version has been pruned.' })
   async composedAt(@Root() frame: SnapshotFrame, @Ctx() ctx: RibsContext): Promise<Date | null> {
-    const composedAt = frame.loaded !== undefined ? frame.loaded?.composedAt : (await loadersOf(ctx).snapshotVersion.load(versionRef(frame.key, frame.version)))?.composedAt;
+    const composedAt = frame.loaded !== undefined ? frame.loaded?.composedAt : (await ribsLoaders(ctx).snapshotVersion.load(versionRef(frame.key, frame.version)))?.composedAt;
     return composedAt ? new Date(composedAt) : null;
   }
 }

@@ -1,6 +1,6 @@
 import { RequiresScope } from '@keelson/kit';
 import { Arg, Ctx, ID, Query, Resolver } from 'type-graphql';
-import { loadersOf, type RunsContext } from '../context';
+import { runsLoaders, type RunsContext } from '../context';
 import { toLoadError, toWorkflowDefinition, WorkflowDefinitionType, WorkflowLoadErrorType } from './workflowDefinition.type';
 
 @Resolver(() => WorkflowDefinitionType)
@@ -11,7 +11,7 @@ export class WorkflowResolver {
       "The workflow catalog, by name. With projectId, as that project sees it: its own .keelson/workflows are added (listed whether or not the project is trusted), a colliding one as project:<name>.",
   })
   async workflows(@Ctx() ctx: RunsContext, @Arg('projectId', () => ID, { nullable: true }) projectId?: string | null): Promise<WorkflowDefinitionType[]> {
-    return (await loadersOf(ctx).catalog.load(projectId ?? '')).entries.map(toWorkflowDefinition);
+    return (await runsLoaders(ctx).catalog.load(projectId ?? '')).entries.map(toWorkflowDefinition);
   }
 
   @RequiresScope('read')
@@ -21,13 +21,13 @@ export class WorkflowResolver {
     @Arg('name') name: string,
     @Arg('projectId', () => ID, { nullable: true }) projectId?: string | null,
   ): Promise<WorkflowDefinitionType | null> {
-    const entry = (await loadersOf(ctx).catalog.load(projectId ?? '')).entries.find((e) => e.name === name);
+    const entry = (await runsLoaders(ctx).catalog.load(projectId ?? '')).entries.find((e) => e.name === name);
     return entry ? toWorkflowDefinition(entry) : null;
   }
 
   @RequiresScope('read')
   @Query(() => [WorkflowLoadErrorType], { description: 'Definitions the catalog rejected (each names the field and the reason).' })
   async workflowLoadErrors(@Ctx() ctx: RunsContext, @Arg('projectId', () => ID, { nullable: true }) projectId?: string | null): Promise<WorkflowLoadErrorType[]> {
-    return (await loadersOf(ctx).catalog.load(projectId ?? '')).errors.map(toLoadError);
+    return (await runsLoaders(ctx).catalog.load(projectId ?? '')).errors.map(toLoadError);
   }
 }

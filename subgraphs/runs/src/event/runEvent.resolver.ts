@@ -1,7 +1,7 @@
 import { cursorSchema, isUuid, MeshError, streams, type EventEnvelope, type RunEventPayload } from '@keelson/schema';
 import { parseInput, RequiresScope } from '@keelson/kit';
 import { Arg, Ctx, FieldResolver, ID, Resolver, Root, Subscription } from 'type-graphql';
-import { loadersOf, type RunsContext } from '../context';
+import { runsLoaders, type RunsContext } from '../context';
 import type { Run } from '@keelson/runs';
 import { RunType } from '../run/run.type';
 import { toRunEvent } from './runEvent.map';
@@ -17,7 +17,7 @@ export class RunEventResolver {
       const after = parseInput(cursorSchema.nullish(), args.after, 'after');
       const runId = args.runId as string | null | undefined;
       if (runId != null) {
-        if (!isUuid(runId) || !(await loadersOf(ctx).run.load(runId))) throw new MeshError('NOT_FOUND', `run ${JSON.stringify(runId)} does not exist`);
+        if (!isUuid(runId) || !(await runsLoaders(ctx).run.load(runId))) throw new MeshError('NOT_FOUND', `run ${JSON.stringify(runId)} does not exist`);
         return ctx.services.events.tail(streams.runs, after, { key: runId });
       }
       return ctx.services.events.tail(streams.runs, after);
@@ -33,6 +33,6 @@ export class RunEventResolver {
 
   @FieldResolver(() => RunType, { nullable: true, description: 'The run as it is now.' })
   run(@Root() event: RunEvent, @Ctx() ctx: RunsContext): Promise<Run | null> {
-    return loadersOf(ctx).run.load(event.runId);
+    return runsLoaders(ctx).run.load(event.runId);
   }
 }

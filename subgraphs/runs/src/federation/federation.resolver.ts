@@ -3,7 +3,7 @@ import type { RunStatus } from '@keelson/schema';
 import { Arg, Ctx, FieldResolver, Int, Resolver, Root } from 'type-graphql';
 import { toWorkflowDefinition, WorkflowDefinitionType } from '../catalog/workflowDefinition.type';
 import { pageArgsSchema } from '@keelson/kit';
-import { loadersOf, type OwnerPage, type RunsContext } from '../context';
+import { runsLoaders, type OwnerPage, type RunsContext } from '../context';
 import { RunStatusEnum } from '../run/run.enums';
 import { RunConnection } from '../run/run.types';
 import { Project } from './project.type';
@@ -20,7 +20,7 @@ export class ProjectRunsResolver {
     @Arg('after', () => String, { nullable: true }) after?: string | null,
   ): Promise<RunConnection> {
     const page: OwnerPage = { owner: `project:${project.id}`, status: status ?? null, args: parseInput(pageArgsSchema, { first, after }) };
-    return loadersOf(ctx).runsOfOwner.load(JSON.stringify(page));
+    return runsLoaders(ctx).runsOfOwner.load(JSON.stringify(page));
   }
 }
 
@@ -28,7 +28,7 @@ export class ProjectRunsResolver {
 export class RibRunsResolver {
   @FieldResolver(() => [WorkflowDefinitionType], { description: 'The workflows this rib contributes that the catalog serves (not shadowed by a file).' })
   async workflows(@Root() rib: Rib, @Ctx() ctx: RunsContext): Promise<WorkflowDefinitionType[]> {
-    return (await loadersOf(ctx).catalog.load('')).entries.filter((e) => e.ribId === rib.id).map(toWorkflowDefinition);
+    return (await runsLoaders(ctx).catalog.load('')).entries.filter((e) => e.ribId === rib.id).map(toWorkflowDefinition);
   }
 
   @FieldResolver(() => RunConnection, { description: "Runs of the rib's workflows and runs it started, newest first." })
@@ -39,6 +39,6 @@ export class RibRunsResolver {
     @Arg('after', () => String, { nullable: true }) after?: string | null,
   ): Promise<RunConnection> {
     const page: OwnerPage = { owner: `rib:${rib.id}`, status: null, args: parseInput(pageArgsSchema, { first, after }) };
-    return loadersOf(ctx).runsOfOwner.load(JSON.stringify(page));
+    return runsLoaders(ctx).runsOfOwner.load(JSON.stringify(page));
   }
 }

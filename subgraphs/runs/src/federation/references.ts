@@ -1,6 +1,6 @@
 import type { ReferenceResolvers } from '@keelson/kit';
 import { toWorkflowDefinition } from '../catalog/workflowDefinition.type';
-import { loadersOf, type RunsContext } from '../context';
+import { runsLoaders, type RunsContext } from '../context';
 import { Project } from './project.type';
 import { Rib } from './rib.type';
 
@@ -8,16 +8,16 @@ import { Rib } from './rib.type';
  * Entity references the gateway resolves through this subgraph. Project and Rib belong to other
  * subgraphs: runs needs only their id, so their references cost no query.
  */
-export const referenceResolvers: ReferenceResolvers = {
+export const runsReferenceResolvers: ReferenceResolvers = {
   Run: {
-    __resolveReference: (ref: { id: string }, ctx: RunsContext) => loadersOf(ctx).run.load(ref.id),
+    __resolveReference: (ref: { id: string }, ctx: RunsContext) => runsLoaders(ctx).run.load(ref.id),
   },
   Op: {
-    __resolveReference: (ref: { id: string }, ctx: RunsContext) => loadersOf(ctx).op.load(ref.id),
+    __resolveReference: (ref: { id: string }, ctx: RunsContext) => runsLoaders(ctx).op.load(ref.id),
   },
   WorkflowDefinition: {
     __resolveReference: async (ref: { name: string }, ctx: RunsContext) => {
-      const entry = (await loadersOf(ctx).catalog.load('')).entries.find((e) => e.name === ref.name);
+      const entry = (await runsLoaders(ctx).catalog.load('')).entries.find((e) => e.name === ref.name);
       return entry ? toWorkflowDefinition(entry) : null;
     },
   },

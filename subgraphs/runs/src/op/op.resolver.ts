@@ -2,7 +2,7 @@ import { cursorSchema, isUuid, MeshError, streams, type EventEnvelope, type OpFr
 import { parseInput, RequiresScope } from '@keelson/kit';
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
 import { pageArgsSchema, pageOf } from '@keelson/kit';
-import { loadersOf, pageKey, type RunsContext } from '../context';
+import { runsLoaders, runsPageKey, type RunsContext } from '../context';
 import { Project } from '../federation/project.type';
 import { Rib } from '../federation/rib.type';
 import { OpType } from './op.type';
@@ -14,7 +14,7 @@ export class OpResolver {
   @RequiresScope('read')
   @Query(() => OpType, { nullable: true })
   op(@Ctx() ctx: RunsContext, @Arg('id', () => ID) id: string): Promise<Op | null> {
-    return loadersOf(ctx).op.load(id);
+    return runsLoaders(ctx).op.load(id);
   }
 
   @RequiresScope('operate')
@@ -45,7 +45,7 @@ export class OpResolver {
     @Arg('after', () => String, { nullable: true }) after?: string | null,
   ): Promise<OpFrameConnection> {
     const args = parseInput(pageArgsSchema, { first, after });
-    const frames = await loadersOf(ctx).opFrames.load(pageKey(op.id, args));
+    const frames = await runsLoaders(ctx).opFrames.load(runsPageKey(op.id, args));
     return pageOf(frames.map(toOpFrame), args.first, (f) => f.cursor);
   }
 
@@ -74,7 +74,7 @@ export class OpFrameResolver {
       const ctx = context as RunsContext;
       const after = parseInput(cursorSchema.nullish(), args.after, 'after');
       const opId = args.opId as string;
-      if (!isUuid(opId) || !(await loadersOf(ctx).op.load(opId))) throw new MeshError('NOT_FOUND', `op ${JSON.stringify(opId)} does not exist`);
+      if (!isUuid(opId) || !(await runsLoaders(ctx).op.load(opId))) throw new MeshError('NOT_FOUND', `op ${JSON.stringify(opId)} does not exist`);
       return ctx.services.events.tail(streams.ops, after, { key: opId });
     },
   })
@@ -88,6 +88,6 @@ export class OpFrameResolver {
 
   @FieldResolver(() => OpType, { nullable: true, description: 'The op as it is now.' })
   op(@Root() frame: OpFrame, @Ctx() ctx: RunsContext): Promise<Op | null> {
-    return loadersOf(ctx).op.load(frame.opId);
+    return runsLoaders(ctx).op.load(frame.opId);
   }
 }

@@ -4,7 +4,7 @@ import type { RunStatus, WorkflowDefinition } from '@keelson/schema';
 import type { Run, RunNode, RunPause } from '@keelson/runs';
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { pageArgsSchema, pageOf } from '@keelson/kit';
-import { loadersOf, pageKey, type RunsContext } from '../context';
+import { runsLoaders, runsPageKey, type RunsContext } from '../context';
 import { toRunEvent } from '../event/runEvent.map';
 import { RunEventConnection } from '../event/runEvent.type';
 import { Project } from '../federation/project.type';
@@ -31,7 +31,7 @@ export class RunResolver {
   @RequiresScope('read')
   @Query(() => RunType, { nullable: true })
   run(@Ctx() ctx: RunsContext, @Arg('id', () => ID) id: string): Promise<Run | null> {
-    return loadersOf(ctx).run.load(id);
+    return runsLoaders(ctx).run.load(id);
   }
 
   @RequiresScope('read')
@@ -90,18 +90,18 @@ export class RunResolver {
 
   @FieldResolver(() => [RunNodeType], { description: 'Every node, in definition order.' })
   nodes(@Root() run: Run, @Ctx() ctx: RunsContext): Promise<RunNode[]> {
-    return loadersOf(ctx).nodesOfRun.load(run.id);
+    return runsLoaders(ctx).nodesOfRun.load(run.id);
   }
 
   @FieldResolver(() => PendingApproval, { nullable: true, description: 'The oldest open gate of a PAUSED run.' })
   async pendingApproval(@Root() run: Run, @Ctx() ctx: RunsContext): Promise<PendingApproval | null> {
-    const [first] = await loadersOf(ctx).openPausesOfRun.load(run.id);
+    const [first] = await runsLoaders(ctx).openPausesOfRun.load(run.id);
     return first ? toPending(first) : null;
   }
 
   @FieldResolver(() => [PendingApproval], { description: 'Every open gate (parallel branches can wait on several).' })
   async pendingApprovals(@Root() run: Run, @Ctx() ctx: RunsContext): Promise<PendingApproval[]> {
-    return (await loadersOf(ctx).openPausesOfRun.load(run.id)).map(toPending);
+    return (await runsLoaders(ctx).openPausesOfRun.load(run.id)).map(toPending);
   }
 
   @FieldResolver(() => RunCheckout, {
@@ -138,7 +138,7 @@ export class RunResolver {
     @Arg('after', () => String, { nullable: true }) after?: string | null,
   ): Promise<RunEventConnection> {
     const args = parseInput(pageArgsSchema, { first, after });
-    const events = await loadersOf(ctx).runEvents.load(pageKey(run.id, args));
+    const events = await runsLoaders(ctx).runEvents.load(runsPageKey(run.id, args));
     return pageOf(events.map(toRunEvent), args.first, (e) => e.cursor);
   }
 }

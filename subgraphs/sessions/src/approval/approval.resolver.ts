@@ -2,7 +2,7 @@ import { parseInput, RequiresScope } from '@keelson/kit';
 import { approvalKinds, approvalStatuses, cursorSchema, streams, type ApprovalDecision, type ApprovalEventPayload, type ApprovalKind, type EventEnvelope } from '@keelson/schema';
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
 import { z } from 'zod';
-import { loadersOf, type SessionsContext } from '../context';
+import { sessionsLoaders, type SessionsContext } from '../context';
 import { Project, Run, Swarm } from '../federation/stubs.type';
 import { toSession } from '../session/session.type';
 import { HarnessSession } from '../session/session.type';
@@ -76,7 +76,7 @@ export class ApprovalResolver {
   @FieldResolver(() => HarnessSession, { nullable: true, description: 'The session whose CLI asked (harness tools).' })
   async session(@Root() a: Approval, @Ctx() ctx: SessionsContext): Promise<HarnessSession | null> {
     if (!a.sessionId) return null;
-    const view = await loadersOf(ctx).session.load(a.sessionId);
+    const view = await sessionsLoaders(ctx).session.load(a.sessionId);
     return view ? toSession(view) : null;
   }
 

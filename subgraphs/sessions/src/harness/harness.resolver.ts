@@ -1,7 +1,7 @@
 import { RequiresScope } from '@keelson/kit';
 import { capabilityNames, HARNESS_IDS, isHarnessId, type HarnessId } from '@keelson/harness';
 import { Arg, Ctx, FieldResolver, ID, Query, Resolver, Root } from 'type-graphql';
-import { loadersOf, type SessionsContext } from '../context';
+import { sessionsLoaders, type SessionsContext } from '../context';
 import { Harness, HarnessCapabilities, TaskExecutorInfo } from './harness.type';
 
 const displayNames: Record<HarnessId, string> = {
@@ -36,17 +36,17 @@ export class HarnessResolver {
 
   @FieldResolver(() => Boolean, { description: "Whether the CLI's binary is on this node (the pinned npm package, else PATH)." })
   async installed(@Root() h: Harness, @Ctx() ctx: SessionsContext): Promise<boolean> {
-    return (await loadersOf(ctx).report.load(h.id as HarnessId)).installed;
+    return (await sessionsLoaders(ctx).report.load(h.id as HarnessId)).installed;
   }
 
   @FieldResolver(() => String, { nullable: true, description: "The CLI's version when installed from npm." })
   async version(@Root() h: Harness, @Ctx() ctx: SessionsContext): Promise<string | null> {
-    return (await loadersOf(ctx).report.load(h.id as HarnessId)).version;
+    return (await sessionsLoaders(ctx).report.load(h.id as HarnessId)).version;
   }
 
   @FieldResolver(() => HarnessCapabilities)
   async capabilities(@Root() h: Harness, @Ctx() ctx: SessionsContext): Promise<HarnessCapabilities> {
-    const report = await loadersOf(ctx).report.load(h.id as HarnessId);
+    const report = await sessionsLoaders(ctx).report.load(h.id as HarnessId);
     return Object.assign(new HarnessCapabilities(), {
       ...report.flags,
       reasons: capabilityNames.filter((c) => !report.flags[c]).map((capability) => ({ capability, reason: report.reasons[capability] ?? 'unavailable' })),
@@ -55,6 +55,6 @@ export class HarnessResolver {
 
   @FieldResolver(() => TaskExecutorInfo, { description: 'Whether runTask can run this harness, and why not.' })
   async taskExecutor(@Root() h: Harness, @Ctx() ctx: SessionsContext): Promise<TaskExecutorInfo> {
-    return Object.assign(new TaskExecutorInfo(), await loadersOf(ctx).executor.load(h.id as HarnessId));
+    return Object.assign(new TaskExecutorInfo(), await sessionsLoaders(ctx).executor.load(h.id as HarnessId));
   }
 }

@@ -29,7 +29,7 @@ export const turnTextSchema = z.string().min(1, 'must not be empty').max(100_000
 
 export const attachmentsSchema = z.array(z.string().min(1).max(4096)).max(20, 'at most 20 attachments').nullish().transform((v) => v ?? []);
 
-export const pageArgsSchema = z.object({
+export const transcriptPageArgsSchema = z.object({
   first: z.number().int().min(0, 'must be at least 0').max(500, 'must be at most 500').nullish().transform((v) => v ?? 50),
   after: z.string().min(1).max(200).nullish().transform((v) => v ?? null),
 });

@@ -4,7 +4,7 @@ import { parseInput, RequiresScope } from '@keelson/kit';
 import { approvalDecisions, MeshError, type ApprovalDecision } from '@keelson/schema';
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, registerEnumType, Resolver, Root } from 'type-graphql';
 import { z } from 'zod';
-import { loadersOf, type SessionsContext } from '../context';
+import { sessionsLoaders, type SessionsContext } from '../context';
 import { Project } from '../federation/stubs.type';
 import { Harness } from '../harness/harness.type';
 import { harnessOf } from '../harness/harness.resolver';
@@ -13,7 +13,7 @@ import { toTask } from '../task/task.type';
 import {
   attachmentsSchema,
   optionalUuidSchema,
-  pageArgsSchema,
+  transcriptPageArgsSchema,
   requestIdSchema,
   StartSessionInput,
   startSessionInputSchema,
@@ -64,7 +64,7 @@ export class SessionResolver {
     @Arg('first', () => Int, { nullable: true }) first?: number | null,
     @Arg('after', () => String, { nullable: true }) after?: string | null,
   ): Promise<HarnessSessionConnection> {
-    const page = parseInput(pageArgsSchema, { first, after }, 'page');
+    const page = parseInput(transcriptPageArgsSchema, { first, after }, 'page');
     const harness = harnessId == null ? null : requireHarnessId(harnessId);
     const project = parseInput(optionalUuidSchema, projectId, 'projectId');
     const from = page.after ? decodeSessionCursor(page.after) : null;
@@ -193,19 +193,19 @@ export class SessionResolver {
   @FieldResolver(() => Task, { nullable: true, description: 'The task that spawned the session, if any.' })
   async task(@Root() s: HarnessSession, @Ctx() ctx: SessionsContext): Promise<Task | null> {
     if (!s.taskId) return null;
-    const t = await loadersOf(ctx).task.load(s.taskId);
+    const t = await sessionsLoaders(ctx).task.load(s.taskId);
     return t ? toTask(t) : null;
   }
 
   @FieldResolver(() => [String], { description: 'Earlier SessionIds of this session (rotation); each resolves here.' })
   aliases(@Root() s: HarnessSession, @Ctx() ctx: SessionsContext): Promise<string[]> {
-    return loadersOf(ctx).aliases.load(s.id);
+    return sessionsLoaders(ctx).aliases.load(s.id);
   }
 
   @FieldResolver(() => [HarnessApproval], { description: 'Permission requests waiting for resolveApproval.' })
   async pendingApprovals(@Root() s: HarnessSession, @Ctx() ctx: SessionsContext): Promise<HarnessApproval[]> {
     if (!s.view.record) return [];
-    return (await loadersOf(ctx).approvals.load(s.id)).map((a) =>
+    return (await sessionsLoaders(ctx).approvals.load(s.id)).map((a) =>
       Object.assign(new HarnessApproval(), { requestId: a.requestId, toolName: a.toolName, input: a.toolInput, turnId: a.turnId, createdAt: a.createdAt }),
     );
   }
@@ -217,7 +217,7 @@ export class SessionResolver {
     @Arg('first', () => Int, { nullable: true }) first?: number | null,
     @Arg('after', () => String, { nullable: true }) after?: string | null,
   ): Promise<TranscriptConnection> {
-    const page = parseInput(pageArgsSchema, { first, after }, 'page');
+    const page = parseInput(transcriptPageArgsSchema, { first, after }, 'page');
     const { entries, hasNextPage } = await ctx.services.plane.transcript(s.view as SessionView, page.first, page.after);
     const edges = entries.map((e) => ({ cursor: e.cursor, node: toEntry(e.entry) }));
     return { edges, pageInfo: { hasNextPage, endCursor: edges.at(-1)?.cursor ?? null } };

@@ -1,13 +1,13 @@
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { groupAlive, harnessSettings, type ProjectInfo, type ProjectsApi } from '@keelson/harness';
+import { groupAlive, harnessSettings, type ProjectInfo, type HarnessProjectsApi } from '@keelson/harness';
 import { parseEnv, sessionUpdatedPayloadSchema, transcriptAppendedPayloadSchema } from '@keelson/schema';
 import { silentLogger } from '@keelson/service';
 import { gql, gqlData, subscribe, registerCredentials } from '../../../../test/support/client';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/db';
 import { ScriptedHermesDriver } from '../../../../test/support/scriptedDriver';
-import { start, type RunningSessions } from '../index';
+import { startSessionsSubgraph, type RunningSessions } from '../index';
 import { security, serviceCredentials } from '../../../../test/support/auth';
 
 jest.setTimeout(60_000);
@@ -29,7 +29,7 @@ describe('the sessions subgraph: rotation, adoption from the native store, confi
   let running: RunningSessions;
   let driver: ScriptedHermesDriver;
   const project: ProjectInfo = { id: '7d3f1c2a-9b8e-4f6d-a5c4-3b2a1f0e9d8c', name: 'alpha', rootPath: '', workspaces: [] };
-  const projects: ProjectsApi = {
+  const projects: HarnessProjectsApi = {
     project: async (id) => (id === project.id ? project : null),
     projects: async () => [project],
   };
@@ -42,7 +42,7 @@ describe('the sessions subgraph: rotation, adoption from the native store, confi
     // Short leases, so a holder that stops renewing is overtaken within the test.
     const settings = { ...harnessSettings(parseEnv({ KEELSON_HOME: join(dir, 'home') }), process.env), leaseMs: 2000 };
     driver = new ScriptedHermesDriver(settings);
-    running = await start({ databaseUrl: db.url, host: '127.0.0.1', port: 0, security, settings, projects, temporal: null, drivers: { hermes: driver }, log: silentLogger() });
+    running = await startSessionsSubgraph({ databaseUrl: db.url, host: '127.0.0.1', port: 0, security, settings, projects, temporal: null, drivers: { hermes: driver }, log: silentLogger() });
     registerCredentials(running.url, serviceCredentials);
   });
   afterAll(async () => {

@@ -3,7 +3,7 @@ import { requireHarnessId, type HarnessId } from '@keelson/harness';
 import { parseInput, RequiresScope } from '@keelson/kit';
 import { MeshError } from '@keelson/schema';
 import { Arg, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
-import { loadersOf, type SessionsContext } from '../context';
+import { sessionsLoaders, type SessionsContext } from '../context';
 import { Project, Run } from '../federation/stubs.type';
 import { harnessOf } from '../harness/harness.resolver';
 import { Harness } from '../harness/harness.type';
@@ -16,7 +16,7 @@ export class TaskResolver {
   @RequiresScope('read')
   @Query(() => Task, { nullable: true })
   async task(@Ctx() ctx: SessionsContext, @Arg('id', () => ID) id: string): Promise<Task | null> {
-    const t = await loadersOf(ctx).task.load(id);
+    const t = await sessionsLoaders(ctx).task.load(id);
     return t ? toTask(t) : null;
   }
 
@@ -54,7 +54,7 @@ export class TaskResolver {
   @FieldResolver(() => HarnessSession, { nullable: true, description: 'The session the task runs in (known from the start where the harness pins ids, else once the CLI announced it).' })
   async session(@Root() t: Task, @Ctx() ctx: SessionsContext): Promise<HarnessSession | null> {
     if (!t.sessionId) return null;
-    const view = await loadersOf(ctx).session.load(t.sessionId);
+    const view = await sessionsLoaders(ctx).session.load(t.sessionId);
     return view ? toSession(view) : null;
   }
 

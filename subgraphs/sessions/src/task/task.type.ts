@@ -2,8 +2,8 @@ import type { TaskRecord } from '@keelson/harness';
 import { runStatuses, type RunStatus } from '@keelson/schema';
 import { Directive, Field, ID, ObjectType, registerEnumType } from 'type-graphql';
 
-export const RunStatusEnum = Object.fromEntries(runStatuses.map((s) => [s, s])) as { [K in RunStatus]: K };
-registerEnumType(RunStatusEnum, { name: 'RunStatus' });
+export const TaskRunStatusEnum = Object.fromEntries(runStatuses.map((s) => [s, s])) as { [K in RunStatus]: K };
+registerEnumType(TaskRunStatusEnum, { name: 'RunStatus' });
 
 @ObjectType({ description: 'A harness run headless for a prompt, as the Temporal workflow harnessTask.' })
 @Directive('@key(fields: "id")')
@@ -14,7 +14,7 @@ export class Task {
   @Field()
   prompt!: string;
 
-  @Field(() => RunStatusEnum)
+  @Field(() => TaskRunStatusEnum)
   status!: RunStatus;
 
   @Field(() => String, { nullable: true, description: "The CLI's final answer (cut to 4096 characters)." })

@@ -2,7 +2,7 @@ import { parseInput, RequiresScope } from '@keelson/kit';
 import { cursorSchema, isUuid, MeshError, streams, type EventEnvelope, type SwarmEventPayload } from '@keelson/schema';
 import { Arg, ID, Resolver, Root, Subscription } from 'type-graphql';
 import type { SwarmsContext } from '../context';
-import { loadersOf } from '../context';
+import { swarmsLoaders } from '../context';
 import { SwarmEvent, toSwarmEvent } from './swarmEvent.type';
 
 @Resolver()
@@ -15,7 +15,7 @@ export class SwarmEventResolver {
       const ctx = context as SwarmsContext;
       const after = parseInput(cursorSchema.nullish(), args.after, 'after');
       const swarmId = args.swarmId as string | null | undefined;
-      if (swarmId != null && (!isUuid(swarmId) || !(await loadersOf(ctx).swarm.load(swarmId)))) throw new MeshError('NOT_FOUND', `swarm ${JSON.stringify(swarmId)} does not exist`);
+      if (swarmId != null && (!isUuid(swarmId) || !(await swarmsLoaders(ctx).swarm.load(swarmId)))) throw new MeshError('NOT_FOUND', `swarm ${JSON.stringify(swarmId)} does not exist`);
       return ctx.services.events.tail(streams.swarms, after, swarmId ? { key: swarmId } : {});
     },
   })

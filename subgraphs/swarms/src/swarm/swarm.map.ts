@@ -20,23 +20,7 @@ export function toSwarm(r: SwarmRecord): Swarm {
     channelId: r.channelId,
     channelName: r.channelName,
     webUrl: r.webUrl,
-    agentViews: r.agents.map(
-      (a): SwarmAgent => ({
-        id: a.id,
-        handle: a.handle,
-        displayName: a.displayName,
-        role: a.role,
-        lead: a.lead,
-        writer: a.writer,
-        status: a.status,
-        finished: a.finished,
-        turns: a.turns,
-        inboxDepth: a.inboxDepth,
-        sessionId: a.sessionId,
-        model: a.model,
-        botUserId: a.botUserId,
-        worktreeId: a.worktree?.leaseId ?? null,
-      }),
-    ),
+    // The stored view is the GraphQL agent but for its lease (only the id is public) and its usage.
+    agentViews: r.agents.map(({ worktree, usage: _usage, ...view }): SwarmAgent => ({ ...view, worktreeId: worktree?.leaseId ?? null })),
   });
 }

@@ -3,7 +3,7 @@ import { RequiresScope, SteerResult, steerResult } from '@keelson/kit';
 import type { SwarmRecord } from '@keelson/rib-swarm';
 import { resolveSwarmLimits, type EvidenceItem, type ParsedStartSwarmInput } from '@keelson/schema';
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
-import { loadersOf, type SwarmsContext } from '../context';
+import { swarmsLoaders, type SwarmsContext } from '../context';
 import { HarnessSession, Op, Project, WorkspaceLease } from '../federation/stubs.type';
 import { toSwarm } from './swarm.map';
 import { StartSwarmInput } from './swarm.input';
@@ -21,7 +21,7 @@ import {
   SwarmThread,
 } from './swarm.type';
 
-const record = async (ctx: SwarmsContext, swarm: Swarm): Promise<SwarmRecord> => (await loadersOf(ctx).swarm.load(swarm.id))!;
+const record = async (ctx: SwarmsContext, swarm: Swarm): Promise<SwarmRecord> => (await swarmsLoaders(ctx).swarm.load(swarm.id))!;
 const message = (m: MessageView): SwarmMessage => Object.assign(new SwarmMessage(), m);
 
 @Resolver(() => Swarm)
@@ -29,7 +29,7 @@ export class SwarmResolver {
   @RequiresScope('read')
   @Query(() => Swarm, { nullable: true })
   async swarm(@Ctx() ctx: SwarmsContext, @Arg('id', () => ID) id: string): Promise<Swarm | null> {
-    const r = await loadersOf(ctx).swarm.load(id);
+    const r = await swarmsLoaders(ctx).swarm.load(id);
     return r ? toSwarm(r) : null;
   }
 

@@ -4,7 +4,7 @@ import { ProviderError, type ProviderRegistry } from '@keelson/providers';
 import { MeshError } from '@keelson/schema';
 import type { Logger } from '@keelson/service';
 import { asActivity } from '../failures';
-import type { MemoryApi, SummaryRange } from './memoryApi';
+import type { MemoryApi, CompactionRange } from './memoryApi';
 import { summaryPrompt } from './summaryPrompt';
 
 export interface MemoryActivityDeps {
@@ -43,7 +43,7 @@ export function createMemoryActivities(deps: MemoryActivityDeps | undefined) {
   };
   return {
     /** The next full windows no summary covers (see the memory subgraph's `compactionCandidates`). */
-    async memoryCompactionCandidates(input: { window: number; limit: number }): Promise<SummaryRange[]> {
+    async memoryCompactionCandidates(input: { window: number; limit: number }): Promise<CompactionRange[]> {
       return asActivity(() => need().api.candidates(input.window, input.limit));
     },
 
@@ -52,7 +52,7 @@ export function createMemoryActivities(deps: MemoryActivityDeps | undefined) {
      * its messages go to the provider (heartbeating while it streams) and the text is stored with
      * `saveSummary`, idempotent per range, so a retry after a lost answer stores nothing new.
      */
-    async memorySummarizeRange(input: SummaryRange & SummaryModelChoice): Promise<SummarizeRangeResult> {
+    async memorySummarizeRange(input: CompactionRange & SummaryModelChoice): Promise<SummarizeRangeResult> {
       return asActivity(async () => {
         const { api, registry } = need();
         const ctx = Context.current();

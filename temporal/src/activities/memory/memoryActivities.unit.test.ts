@@ -1,10 +1,10 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ProviderError, ProviderRegistry, type ModelCallRequest, type ModelProvider } from '@keelson/providers';
 import { createMemoryActivities } from './memoryActivities';
-import type { MemoryApi, RangeContent, SummaryRange } from './memoryApi';
+import type { MemoryApi, RangeContent, CompactionRange } from './memoryApi';
 import { SUMMARY_INSTRUCTION, summaryPrompt } from './summaryPrompt';
 
-const range: SummaryRange = { conversationId: 'c-1', fromSeq: 51, toSeq: 53 };
+const range: CompactionRange = { conversationId: 'c-1', fromSeq: 51, toSeq: 53 };
 
 function content(over: Partial<RangeContent> = {}): RangeContent {
   return {

@@ -1,7 +1,7 @@
 import { serviceCaller, type ServiceIdentity } from '@keelson/service';
 
 /** A conversation range no summary covers yet (inclusive). */
-export interface SummaryRange {
+export interface CompactionRange {
   conversationId: string;
   fromSeq: number;
   toSeq: number;
@@ -35,11 +35,11 @@ export interface SavedSummary {
 
 /** What compaction needs of the memory subgraph. */
 export interface MemoryApi {
-  candidates(window: number, limit: number): Promise<SummaryRange[]>;
+  candidates(window: number, limit: number): Promise<CompactionRange[]>;
   /** The range's messages in order; null when the conversation does not exist. */
-  range(range: SummaryRange): Promise<RangeContent | null>;
+  range(range: CompactionRange): Promise<RangeContent | null>;
   /** Idempotent per range: a repeat returns the stored summary. */
-  saveSummary(input: SummaryRange & { content: string; model: string | null }): Promise<SavedSummary>;
+  saveSummary(input: CompactionRange & { content: string; model: string | null }): Promise<SavedSummary>;
 }
 
 /**
@@ -50,7 +50,7 @@ export function memoryGraphqlApi(url: string, opts: { timeoutMs?: number; identi
   const call = serviceCaller('the memory subgraph', url, { timeoutMs: opts.timeoutMs ?? 30_000, identity: opts.identity });
   return {
     async candidates(window, limit) {
-      const data = await call<{ compactionCandidates: SummaryRange[] }>(
+      const data = await call<{ compactionCandidates: CompactionRange[] }>(
         'query ($w: Int, $l: Int) { compactionCandidates(window: $w, limit: $l) { conversationId fromSeq toSeq } }',
         { w: window, l: limit },
       );

@@ -2,15 +2,9 @@ import { readFile, stat } from 'node:fs/promises';
 import { isAbsolute, normalize, sep } from 'node:path';
 import { checkPath } from '@keelson/platform';
 import { runLimits } from '@keelson/schema';
+import type { RunArtifact } from '@keelson/ribs-contract';
 
 /** A run file a gate's prompt names as `$ARTIFACTS_DIR/<path>` (seed 000 `getRunStatus`). */
-export interface RunArtifact {
-  path: string;
-  text?: string;
-  truncated?: boolean;
-  error?: string;
-}
-
 const REFERENCE = /\$(?:\{ARTIFACTS_DIR\}|ARTIFACTS_DIR)\/([^\s'"`<>()[\]{},;|]+)/g;
 
 /** The distinct paths a prompt names under `$ARTIFACTS_DIR/`, in order of first mention, at most 4. */

@@ -7,10 +7,9 @@ import {
   detectWriteBase,
   pruneWriterBranch,
   type ClickClackClient,
-  type SwarmAgentView,
   type WriteBase,
 } from '@keelson/rib-swarm';
-import { mentionsIn, swarmMessages, swarmTuning, type SwarmBusEventSignal, type SwarmEventRecord, type SwarmStatus } from '@keelson/schema';
+import { mentionsIn, swarmMessages, swarmTuning, type SwarmAgentView, type SwarmBusEventSignal, type SwarmEventRecord, type SwarmStatus } from '@keelson/schema';
 import { asActivity } from '../failures';
 import type { HydratedMessage, SwarmActivityDeps, SwarmBootResult, WriterLease } from './swarmTypes';
 import { busFailure, opLine, swarmContext, tokenNonce } from './swarmContext';

@@ -36,7 +36,7 @@ export interface MemoryContext extends SubgraphContext {
 
 /** Loader keys are strings (DataLoader caches by identity): `<limit>\0<id>` and `<conversation>\0<after>\0<first>`. */
 export const historyKey = (r: HistoryRequest) => `${r.limit}\u0000${r.id}`;
-export const pageKey = (r: PageRequest) => `${r.conversationId}\u0000${r.afterSeq}\u0000${r.first}`;
+export const historyPageKey = (r: PageRequest) => `${r.conversationId}\u0000${r.afterSeq}\u0000${r.first}`;
 
 function parseHistoryKey(key: string): HistoryRequest {
   const at = key.indexOf('\u0000');
@@ -49,7 +49,7 @@ function parsePageKey(key: string): PageRequest {
 }
 
 /** The per-request loaders of this subgraph; every field and reference resolver goes through them. */
-export function loadersOf(ctx: MemoryContext) {
+export function memoryLoaders(ctx: MemoryContext) {
   const { loaders, services } = ctx;
   return {
     conversation: loaders.get<string, Conversation | null>('conversation', async (ids) =>
