@@ -139,14 +139,15 @@ describe('subscriptions through the gateway', () => {
   });
 
   it('shares one upstream socket per client connection and subgraph', async () => {
+    // Different variables: two streams, each its own upstream subscription (identical ones share one, below).
     const a = client();
-    subscribe(a, REVIEW_ADDED);
+    subscribe(a, REVIEW_ADDED, { productId: 'p1' });
     await nextChannel();
-    subscribe(a, REVIEW_ADDED);
+    subscribe(a, REVIEW_ADDED, { productId: 'p2' });
     await nextChannel();
     expect(subgraphs.reviewsSockets()).toBe(1);
 
-    subscribe(client(), REVIEW_ADDED);
+    subscribe(client(), REVIEW_ADDED, { productId: 'p3' });
     await nextChannel();
     expect(subgraphs.reviewsSockets()).toBe(2);
   });
