@@ -395,3 +395,12 @@ export async function eventually(check: () => boolean, what: string, timeoutMs =
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+/** Reviews of one product (`$productId`), owned by the reviews subgraph. */
+export const REVIEW_ADDED = 'subscription Added($productId: ID) { reviewAdded(productId: $productId) { id body } }';
+/** The same with fields of the catalog subgraph, completed per event. */
+export const REVIEW_ADDED_WITH_PRODUCT = 'subscription { reviewAdded { id body product { name price } } }';
+
+export function review(n: number, productId = 'p1'): Review {
+  return { id: `r${n}`, body: `review ${n}`, productId };
+}

@@ -1,44 +1,24 @@
 import type { Client } from 'graphql-ws';
 import { silentLogger } from '@keelson/service';
 import { startGateway, type RunningGateway } from '../src';
-import { bearers, eventually, executions, security, startSubgraphs, subscribe, TestCredentials, wsClient, type Review, type Subgraphs } from './fixtures';
+import { bearers, eventually, executions, review, REVIEW_ADDED, REVIEW_ADDED_WITH_PRODUCT, security, startSubgraphs, subscribe, TestCredentials, wsClient, type Subgraphs } from './fixtures';
 
 // Identical subscriptions (document, operation name, variables) of one caller share one upstream
 // subscription — a feed — until its first event: schema/PROTOCOL.md, "Gateway subscription routing", rule 5.
 
 const credentials = new TestCredentials();
 
-const REVIEW_ADDED = 'subscription Added($productId: ID) { reviewAdded(productId: $productId) { id body } }';
-const REVIEW_ADDED_WITH_PRODUCT = 'subscription { reviewAdded { id body product { name price } } }';
-
-function review(n: number, productId = 'p1'): Review {
-  return { id: `r${n}`, body: `review ${n}`, productId };
-}
-
 describe('identical subscriptions of one caller', () => {
   let subgraphs: Subgraphs;
   let gateway: RunningGateway;
   const clients: Client[] = [];
-
-  /** A client of the gateway, disposed after each test. */
-  const client = (): Client => {
-    const c = wsClient(gateway.wsUrl);
-    clients.push(c);
-    return c;
-  };
-  /** The next channel the reviews subgraph opens. */
+  const client = (): Client => clients[clients.push(wsClient(gateway.wsUrl)) - 1]!;
   const nextChannel = () => subgraphs.feed.channel(subgraphs.feed.channels.length + 1);
 
   beforeAll(async () => {
     subgraphs = await startSubgraphs();
-    gateway = await startGateway({
-      security,
-      credentials,
-      supergraphSdl: subgraphs.supergraphSdl,
-      port: 0,
-      subgraphUrls: { catalog: subgraphs.catalog.url, reviews: subgraphs.reviews.url },
-      log: silentLogger(),
-    });
+    const subgraphUrls = { catalog: subgraphs.catalog.url, reviews: subgraphs.reviews.url };
+    gateway = await startGateway({ security, credentials, supergraphSdl: subgraphs.supergraphSdl, port: 0, subgraphUrls, log: silentLogger() });
   });
 
   afterEach(async () => {
