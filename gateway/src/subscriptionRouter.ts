@@ -1,27 +1,16 @@
-import { operationFromDocument, type Supergraph } from '@apollo/federation-internals';
-import { buildOperationContext, type GraphQLDataSource } from '@apollo/gateway';
-import { QueryPlanner } from '@apollo/query-planner';
+import type { Supergraph } from '@apollo/federation-internals';
+import type { GraphQLDataSource } from '@apollo/gateway';
 import { closeCodes, type Caller } from '@keelson/schema';
-import { armor, parseLimited, subscriptionGauge, type AssertionKey, type Logger, type RequestLimits } from '@keelson/service';
-import {
-  getOperationAST,
-  getVariableValues,
-  GraphQLError,
-  specifiedRules,
-  validate,
-  type DocumentNode,
-  type GraphQLFormattedError,
-  type GraphQLSchema,
-  type ValidationRule,
-} from 'graphql';
-import type { SubscribePayload } from 'graphql-ws';
+import { armor, subscriptionGauge, type AssertionKey, type Logger, type RequestLimits } from '@keelson/service';
+import { GraphQLError, specifiedRules, type GraphQLFormattedError, type GraphQLSchema, type ValidationRule } from 'graphql';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import type { WebSocket, WebSocketServer } from 'ws';
 import { credentialKey, type AcceptedCredential, type CredentialCheck } from './auth/credentials';
-import { checkScopes, type ScopeMap } from './auth/scopeRequirements';
+import type { ScopeMap } from './auth/scopeRequirements';
 import { gatewayError, type GatewayErrorFormatter } from './errors';
-import { RoutedSubscription, type Route, type RouteContext, type Shared } from './routedSubscription';
+import { RoutedSubscription, type RouteContext, type Shared } from './routedSubscription';
 import type { SubgraphEndpoint } from './subgraphEndpoints';
+import { SubscriptionPlanner } from './subscriptionPlan';
 import { UpstreamErrors, UpstreamPool, upstreamSocket } from './upstreamPool';
 
 /** The largest graphql-ws message a client may send, in bytes. */
@@ -105,16 +94,14 @@ export function useSubscriptionRouter(wss: WebSocketServer, options: Subscriptio
   /** Everything planning reads from the supergraph; swapped whole by `reload`. */
   const prepare = (graph: RouterGraph) => ({
     schema: graph.apiSchema,
-    apiSchema: graph.supergraph.apiSchema(),
-    scopeMap: graph.scopeMap,
-    endpoints: graph.endpoints,
-    planner: new QueryPlanner(graph.supergraph),
+    planner: new SubscriptionPlanner({ schema: graph.apiSchema, supergraph: graph.supergraph, scopeMap: graph.scopeMap, endpoints: graph.endpoints }, limits, rules),
     shared: {
       supergraphSchema: graph.supergraph.schema.toGraphQLJSSchema(),
       apiSchema: graph.supergraph.apiSchema(),
       dataSources: graph.dataSources,
       maxQueuedEvents: options.maxQueuedEvents ?? 1000,
       log,
+      feeds: new Map(),
     } satisfies Shared,
   });
   let current = prepare(options);
@@ -155,60 +142,6 @@ export function useSubscriptionRouter(wss: WebSocketServer, options: Subscriptio
     if (original instanceof UpstreamErrors) return original.errors.map((e) => formatError(e, e));
     const source = original instanceof GraphQLError ? original : error;
     return [formatError(source.toJSON(), source)];
-  };
-
-  /** Parses, validates, authorizes and plans one subscribe payload: a route, or the errors that reject it. */
-  const plan = (payload: SubscribePayload, caller: Caller): Route | GraphQLError[] => {
-    const { schema, apiSchema, scopeMap, endpoints, planner } = current;
-    let document: DocumentNode;
-    try {
-      document = parseLimited(payload.query, limits);
-    } catch (err) {
-      const e = err as GraphQLError;
-      return [new GraphQLError(e.message, { source: e.source, positions: e.positions, extensions: { code: 'GRAPHQL_PARSE_FAILED', status: 400 } })];
-    }
-    const invalid = validate(schema, document, rules);
-    if (invalid.length > 0) {
-      return invalid.map((e) => new GraphQLError(e.message, {
-        nodes: e.nodes,
-        extensions: { ...e.extensions, code: 'GRAPHQL_VALIDATION_FAILED', status: 400 },
-      }));
-    }
-    const operationName = payload.operationName ?? undefined;
-    const operation = getOperationAST(document, operationName);
-    if (!operation) {
-      return [gatewayError('BAD_REQUEST', operationName
-        ? `the document has no operation named "${operationName}"`
-        : 'the document has several operations: name the one to run in operationName')];
-    }
-    if (operation.operation !== 'subscription') {
-      return [gatewayError('BAD_REQUEST', `the gateway's WebSocket serves subscriptions only; send this ${operation.operation} over HTTP POST`)];
-    }
-    const denied = checkScopes(schema, scopeMap, document, operation, caller);
-    if (denied) return [denied];
-    const variables = payload.variables ?? {};
-    const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables);
-    if (coerced.errors) {
-      return coerced.errors.map((e) => new GraphQLError(e.message, { nodes: e.nodes, extensions: { code: 'BAD_USER_INPUT', status: 400 } }));
-    }
-    const queryPlan = planner.buildQueryPlan(operationFromDocument(apiSchema, document, { operationName }));
-    const node = queryPlan.node;
-    if (node?.kind !== 'Subscription') throw new Error(`expected a subscription plan, got ${node?.kind ?? 'none'}`);
-    const endpoint = endpoints.get(node.primary.serviceName);
-    if (!endpoint) throw new Error(`the plan names subgraph "${node.primary.serviceName}", which has no endpoint`);
-    const [root] = operation.selectionSet.selections;
-    const field = root?.kind === 'Field' ? (root.alias ?? root.name).value : '(fragment)';
-    return {
-      field,
-      endpoint,
-      primary: node.primary,
-      rest: node.rest && !(node.rest.kind === 'Sequence' && node.rest.nodes.length === 0) ? node.rest : undefined,
-      document,
-      operationContext: buildOperationContext({ schema, operationDocument: document, operationName }),
-      variables,
-      query: payload.query,
-      operationName,
-    };
   };
 
   wss.options.maxPayload = Math.min(MAX_MESSAGE_BYTES, limits.maxBodyBytes);
@@ -252,7 +185,7 @@ export function useSubscriptionRouter(wss: WebSocketServer, options: Subscriptio
           if (Object.keys(ctx.subscriptions).length > maxSubscriptions) {
             return [gatewayError('BAD_REQUEST', `too many subscriptions on this socket: at most ${maxSubscriptions}; complete one or open another connection`)];
           }
-          const route = plan(payload, ctx.extra.caller!);
+          const route = current.planner.plan(payload, ctx.extra.caller!);
           if (Array.isArray(route)) return route;
           const routeContext: RouteContext = { route, pool: poolOf(ctx), shared: current.shared };
           return {
@@ -298,7 +231,7 @@ export function useSubscriptionRouter(wss: WebSocketServer, options: Subscriptio
       // Close frames (1001) go out first: closing the links completes their subscriptions, and a
       // client must read "the gateway went away", never a `complete` of a stream that did not end.
       const closing = server.dispose();
-      for (const pool of pools.values()) pool.close();
+      for (const pool of pools.values()) pool.close(true);
       pools.clear();
       await closing;
     },

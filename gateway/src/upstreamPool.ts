@@ -5,7 +5,7 @@ import { createClient, type Client } from 'graphql-ws';
 import type { SubgraphEndpoint } from './subgraphEndpoints';
 
 // The upstream side of the subscription router: one graphql-ws client per client connection and
-// subgraph, shared by that connection's subscriptions to it.
+// subgraph, shared by the upstream subscriptions (feeds) that connection opened there.
 
 /** GraphQL errors a subgraph answered a subscribe with (its `error` message), relayed as they are. */
 export class UpstreamErrors extends Error {
@@ -75,10 +75,23 @@ export class UpstreamPool {
     };
   }
 
-  close(): void {
+  /** True once the client connection has closed: nothing new is opened on its links. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /**
+   * The client connection closed: links nobody uses are shut now. A link still carrying a feed that
+   * other connections' subscriptions share is shut when its last user releases it; with `everything`
+   * (the gateway stopping) every link is shut now.
+   */
+  close(everything = false): void {
     this.closed = true;
-    for (const link of this.links.values()) shut(link);
-    this.links.clear();
+    for (const [name, link] of this.links) {
+      if (link.users > 0 && !everything) continue;
+      this.links.delete(name);
+      shut(link);
+    }
   }
 
   private open(endpoint: SubgraphEndpoint): UpstreamLink {

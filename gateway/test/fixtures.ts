@@ -134,7 +134,7 @@ class CatalogResolver {
 }
 
 /** How many times each counted catalog field ran (the gateway's in-flight deduplication is told by it). */
-export const executions = { slowCount: 0 };
+export const executions = { slowCount: 0, productReferences: 0 };
 
 // ---- reviews ------------------------------------------------------------------------------------
 
@@ -215,6 +215,7 @@ export function buildSchemas() {
         // p2 answers late, so a router that let a later event overtake an earlier one would show it.
         Product: {
           __resolveReference: async (ref: { id: string }) => {
+            executions.productReferences += 1;
             if (ref.id === 'p2') await new Promise((resolve) => setTimeout(resolve, 60));
             return products.find((p) => p.id === ref.id) ?? null;
           },
@@ -393,4 +394,13 @@ export async function eventually(check: () => boolean, what: string, timeoutMs =
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/** Reviews of one product (`$productId`), owned by the reviews subgraph. */
+export const REVIEW_ADDED = 'subscription Added($productId: ID) { reviewAdded(productId: $productId) { id body } }';
+/** The same with fields of the catalog subgraph, completed per event. */
+export const REVIEW_ADDED_WITH_PRODUCT = 'subscription { reviewAdded { id body product { name price } } }';
+
+export function review(n: number, productId = 'p1'): Review {
+  return { id: `r${n}`, body: `review ${n}`, productId };
 }

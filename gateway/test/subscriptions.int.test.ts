@@ -4,16 +4,9 @@ import { freePort, silentLogger } from '@keelson/service';
 import type { Client } from 'graphql-ws';
 import WebSocket, { WebSocketServer } from 'ws';
 import { startGateway, type RunningGateway } from '../src';
-import { buildSchemas, eventually, Feed, startReviews, startSubgraphs, subscribe, wsClient, type Review, type Subgraphs, security, TestCredentials, bearers } from './fixtures';
+import { buildSchemas, eventually, Feed, review, REVIEW_ADDED, REVIEW_ADDED_WITH_PRODUCT, startReviews, startSubgraphs, subscribe, wsClient, type Review, type Subgraphs, security, TestCredentials, bearers } from './fixtures';
 
 const credentials = new TestCredentials();
-
-const REVIEW_ADDED = 'subscription Added($productId: ID) { reviewAdded(productId: $productId) { id body } }';
-const REVIEW_ADDED_WITH_PRODUCT = 'subscription { reviewAdded { id body product { name price } } }';
-
-function review(n: number, productId = 'p1'): Review {
-  return { id: `r${n}`, body: `review ${n}`, productId };
-}
 
 describe('subscriptions through the gateway', () => {
   let subgraphs: Subgraphs;
@@ -139,14 +132,15 @@ describe('subscriptions through the gateway', () => {
   });
 
   it('shares one upstream socket per client connection and subgraph', async () => {
+    // Different variables: two streams, each its own upstream subscription (identical ones share one, below).
     const a = client();
-    subscribe(a, REVIEW_ADDED);
+    subscribe(a, REVIEW_ADDED, { productId: 'p1' });
     await nextChannel();
-    subscribe(a, REVIEW_ADDED);
+    subscribe(a, REVIEW_ADDED, { productId: 'p2' });
     await nextChannel();
     expect(subgraphs.reviewsSockets()).toBe(1);
 
-    subscribe(client(), REVIEW_ADDED);
+    subscribe(client(), REVIEW_ADDED, { productId: 'p3' });
     await nextChannel();
     expect(subgraphs.reviewsSockets()).toBe(2);
   });

@@ -3,7 +3,7 @@ import type { ProjectRef, ProjectsApi } from '../projects';
 import { join } from 'node:path';
 import type { CatalogEntry, CatalogLoadError } from './catalogEntry';
 import type { RibWorkflowCandidate, RibWorkflowSource } from './ribSource';
-import { loadWorkflowDir, parseDefinitionText, validated } from './workflowFiles';
+import { loadWorkflowDir, parseDefinitionText, ParsedFiles, validated } from './workflowFiles';
 
 /** One resolved scope: the winning entry per name, and everything rejected on the way. */
 export interface Catalog {
@@ -101,17 +101,26 @@ function addProjectLayer(base: Catalog, layer: { entries: CatalogEntry[]; errors
  * came before (the global folder shadows a bundled workflow; any file shadows a rib entry), then the
  * project's own folder, which shadows nothing: a colliding project workflow is listed as
  * `project:<name>` (see `addProjectLayer`). Whether a project workflow may run is the project's trust,
- * checked where a run starts. Read per call, so edits to the folders apply to the next start.
+ * checked where a run starts. Read per call, so edits to the folders apply to the next start (a file
+ * whose text did not change is not parsed again).
  */
 export class WorkflowCatalog {
+  /** Files already parsed, reused while their text is unchanged. */
+  private readonly parsed = new ParsedFiles();
+
   constructor(private readonly opts: CatalogOptions) {}
 
   /** The catalog as seen from a project (its root's `.keelson/workflows` included), or globally. */
   async load(projectRoot?: string | null): Promise<Catalog> {
-    let catalog = mergeRibCandidates(this.opts.ribs ? await this.opts.ribs.list() : []);
-    catalog = overlay(catalog, await loadWorkflowDir(this.opts.bundledDir, 'BUNDLED'));
-    catalog = overlay(catalog, await loadWorkflowDir(this.opts.globalDir, 'GLOBAL'));
-    if (projectRoot) catalog = addProjectLayer(catalog, await loadWorkflowDir(projectWorkflowsDir(projectRoot), 'PROJECT'));
+    // The sources are read together; they are layered in their fixed order below.
+    const [ribs, bundled, global, project] = await Promise.all([
+      this.opts.ribs ? this.opts.ribs.list() : [],
+      loadWorkflowDir(this.opts.bundledDir, 'BUNDLED', this.parsed),
+      loadWorkflowDir(this.opts.globalDir, 'GLOBAL', this.parsed),
+      projectRoot ? loadWorkflowDir(projectWorkflowsDir(projectRoot), 'PROJECT', this.parsed) : undefined,
+    ]);
+    let catalog = overlay(overlay(mergeRibCandidates(ribs), bundled), global);
+    if (project) catalog = addProjectLayer(catalog, project);
     catalog.entries.sort((a, b) => a.name.localeCompare(b.name));
     return catalog;
   }

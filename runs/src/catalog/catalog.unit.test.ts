@@ -119,6 +119,31 @@ describe('the workflow catalog', () => {
     ]);
   });
 
+  it('applies an edited, added or removed file at the next load, and parses an unchanged one only once', async () => {
+    await writeFile(join(global, 'kept.yaml'), yaml('kept', 'v1'));
+    await writeFile(join(global, 'edited.yaml'), yaml('edited', 'v1'));
+    await writeFile(join(global, 'removed.yaml'), yaml('removed', 'v1'));
+    await writeFile(join(projectWorkflowsDir(project), 'own.yaml'), yaml('own', 'v1'));
+    const catalog = new WorkflowCatalog({ bundledDir: bundled, globalDir: global });
+    const first = await catalog.load(project);
+
+    await writeFile(join(global, 'edited.yaml'), yaml('edited', 'v2'));
+    await writeFile(join(global, 'added.yaml'), yaml('added', 'v1'));
+    await rm(join(global, 'removed.yaml'));
+    const second = await catalog.load(project);
+
+    expect(second.entries.map((e) => `${e.name}:${e.definition.description}`)).toEqual(['added:v1', 'edited:v2', 'kept:v1', 'own:v1']);
+    // The same parsed entry while its file's text is unchanged (no second parse), a new one for the edit.
+    const entry = (c: Catalog, name: string) => c.entries.find((e) => e.name === name);
+    expect(entry(second, 'kept')).toBe(entry(first, 'kept'));
+    expect(entry(second, 'own')).toBe(entry(first, 'own'));
+    expect(entry(second, 'edited')).not.toBe(entry(first, 'edited'));
+
+    // A file back at an earlier text reads as that text.
+    await writeFile(join(global, 'edited.yaml'), yaml('edited', 'v1'));
+    expect(who(await catalog.load(project), 'edited')).toBe('GLOBAL:v1');
+  });
+
   it('treats missing folders as empty scopes', async () => {
     const catalog = await new WorkflowCatalog({ bundledDir: join(dir, 'nope'), globalDir: join(dir, 'nope-too') }).load(join(dir, 'no-project'));
     expect(catalog).toEqual({ entries: [], errors: [], shadowed: [], qualified: [] });

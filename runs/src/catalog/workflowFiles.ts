@@ -1,5 +1,5 @@
 import { readdir, readFile } from 'node:fs/promises';
-import { extname, join } from 'node:path';
+import { extname, join, sep } from 'node:path';
 import { parseWorkflowDefinition } from '@keelson/schema';
 import { parseDocument } from 'yaml';
 import type { CatalogEntry, CatalogLoadError, WorkflowScope } from './catalogEntry';
@@ -31,11 +31,40 @@ export function validated(
   return { entry: { name: parsed.definition.name, definition: parsed.definition, source, ...where } };
 }
 
+type Parsed = ReturnType<typeof parseDefinitionText>;
+
+/**
+ * What files parsed to, by scope and path, with the text each was parsed from. A catalog read still
+ * lists and reads every file (so an edit applies to the next read), but parses and validates only a
+ * file whose text changed: a result is a function of the text, scope and path alone.
+ */
+export class ParsedFiles {
+  private readonly byFile = new Map<string, { text: string; parsed: Parsed }>();
+
+  parse(text: string, scope: WorkflowScope, path: string): Parsed {
+    const key = `${scope}\u0000${path}`;
+    const hit = this.byFile.get(key);
+    if (hit?.text === text) return hit.parsed;
+    const parsed = parseDefinitionText(text, { scope, path });
+    this.byFile.set(key, { text, parsed });
+    return parsed;
+  }
+
+  /** Forgets the files of `dir` (in `scope`) other than `kept`: removed files are not held. */
+  prune(scope: WorkflowScope, dir: string, kept: ReadonlySet<string>): void {
+    const prefix = `${scope}\u0000${join(dir, sep)}`;
+    for (const key of this.byFile.keys()) {
+      if (key.startsWith(prefix) && !kept.has(key.slice(scope.length + 1))) this.byFile.delete(key);
+    }
+  }
+}
+
 /**
  * Every `*.yaml`, `*.yml` and `*.json` file directly in `dir`, in file-name order. A missing folder
- * is an empty scope; two files declaring one name keep the first and report the second.
+ * is an empty scope; two files declaring one name keep the first and report the second. With
+ * `cache`, a file whose text is unchanged since the last read is not parsed again.
  */
-export async function loadWorkflowDir(dir: string, scope: WorkflowScope): Promise<{ entries: CatalogEntry[]; errors: CatalogLoadError[] }> {
+export async function loadWorkflowDir(dir: string, scope: WorkflowScope, cache?: ParsedFiles): Promise<{ entries: CatalogEntry[]; errors: CatalogLoadError[] }> {
   let names: string[];
   try {
     names = (await readdir(dir, { withFileTypes: true })).filter((d) => d.isFile() && EXTENSIONS.has(extname(d.name).toLowerCase())).map((d) => d.name).sort();
@@ -45,22 +74,23 @@ export async function loadWorkflowDir(dir: string, scope: WorkflowScope): Promis
   }
   const entries: CatalogEntry[] = [];
   const errors: CatalogLoadError[] = [];
-  for (const name of names) {
-    const path = join(dir, name);
-    let text: string;
-    try {
-      text = await readFile(path, 'utf8');
-    } catch (err) {
-      errors.push({ scope, path, message: `${path}: cannot be read: ${(err as Error).message}` });
-      continue;
+  const paths = names.map((name) => join(dir, name));
+  // Read together, taken in file-name order.
+  const texts = await Promise.all(paths.map((path) => readFile(path, 'utf8').catch((err: unknown) => err as Error)));
+  paths.forEach((path, i) => {
+    const text = texts[i]!;
+    if (text instanceof Error) {
+      errors.push({ scope, path, message: `${path}: cannot be read: ${text.message}` });
+      return;
     }
-    const result = parseDefinitionText(text, { scope, path });
+    const result = cache ? cache.parse(text, scope, path) : parseDefinitionText(text, { scope, path });
     if ('error' in result) errors.push(result.error);
     else {
       const earlier = entries.find((e) => e.name === result.entry.name);
       if (earlier) errors.push({ scope, path, message: `${path}: workflow "${result.entry.name}" is already defined by ${earlier.path}; this file is ignored` });
       else entries.push(result.entry);
     }
-  }
+  });
+  cache?.prune(scope, dir, new Set(paths));
   return { entries, errors };
 }

@@ -203,7 +203,7 @@ export class RunService {
     const title = [workflowName, project ? `in ${project.name}` : null, def.description ? `— ${def.description.split('\n')[0]!.slice(0, 80)}` : null]
       .filter(Boolean)
       .join(' ');
-    await this.deps.store.createRun({
+    const registered = {
       id: runId,
       workflowName,
       title,
@@ -219,8 +219,10 @@ export class RunService {
       cwd: project?.rootPath ?? join(home, 'runs', runId, 'work'),
       artifactsDir: join(home, 'runs', runId, 'artifacts'),
       temporalWorkflowId: workflowId,
-    });
-    await this.launch(await this.require(runId), 1);
+    };
+    await this.deps.store.createRun(registered);
+    // Launched from what was just registered (no read back first); answered with the run as it is now.
+    await this.launch(registered, 1);
     return this.require(runId);
   }
 
@@ -257,7 +259,7 @@ export class RunService {
   }
 
   /** Starts launch `launch` of a registered run on the executor; a start that fails marks the run FAILED. */
-  private async launch(run: Run, launch: number): Promise<void> {
+  private async launch(run: Pick<Run, 'id' | 'temporalWorkflowId' | 'workflowName' | 'title' | 'projectName' | 'ribId' | 'startedByRibId'>, launch: number): Promise<void> {
     const { settings } = this.deps;
     const started = await this.deps.executor.startRun({
       workflowId: run.temporalWorkflowId,

@@ -62,35 +62,35 @@ export class RunStore {
   }
 
   /** Registers a run (status RUNNING, launch 1) and its nodes, all PENDING. */
+  /** Registers a run and its nodes in one statement (one round trip, atomic as any single statement). */
   async createRun(run: NewRun): Promise<void> {
-    await this.dataSource.transaction(async (m) => {
-      await m.query(
-        `INSERT INTO runs (id, workflow_name, title, definition, scope, inputs, project_id, project_name, rib_id, started_by_rib_id,
+    await this.dataSource.query(
+      `WITH r AS (
+         INSERT INTO runs (id, workflow_name, title, definition, scope, inputs, project_id, project_name, rib_id, started_by_rib_id,
                            status, cwd, artifacts_dir, temporal_workflow_id, launch)
-         VALUES ($1, $2, $3, $4::jsonb, $5, $6::jsonb, $7, $8, $9, $10, 'RUNNING', $11, $12, $13, 1)`,
-        [
-          run.id,
-          run.workflowName,
-          run.title,
-          JSON.stringify(run.definition),
-          run.scope,
-          JSON.stringify(run.inputs),
-          run.projectId,
-          run.projectName,
-          run.ribId,
-          run.startedByRibId,
-          run.cwd,
-          run.artifactsDir,
-          run.temporalWorkflowId,
-        ],
-      );
-      await m.query(
-        `INSERT INTO run_nodes (run_id, node_id, position, type, depends_on)
-         SELECT $1, n.id, n.position, n.type, ARRAY(SELECT jsonb_array_elements_text(n.deps))
-         FROM jsonb_to_recordset($2::jsonb) AS n(id text, position int, type text, deps jsonb)`,
-        [run.id, JSON.stringify(run.definition.nodes.map((n, position) => ({ id: n.id, position, type: n.type, deps: n.depends_on })))],
-      );
-    });
+         VALUES ($1, $2, $3, $4::jsonb, $5, $6::jsonb, $7, $8, $9, $10, 'RUNNING', $11, $12, $13, 1)
+         RETURNING id
+       )
+       INSERT INTO run_nodes (run_id, node_id, position, type, depends_on)
+       SELECT r.id, n.id, n.position, n.type, ARRAY(SELECT jsonb_array_elements_text(n.deps))
+       FROM r, jsonb_to_recordset($14::jsonb) AS n(id text, position int, type text, deps jsonb)`,
+      [
+        run.id,
+        run.workflowName,
+        run.title,
+        JSON.stringify(run.definition),
+        run.scope,
+        JSON.stringify(run.inputs),
+        run.projectId,
+        run.projectName,
+        run.ribId,
+        run.startedByRibId,
+        run.cwd,
+        run.artifactsDir,
+        run.temporalWorkflowId,
+        JSON.stringify(run.definition.nodes.map((n, position) => ({ id: n.id, position, type: n.type, deps: n.depends_on }))),
+      ],
+    );
   }
 
   async getRun(runId: string): Promise<RunRecord | null> {

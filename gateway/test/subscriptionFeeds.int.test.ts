@@ -1,0 +1,127 @@
+import type { Client } from 'graphql-ws';
+import { silentLogger } from '@keelson/service';
+import { startGateway, type RunningGateway } from '../src';
+import { bearers, eventually, executions, review, REVIEW_ADDED, REVIEW_ADDED_WITH_PRODUCT, security, startSubgraphs, subscribe, TestCredentials, wsClient, type Subgraphs } from './fixtures';
+
+// Identical subscriptions (document, operation name, variables) of one caller share one upstream
+// subscription — a feed — until its first event: schema/PROTOCOL.md, "Gateway subscription routing", rule 5.
+
+const credentials = new TestCredentials();
+
+describe('identical subscriptions of one caller', () => {
+  let subgraphs: Subgraphs;
+  let gateway: RunningGateway;
+  const clients: Client[] = [];
+  const client = (): Client => clients[clients.push(wsClient(gateway.wsUrl)) - 1]!;
+  const nextChannel = () => subgraphs.feed.channel(subgraphs.feed.channels.length + 1);
+
+  beforeAll(async () => {
+    subgraphs = await startSubgraphs();
+    const subgraphUrls = { catalog: subgraphs.catalog.url, reviews: subgraphs.reviews.url };
+    gateway = await startGateway({ security, credentials, supergraphSdl: subgraphs.supergraphSdl, port: 0, subgraphUrls, log: silentLogger() });
+  });
+
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((c) => c.dispose()));
+    await eventually(() => subgraphs.reviewsSockets() === 0, 'the gateway closed every upstream socket');
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await subgraphs?.stop();
+  });
+
+  /**
+   * Resolves once the gateway serves every subscribe `c` sent so far: a distinct sentinel sent
+   * after them has reached the subgraph (a connection's messages are handled in order).
+   */
+  let sentinels = 0;
+  const served = async (c: Client) => {
+    sentinels += 1;
+    subscribe(c, REVIEW_ADDED, { productId: `sentinel-${sentinels}` });
+    await nextChannel();
+  };
+  const sentinel = (channel: { args: Record<string, unknown> }) => String(channel.args.productId).startsWith('sentinel-');
+
+  it('share one upstream subscription across connections, each event completed once and delivered to all', async () => {
+    const opened = subgraphs.feed.channels.length;
+    const [a, b, c] = [client(), client(), client()];
+    const fromA = subscribe(a, REVIEW_ADDED_WITH_PRODUCT);
+    const channel = await nextChannel();
+    const fromB = subscribe(b, REVIEW_ADDED_WITH_PRODUCT);
+    const fromC = subscribe(c, REVIEW_ADDED_WITH_PRODUCT);
+    await served(b);
+    await served(c);
+    const before = executions.productReferences;
+
+    channel.push(review(1, 'p2'));
+    channel.push(review(2, 'p1'));
+
+    const expected = [
+      { data: { reviewAdded: { id: 'r1', body: 'review 1', product: { name: 'Rib', price: 45 } } } },
+      { data: { reviewAdded: { id: 'r2', body: 'review 2', product: { name: 'Keel', price: 120 } } } },
+    ];
+    for (const received of [fromA, fromB, fromC]) expect(await received.waitFor(2)).toEqual(expected);
+    // One entity fetch per event, not one per subscriber; one upstream subscription for the three.
+    expect(executions.productReferences - before).toBe(2);
+    expect(subgraphs.feed.channels.slice(opened).filter((ch) => !sentinel(ch))).toEqual([channel]);
+  });
+
+  it('keep the stream when the connection that opened it leaves; the last to leave cancels upstream', async () => {
+    const a = wsClient(gateway.wsUrl);
+    const b = client();
+    subscribe(a, REVIEW_ADDED, { productId: 'p1' });
+    const channel = await nextChannel();
+    const fromB = subscribe(b, REVIEW_ADDED, { productId: 'p1' });
+    await served(b);
+    expect(subgraphs.reviewsSockets()).toBe(2);
+
+    await a.dispose();
+    channel.push(review(1));
+
+    expect(await fromB.waitFor(1)).toEqual([{ data: { reviewAdded: { id: 'r1', body: 'review 1' } } }]);
+    expect(channel.returnCalls).toBe(0);
+    expect(subgraphs.reviewsSockets()).toBe(2);
+
+    fromB.unsubscribe();
+    await eventually(() => channel.returnCalls === 1, 'the last subscriber cancelled upstream');
+    // a's link closed with the stream it carried; b's own link (its sentinel) stays.
+    await eventually(() => subgraphs.reviewsSockets() === 1, 'the link of the connection that left closed');
+  });
+
+  it('get a stream of their own once the first has delivered an event (nothing their cursor asks for is missed)', async () => {
+    const first = subscribe(client(), REVIEW_ADDED, { productId: 'p1' });
+    const firstChannel = await nextChannel();
+    firstChannel.push(review(1));
+    await first.waitFor(1);
+
+    const second = subscribe(client(), REVIEW_ADDED, { productId: 'p1' });
+    const secondChannel = await nextChannel();
+    secondChannel.push(review(2));
+    firstChannel.push(review(3));
+
+    expect(await second.waitFor(1)).toEqual([{ data: { reviewAdded: { id: 'r2', body: 'review 2' } } }]);
+    expect(await first.waitFor(2)).toEqual([
+      { data: { reviewAdded: { id: 'r1', body: 'review 1' } } },
+      { data: { reviewAdded: { id: 'r3', body: 'review 3' } } },
+    ]);
+    expect(secondChannel).not.toBe(firstChannel);
+  });
+
+  it('are never shared between two callers, even with the same scopes', async () => {
+    const admin = subscribe(client(), REVIEW_ADDED);
+    const first = await nextChannel();
+    const otherClient = wsClient(gateway.wsUrl, bearers.otherAdmin);
+    clients.push(otherClient);
+    const other = subscribe(otherClient, REVIEW_ADDED);
+    const second = await nextChannel();
+
+    first.push(review(1));
+    second.push(review(2));
+
+    expect(second).not.toBe(first);
+    expect(await admin.waitFor(1)).toEqual([{ data: { reviewAdded: { id: 'r1', body: 'review 1' } } }]);
+    expect(await other.waitFor(1)).toEqual([{ data: { reviewAdded: { id: 'r2', body: 'review 2' } } }]);
+    expect(subgraphs.reviewsSockets()).toBe(2);
+  });
+});
