@@ -1,14 +1,12 @@
-import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { sqlMigration } from '@keelson/platform';
 
 /**
  * API tokens: only a SHA-256 of the secret is stored (a token is 256 random bits, so a fast hash
  * is enough and lookups stay one index probe); scopes, expiry, revocation and last use.
  */
-export class IdentityTables1764460800700 implements MigrationInterface {
-  name = 'IdentityTables1764460800700';
-
-  async up(q: QueryRunner): Promise<void> {
-    await q.query(`CREATE TABLE IF NOT EXISTS api_tokens (
+export const IdentityTables1764460800700 = sqlMigration('IdentityTables1764460800700', {
+  up: [
+    `CREATE TABLE IF NOT EXISTS api_tokens (
       id uuid PRIMARY KEY,
       name text NOT NULL,
       scopes text[] NOT NULL,
@@ -19,10 +17,9 @@ export class IdentityTables1764460800700 implements MigrationInterface {
       last_used_at timestamptz,
       revoked_at timestamptz,
       revoked_by jsonb
-    )`);
-  }
-
-  async down(q: QueryRunner): Promise<void> {
-    await q.query('DROP TABLE IF EXISTS api_tokens');
-  }
-}
+    )`,
+  ],
+  down: [
+    'DROP TABLE IF EXISTS api_tokens',
+  ],
+});

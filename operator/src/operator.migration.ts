@@ -1,4 +1,4 @@
-import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { sqlMigration } from '@keelson/platform';
 
 /**
  * The approval inbox: one row per gate, whoever opened it (a run's approval node, a policy ask, a
@@ -7,11 +7,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * the inbox for paging. Idempotent, like the event log: the runs and the sessions migration lists
  * both include it (either may boot first; both write rows).
  */
-export class OperatorApprovals1764460800600 implements MigrationInterface {
-  name = 'OperatorApprovals1764460800600';
-
-  async up(q: QueryRunner): Promise<void> {
-    await q.query(`CREATE TABLE IF NOT EXISTS approvals (
+export const OperatorApprovals1764460800600 = sqlMigration('OperatorApprovals1764460800600', {
+  up: [
+    `CREATE TABLE IF NOT EXISTS approvals (
       id uuid PRIMARY KEY,
       seq bigserial NOT NULL UNIQUE,
       source_key text NOT NULL UNIQUE,
@@ -30,12 +28,11 @@ export class OperatorApprovals1764460800600 implements MigrationInterface {
       decision text,
       closed_at timestamptz,
       close_reason text
-    )`);
-    await q.query('CREATE INDEX IF NOT EXISTS approvals_status_seq ON approvals (status, seq)');
-    await q.query('CREATE INDEX IF NOT EXISTS approvals_kind_seq ON approvals (kind, seq)');
-  }
-
-  async down(): Promise<void> {
+    )`,
+    'CREATE INDEX IF NOT EXISTS approvals_status_seq ON approvals (status, seq)',
+    'CREATE INDEX IF NOT EXISTS approvals_kind_seq ON approvals (kind, seq)',
+  ],
+  down: [
     // Shared by the runs and sessions migration lists: never dropped by one of them.
-  }
-}
+  ],
+});

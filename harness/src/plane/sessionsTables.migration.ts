@@ -1,4 +1,4 @@
-import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { sqlMigration } from '@keelson/platform';
 
 /**
  * The harness control plane's tables (run by the sessions subgraph, `sessions_migrations`):
@@ -6,11 +6,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * sequence and the in-flight turn's lease; durable aliases (rotation); approval requests; tasks.
  * {@link HarnessStore} is the only writer.
  */
-export class SessionsTables1764460800400 implements MigrationInterface {
-  name = 'SessionsTables1764460800400';
-
-  async up(q: QueryRunner): Promise<void> {
-    await q.query(`CREATE TABLE harness_sessions (
+export const SessionsTables1764460800400 = sqlMigration('SessionsTables1764460800400', {
+  up: [
+    `CREATE TABLE harness_sessions (
       id text PRIMARY KEY,
       harness_id text NOT NULL,
       native_id text NOT NULL,
@@ -34,17 +32,17 @@ export class SessionsTables1764460800400 implements MigrationInterface {
       interrupt_requested boolean NOT NULL DEFAULT false,
       created_at timestamptz NOT NULL DEFAULT now(),
       updated_at timestamptz NOT NULL DEFAULT now()
-    )`);
-    await q.query('CREATE INDEX harness_sessions_harness_updated ON harness_sessions (harness_id, updated_at DESC)');
-    await q.query('CREATE INDEX harness_sessions_project ON harness_sessions (project_id)');
-    await q.query(`CREATE TABLE harness_session_aliases (
+    )`,
+    'CREATE INDEX harness_sessions_harness_updated ON harness_sessions (harness_id, updated_at DESC)',
+    'CREATE INDEX harness_sessions_project ON harness_sessions (project_id)',
+    `CREATE TABLE harness_session_aliases (
       alias text PRIMARY KEY,
       session_id text NOT NULL,
       kind text NOT NULL,
       created_at timestamptz NOT NULL DEFAULT now()
-    )`);
-    await q.query('CREATE INDEX harness_session_aliases_session ON harness_session_aliases (session_id)');
-    await q.query(`CREATE TABLE harness_approvals (
+    )`,
+    'CREATE INDEX harness_session_aliases_session ON harness_session_aliases (session_id)',
+    `CREATE TABLE harness_approvals (
       session_id text NOT NULL,
       request_id text NOT NULL,
       turn_id uuid,
@@ -54,8 +52,8 @@ export class SessionsTables1764460800400 implements MigrationInterface {
       created_at timestamptz NOT NULL DEFAULT now(),
       resolved_at timestamptz,
       PRIMARY KEY (session_id, request_id)
-    )`);
-    await q.query(`CREATE TABLE harness_tasks (
+    )`,
+    `CREATE TABLE harness_tasks (
       id uuid PRIMARY KEY,
       harness_id text NOT NULL,
       prompt text NOT NULL,
@@ -73,14 +71,13 @@ export class SessionsTables1764460800400 implements MigrationInterface {
       created_at timestamptz NOT NULL DEFAULT now(),
       updated_at timestamptz NOT NULL DEFAULT now(),
       completed_at timestamptz
-    )`);
-    await q.query('CREATE INDEX harness_tasks_session ON harness_tasks (session_id)');
-  }
-
-  async down(q: QueryRunner): Promise<void> {
-    await q.query('DROP TABLE IF EXISTS harness_tasks');
-    await q.query('DROP TABLE IF EXISTS harness_approvals');
-    await q.query('DROP TABLE IF EXISTS harness_session_aliases');
-    await q.query('DROP TABLE IF EXISTS harness_sessions');
-  }
-}
+    )`,
+    'CREATE INDEX harness_tasks_session ON harness_tasks (session_id)',
+  ],
+  down: [
+    'DROP TABLE IF EXISTS harness_tasks',
+    'DROP TABLE IF EXISTS harness_approvals',
+    'DROP TABLE IF EXISTS harness_session_aliases',
+    'DROP TABLE IF EXISTS harness_sessions',
+  ],
+});

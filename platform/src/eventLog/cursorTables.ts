@@ -1,5 +1,3 @@
-import type { QueryRunner } from 'typeorm';
-
 /**
  * The DDL of a consumer-cursor table (a consumer's position in its stream): the platform's
  * `event_consumer_cursors`, and the per-package tables it replaced, which their migrations still
@@ -14,21 +12,20 @@ export function cursorTableSql(table: string, opts: { ifNotExists?: boolean; pos
     )`;
 }
 
-/** Moves a package's cursors into `event_consumer_cursors` (keeping the further position on a clash), then drops its table. */
-export async function moveCursorsToPlatform(q: QueryRunner, table: string): Promise<void> {
-  await q.query(`INSERT INTO event_consumer_cursors (consumer, stream, position, updated_at)
+/** The statements that move a package's cursors into `event_consumer_cursors` (keeping the further position on a clash), then drop its table. */
+export function moveCursorsToPlatform(table: string): string[] {
+  return [
+    `INSERT INTO event_consumer_cursors (consumer, stream, position, updated_at)
       SELECT consumer, stream, position, updated_at FROM ${table}
-      ON CONFLICT (consumer) DO UPDATE SET position = greatest(event_consumer_cursors.position, excluded.position)`);
-  await q.query(`DROP TABLE ${table}`);
+      ON CONFLICT (consumer) DO UPDATE SET position = greatest(event_consumer_cursors.position, excluded.position)`,
+    `DROP TABLE ${table}`,
+  ];
 }
 
-/** Undoes {@link moveCursorsToPlatform}: the package's table again, with the cursors of its consumers (`consumer LIKE pattern`). */
-export async function restoreCursorsFromPlatform(
-  q: QueryRunner,
-  table: string,
-  consumerPattern: string,
-  opts: { positionDefault?: boolean } = {},
-): Promise<void> {
-  await q.query(cursorTableSql(table, opts));
-  await q.query(`INSERT INTO ${table} SELECT consumer, stream, position, updated_at FROM event_consumer_cursors WHERE consumer LIKE '${consumerPattern}'`);
+/** The statements undoing {@link moveCursorsToPlatform}: the package's table again, with the cursors of its consumers (`consumer LIKE pattern`). */
+export function restoreCursorsFromPlatform(table: string, consumerPattern: string, opts: { positionDefault?: boolean } = {}): string[] {
+  return [
+    cursorTableSql(table, opts),
+    `INSERT INTO ${table} SELECT consumer, stream, position, updated_at FROM event_consumer_cursors WHERE consumer LIKE '${consumerPattern}'`,
+  ];
 }

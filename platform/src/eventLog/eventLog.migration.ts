@@ -1,4 +1,4 @@
-import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { sqlMigration } from '../data/sqlMigration';
 import { IdempotencyKeys1764460800002 } from '../idempotency/idempotency.migration';
 import { cursorTableSql } from './cursorTables';
 
@@ -7,15 +7,13 @@ import { cursorTableSql } from './cursorTables';
  * holds each stream's last sequence, whose row lock makes sequences commit in order.
  * Idempotent, because every subgraph's migration list includes it.
  */
-export class EventLogTables1764460800000 implements MigrationInterface {
-  name = 'EventLogTables1764460800000';
-
-  async up(q: QueryRunner): Promise<void> {
-    await q.query(`CREATE TABLE IF NOT EXISTS event_streams (
+export const EventLogTables1764460800000 = sqlMigration('EventLogTables1764460800000', {
+  up: [
+    `CREATE TABLE IF NOT EXISTS event_streams (
       stream text PRIMARY KEY,
       last_seq bigint NOT NULL
-    )`);
-    await q.query(`CREATE TABLE IF NOT EXISTS events (
+    )`,
+    `CREATE TABLE IF NOT EXISTS events (
       stream text NOT NULL,
       seq bigint NOT NULL,
       key text NOT NULL,
@@ -23,47 +21,36 @@ export class EventLogTables1764460800000 implements MigrationInterface {
       payload jsonb NOT NULL DEFAULT '{}'::jsonb,
       at timestamptz NOT NULL DEFAULT clock_timestamp(),
       PRIMARY KEY (stream, seq)
-    )`);
-    await q.query('CREATE INDEX IF NOT EXISTS events_stream_key_seq ON events (stream, key, seq)');
-  }
-
-  async down(): Promise<void> {
+    )`,
+    'CREATE INDEX IF NOT EXISTS events_stream_key_seq ON events (stream, key, seq)',
+  ],
+  down: [
     // Shared by every subgraph: never dropped by one of them.
-  }
-}
+  ],
+});
 
 /**
  * Every event records its actor (`{ subject, kind }` of the caller whose request wrote it; null for
  * the mesh's own work). Idempotent, like the tables: every subgraph's migration list includes it.
  */
-export class EventLogActor1764460800001 implements MigrationInterface {
-  name = 'EventLogActor1764460800001';
-
-  async up(q: QueryRunner): Promise<void> {
-    await q.query('ALTER TABLE events ADD COLUMN IF NOT EXISTS actor jsonb');
-  }
-
-  async down(): Promise<void> {
+export const EventLogActor1764460800001 = sqlMigration('EventLogActor1764460800001', {
+  up: ['ALTER TABLE events ADD COLUMN IF NOT EXISTS actor jsonb'],
+  down: [
     // Shared by every subgraph: never dropped by one of them.
-  }
-}
+  ],
+});
 
 /**
  * One cursor table for every durable consumer of the log (memory capture, the ribs' run-event
  * router, …): a consumer's position in its stream, advanced in the transaction of what it wrote.
  * Idempotent, like the tables: every subgraph's migration list includes it.
  */
-export class EventConsumerCursors1764460800003 implements MigrationInterface {
-  name = 'EventConsumerCursors1764460800003';
-
-  async up(q: QueryRunner): Promise<void> {
-    await q.query(cursorTableSql('event_consumer_cursors', { ifNotExists: true, positionDefault: true }));
-  }
-
-  async down(): Promise<void> {
+export const EventConsumerCursors1764460800003 = sqlMigration('EventConsumerCursors1764460800003', {
+  up: [cursorTableSql('event_consumer_cursors', { ifNotExists: true, positionDefault: true })],
+  down: [
     // Shared by every subgraph: never dropped by one of them.
-  }
-}
+  ],
+});
 
 /** The platform's own migrations, run first in every service's list (each one idempotent). */
 export const platformMigrations = [EventLogTables1764460800000, EventLogActor1764460800001, IdempotencyKeys1764460800002, EventConsumerCursors1764460800003];

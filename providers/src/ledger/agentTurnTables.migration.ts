@@ -1,7 +1,4 @@
-/** The slice of TypeORM's QueryRunner a migration uses (kept structural: this package has no TypeORM). */
-interface MigrationQueries {
-  query(sql: string): Promise<unknown>;
-}
+import { sqlMigration } from '@keelson/platform';
 
 /**
  * The agent-turn tables: the usage ledger (one row per billed turn, under its owning rib) and the
@@ -10,11 +7,9 @@ interface MigrationQueries {
  * (`IF NOT EXISTS`), so another service writing the ledger (the ribs subgraph's rib turns) may list it
  * in its own migrations too and boot first.
  */
-export class AgentTurnTables1764460800320 {
-  name = 'AgentTurnTables1764460800320';
-
-  async up(q: MigrationQueries): Promise<void> {
-    await q.query(`CREATE TABLE IF NOT EXISTS agent_turn_usage (
+export const AgentTurnTables1764460800320 = sqlMigration('AgentTurnTables1764460800320', {
+  up: [
+    `CREATE TABLE IF NOT EXISTS agent_turn_usage (
       id uuid PRIMARY KEY,
       seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
       rib_id text,
@@ -33,10 +28,10 @@ export class AgentTurnTables1764460800320 {
       tool_calls int NOT NULL,
       duration_ms int NOT NULL,
       created_at timestamptz NOT NULL DEFAULT now()
-    )`);
-    await q.query('CREATE INDEX IF NOT EXISTS agent_turn_usage_rib_seq ON agent_turn_usage (rib_id, seq)');
-    await q.query('CREATE INDEX IF NOT EXISTS agent_turn_usage_run ON agent_turn_usage (run_id) WHERE run_id IS NOT NULL');
-    await q.query(`CREATE TABLE IF NOT EXISTS agent_sessions (
+    )`,
+    'CREATE INDEX IF NOT EXISTS agent_turn_usage_rib_seq ON agent_turn_usage (rib_id, seq)',
+    'CREATE INDEX IF NOT EXISTS agent_turn_usage_run ON agent_turn_usage (run_id) WHERE run_id IS NOT NULL',
+    `CREATE TABLE IF NOT EXISTS agent_sessions (
       id text PRIMARY KEY,
       provider_id text NOT NULL,
       model text NOT NULL,
@@ -44,11 +39,10 @@ export class AgentTurnTables1764460800320 {
       messages jsonb NOT NULL,
       created_at timestamptz NOT NULL DEFAULT now(),
       updated_at timestamptz NOT NULL DEFAULT now()
-    )`);
-  }
-
-  async down(q: MigrationQueries): Promise<void> {
-    await q.query('DROP TABLE IF EXISTS agent_sessions');
-    await q.query('DROP TABLE IF EXISTS agent_turn_usage');
-  }
-}
+    )`,
+  ],
+  down: [
+    'DROP TABLE IF EXISTS agent_sessions',
+    'DROP TABLE IF EXISTS agent_turn_usage',
+  ],
+});

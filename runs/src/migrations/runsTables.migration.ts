@@ -1,15 +1,13 @@
-import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { sqlMigration } from '@keelson/platform';
 
 /**
  * The runs subgraph's tables: runs, their launches, nodes and approval pauses; ops and their steers.
  * The runs subgraph runs this migration (`runs_migrations`); {@link RunStore} and {@link OpStore}
  * are the only writers, the subgraph's entities read them.
  */
-export class RunsTables1764460800300 implements MigrationInterface {
-  name = 'RunsTables1764460800300';
-
-  async up(q: QueryRunner): Promise<void> {
-    await q.query(`CREATE TABLE runs (
+export const RunsTables1764460800300 = sqlMigration('RunsTables1764460800300', {
+  up: [
+    `CREATE TABLE runs (
       id uuid PRIMARY KEY,
       seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
       workflow_name text NOT NULL,
@@ -30,20 +28,20 @@ export class RunsTables1764460800300 implements MigrationInterface {
       launch int NOT NULL DEFAULT 1,
       started_at timestamptz NOT NULL DEFAULT now(),
       completed_at timestamptz
-    )`);
-    await q.query('CREATE INDEX runs_status_seq ON runs (status, seq)');
-    await q.query('CREATE INDEX runs_workflow_seq ON runs (workflow_name, seq)');
-    await q.query('CREATE INDEX runs_project_seq ON runs (project_id, seq)');
-    await q.query('CREATE INDEX runs_rib_seq ON runs (rib_id, seq)');
-    await q.query('CREATE INDEX runs_started_by_seq ON runs (started_by_rib_id, seq)');
-    await q.query(`CREATE TABLE run_launches (
+    )`,
+    'CREATE INDEX runs_status_seq ON runs (status, seq)',
+    'CREATE INDEX runs_workflow_seq ON runs (workflow_name, seq)',
+    'CREATE INDEX runs_project_seq ON runs (project_id, seq)',
+    'CREATE INDEX runs_rib_seq ON runs (rib_id, seq)',
+    'CREATE INDEX runs_started_by_seq ON runs (started_by_rib_id, seq)',
+    `CREATE TABLE run_launches (
       run_id uuid NOT NULL REFERENCES runs(id),
       launch int NOT NULL,
       temporal_run_id text NOT NULL,
       started_at timestamptz NOT NULL DEFAULT now(),
       PRIMARY KEY (run_id, launch)
-    )`);
-    await q.query(`CREATE TABLE run_nodes (
+    )`,
+    `CREATE TABLE run_nodes (
       run_id uuid NOT NULL REFERENCES runs(id),
       node_id text NOT NULL,
       position int NOT NULL,
@@ -61,8 +59,8 @@ export class RunsTables1764460800300 implements MigrationInterface {
       started_at timestamptz,
       completed_at timestamptz,
       PRIMARY KEY (run_id, node_id)
-    )`);
-    await q.query(`CREATE TABLE run_pauses (
+    )`,
+    `CREATE TABLE run_pauses (
       pause_id text PRIMARY KEY,
       run_id uuid NOT NULL REFERENCES runs(id),
       node_id text NOT NULL,
@@ -74,9 +72,9 @@ export class RunsTables1764460800300 implements MigrationInterface {
       closed_by text,
       decision text,
       answered_at timestamptz
-    )`);
-    await q.query('CREATE INDEX run_pauses_run ON run_pauses (run_id, opened_at)');
-    await q.query(`CREATE TABLE ops (
+    )`,
+    'CREATE INDEX run_pauses_run ON run_pauses (run_id, opened_at)',
+    `CREATE TABLE ops (
       id uuid PRIMARY KEY,
       seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
       kind text NOT NULL,
@@ -92,23 +90,22 @@ export class RunsTables1764460800300 implements MigrationInterface {
       began_at timestamptz,
       started_at timestamptz NOT NULL DEFAULT now(),
       completed_at timestamptz
-    )`);
-    await q.query('CREATE INDEX ops_rib_seq ON ops (rib_id, seq)');
-    await q.query(`CREATE TABLE op_steers (
+    )`,
+    'CREATE INDEX ops_rib_seq ON ops (rib_id, seq)',
+    `CREATE TABLE op_steers (
       op_id uuid NOT NULL REFERENCES ops(id),
       idx int NOT NULL,
       note text NOT NULL,
       at timestamptz NOT NULL DEFAULT now(),
       PRIMARY KEY (op_id, idx)
-    )`);
-  }
-
-  async down(q: QueryRunner): Promise<void> {
-    await q.query('DROP TABLE op_steers');
-    await q.query('DROP TABLE ops');
-    await q.query('DROP TABLE run_pauses');
-    await q.query('DROP TABLE run_nodes');
-    await q.query('DROP TABLE run_launches');
-    await q.query('DROP TABLE runs');
-  }
-}
+    )`,
+  ],
+  down: [
+    'DROP TABLE op_steers',
+    'DROP TABLE ops',
+    'DROP TABLE run_pauses',
+    'DROP TABLE run_nodes',
+    'DROP TABLE run_launches',
+    'DROP TABLE runs',
+  ],
+});

@@ -1,4 +1,4 @@
-import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { sqlMigration } from '@keelson/platform';
 
 /**
  * The swarm domain's tables: one row per swarm (its launch input with the evidence verbatim, the bus
@@ -6,11 +6,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * settled result that make a turn run once). Run by the swarms subgraph and by workers
  * (`swarms_migrations`); {@link SwarmStore} is the only writer.
  */
-export class SwarmTables1764460800600 implements MigrationInterface {
-  name = 'SwarmTables1764460800600';
-
-  async up(q: QueryRunner): Promise<void> {
-    await q.query(`CREATE TABLE swarms (
+export const SwarmTables1764460800600 = sqlMigration('SwarmTables1764460800600', {
+  up: [
+    `CREATE TABLE swarms (
       id uuid PRIMARY KEY,
       seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
       op_id uuid NOT NULL,
@@ -32,9 +30,9 @@ export class SwarmTables1764460800600 implements MigrationInterface {
       temporal_workflow_id text NOT NULL UNIQUE,
       started_at timestamptz NOT NULL DEFAULT now(),
       ended_at timestamptz
-    )`);
-    await q.query('CREATE INDEX swarms_status_seq ON swarms (status, seq)');
-    await q.query(`CREATE TABLE swarm_turns (
+    )`,
+    'CREATE INDEX swarms_status_seq ON swarms (status, seq)',
+    `CREATE TABLE swarm_turns (
       id text PRIMARY KEY,
       swarm_id uuid NOT NULL REFERENCES swarms(id),
       agent_id text NOT NULL,
@@ -45,11 +43,10 @@ export class SwarmTables1764460800600 implements MigrationInterface {
       result jsonb,
       started_at timestamptz NOT NULL DEFAULT now(),
       completed_at timestamptz
-    )`);
-  }
-
-  async down(q: QueryRunner): Promise<void> {
-    await q.query('DROP TABLE swarm_turns');
-    await q.query('DROP TABLE swarms');
-  }
-}
+    )`,
+  ],
+  down: [
+    'DROP TABLE swarm_turns',
+    'DROP TABLE swarms',
+  ],
+});

@@ -1,4 +1,4 @@
-import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { sqlMigration } from '@keelson/platform';
 
 /**
  * `projects.trusted`: whether a project's own `.keelson/workflows` may run. Rows that exist before this
@@ -6,14 +6,11 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * their folder brought workflows of its own — so their project workflows are listed but refused until
  * an operator calls setProjectTrust.
  */
-export class ProjectTrust1764460800200 implements MigrationInterface {
-  name = 'ProjectTrust1764460800200';
-
-  async up(q: QueryRunner): Promise<void> {
-    await q.query('ALTER TABLE projects ADD COLUMN trusted boolean NOT NULL DEFAULT false');
-  }
-
-  async down(q: QueryRunner): Promise<void> {
-    await q.query('ALTER TABLE projects DROP COLUMN trusted');
-  }
-}
+export const ProjectTrust1764460800200 = sqlMigration('ProjectTrust1764460800200', {
+  up: [
+    'ALTER TABLE projects ADD COLUMN trusted boolean NOT NULL DEFAULT false',
+  ],
+  down: [
+    'ALTER TABLE projects DROP COLUMN trusted',
+  ],
+});

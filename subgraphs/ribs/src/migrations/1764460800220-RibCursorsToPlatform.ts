@@ -1,15 +1,7 @@
-import { moveCursorsToPlatform, restoreCursorsFromPlatform } from '@keelson/platform';
-import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { moveCursorsToPlatform, restoreCursorsFromPlatform, sqlMigration } from '@keelson/platform';
 
 /** The run-event router's cursors move into the platform's one cursor table, positions kept. */
-export class RibCursorsToPlatform1764460800220 implements MigrationInterface {
-  name = 'RibCursorsToPlatform1764460800220';
-
-  async up(q: QueryRunner): Promise<void> {
-    await moveCursorsToPlatform(q, 'rib_stream_cursors');
-  }
-
-  async down(q: QueryRunner): Promise<void> {
-    await restoreCursorsFromPlatform(q, 'rib_stream_cursors', 'rib-run-events:%');
-  }
-}
+export const RibCursorsToPlatform1764460800220 = sqlMigration('RibCursorsToPlatform1764460800220', {
+  up: moveCursorsToPlatform('rib_stream_cursors'),
+  down: restoreCursorsFromPlatform('rib_stream_cursors', 'rib-run-events:%'),
+});
