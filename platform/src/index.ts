@@ -25,7 +25,7 @@ export * from './sandbox';
 export * from './git';
 export { createDataSource, initializeAndMigrate, QueryCounter } from './data/dataSource';
 export type { DataSourceOptions, MeshDataSource } from './data/dataSource';
-export { sqlMigration } from './data/sqlMigration';
+export { sqlMigration, orderedEntityKey } from './data/sqlMigration';
 export type { SqlMigration, SqlRunner } from './data/sqlMigration';
 export { openDomainState } from './data/domainState';
 export type { DomainState, DomainStateOptions } from './data/domainState';

@@ -33,3 +33,11 @@ export function sqlMigration(name: string, statements: { up: readonly string[]; 
   Object.defineProperty(migration, 'name', { value: name });
   return migration;
 }
+
+/**
+ * The key columns of an entity listed in one global order (runs, ops, swarms, the usage ledger): its
+ * id, and a `seq` Postgres hands out as rows arrive, which lists page by (keyset, `seq` last in their
+ * indexes). For a CREATE TABLE's first columns.
+ */
+export const orderedEntityKey = `id uuid PRIMARY KEY,
+      seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE`;

@@ -1,4 +1,4 @@
-import { sqlMigration } from '@keelson/platform';
+import { orderedEntityKey, sqlMigration } from '@keelson/platform';
 
 /**
  * The agent-turn tables: the usage ledger (one row per billed turn, under its owning rib) and the
@@ -10,8 +10,7 @@ import { sqlMigration } from '@keelson/platform';
 export const AgentTurnTables1764460800320 = sqlMigration('AgentTurnTables1764460800320', {
   up: [
     `CREATE TABLE IF NOT EXISTS agent_turn_usage (
-      id uuid PRIMARY KEY,
-      seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+      ${orderedEntityKey},
       rib_id text,
       surface text NOT NULL,
       run_id uuid,

@@ -1,4 +1,4 @@
-import { sqlMigration } from '@keelson/platform';
+import { orderedEntityKey, sqlMigration } from '@keelson/platform';
 
 /**
  * The runs subgraph's tables: runs, their launches, nodes and approval pauses; ops and their steers.
@@ -8,8 +8,7 @@ import { sqlMigration } from '@keelson/platform';
 export const RunsTables1764460800300 = sqlMigration('RunsTables1764460800300', {
   up: [
     `CREATE TABLE runs (
-      id uuid PRIMARY KEY,
-      seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+      ${orderedEntityKey},
       workflow_name text NOT NULL,
       title text NOT NULL,
       definition jsonb NOT NULL,
@@ -75,8 +74,7 @@ export const RunsTables1764460800300 = sqlMigration('RunsTables1764460800300', {
     )`,
     'CREATE INDEX run_pauses_run ON run_pauses (run_id, opened_at)',
     `CREATE TABLE ops (
-      id uuid PRIMARY KEY,
-      seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+      ${orderedEntityKey},
       kind text NOT NULL,
       title text,
       input jsonb NOT NULL DEFAULT 'null'::jsonb,

@@ -1,4 +1,4 @@
-import { sqlMigration } from '@keelson/platform';
+import { orderedEntityKey, sqlMigration } from '@keelson/platform';
 
 /**
  * The swarm domain's tables: one row per swarm (its launch input with the evidence verbatim, the bus
@@ -9,8 +9,7 @@ import { sqlMigration } from '@keelson/platform';
 export const SwarmTables1764460800600 = sqlMigration('SwarmTables1764460800600', {
   up: [
     `CREATE TABLE swarms (
-      id uuid PRIMARY KEY,
-      seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+      ${orderedEntityKey},
       op_id uuid NOT NULL,
       task text NOT NULL,
       input jsonb NOT NULL,
