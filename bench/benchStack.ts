@@ -1,6 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { silentLogger } from '@keelson/service';
 import { startMesh, type RunningMesh } from '@keelson/stack';
 import { findTemporalCli, startDevServer, TEMPORAL_CLI_VERSION } from '@keelson/temporal';
@@ -8,6 +9,23 @@ import { createTestDatabase } from '../test/support/db';
 
 /** Receives one line of human-readable progress. */
 export type Progress = (line: string) => void;
+
+/** Progress on stderr (the report goes to stdout), each line stamped `[label   12.3 s]` from now. */
+export function stderrProgress(label: string): Progress {
+  const started = performance.now();
+  return (line) => process.stderr.write(`[${label} ${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s] ${line}\n`);
+}
+
+/**
+ * A side-by-side bench's interleaved rounds and the length of each cell: the bench's own defaults,
+ * or `KEELSON_BENCH_ROUNDS` / `KEELSON_BENCH_CELL_MS` (a quick look, or a longer, steadier run).
+ */
+export function benchRounds(defaults: { rounds: number; cellMs: number }): { rounds: number; cellMs: number } {
+  return {
+    rounds: Number(process.env.KEELSON_BENCH_ROUNDS ?? defaults.rounds),
+    cellMs: Number(process.env.KEELSON_BENCH_CELL_MS ?? defaults.cellMs),
+  };
+}
 
 /**
  * Undo steps, run newest first; every step runs even when an earlier one failed, and running the

@@ -10,7 +10,7 @@ import { Client } from 'pg';
 import { corpus, corpusConversation } from '../subgraphs/memory/test/support/corpus';
 import { startEmbeddings } from '../subgraphs/memory/test/support/pgvector';
 import { createTestDatabase } from '../test/support/db';
-import { runBench, type Progress, type Teardown } from './benchStack';
+import { runBench, stderrProgress, type Teardown } from './benchStack';
 import { fixed, percentile, table, times } from './report';
 
 const PER_CONVERSATION = 200;
@@ -42,8 +42,7 @@ type Mode = (typeof MODES)[number];
 /** While embedding, statistics of memory_embeddings are refreshed this often (see embed()). */
 const ANALYZE_EVERY_MS = 5_000;
 
-const started = performance.now();
-const progress: Progress = (line) => process.stderr.write(`[bench ${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s] ${line}\n`);
+const progress = stderrProgress('bench');
 
 type Hit = { messageId: string; matchedBy: string[]; conversation: { agent: string } };
 

@@ -4,15 +4,12 @@
 // Progress goes to stderr, the report to stdout. See bench/README.md.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { supergraphForPlanning, supergraphPath } from '@keelson/gateway';
-import { serviceIdentity } from '@keelson/service';
+import { freePort, serviceIdentity } from '@keelson/service';
 import type { RunningMesh } from '@keelson/stack';
-import { runBench, startBenchStack, type Progress, type Teardown } from './benchStack';
+import { benchRounds, runBench, startBenchStack, stderrProgress, type Teardown } from './benchStack';
 import { startLoadClient, type LoadClient } from './loadClient';
 import { fixed, percentile, table, times } from './report';
 import { seedProjects } from './seed';
@@ -20,8 +17,7 @@ import { seedProjects } from './seed';
 const PROJECTS = 30;
 const RUNS_PER_PROJECT = 6;
 const NODES_PER_RUN = 3;
-const ROUNDS = Number(process.env.KEELSON_BENCH_ROUNDS ?? 4);
-const CELL_MS = Number(process.env.KEELSON_BENCH_CELL_MS ?? 1_500);
+const { rounds: ROUNDS, cellMs: CELL_MS } = benchRounds({ rounds: 4, cellMs: 1_500 });
 const WARMUP_MS = 1_500;
 const CONNECTIONS = [1, 20] as const;
 /** Distinct bodies of a varied workload: a request rarely meets an identical one in flight. */
@@ -61,16 +57,7 @@ function workloads(): Workload[] {
   ];
 }
 
-const started = performance.now();
-const progress: Progress = (line) => process.stderr.write(`[bench:peers ${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s] ${line}\n`);
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+const progress = stderrProgress('bench:peers');
 
 /**
  * Starts `script` (TypeScript, through scripts/register.js) as a child process and registers its

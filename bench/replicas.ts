@@ -6,14 +6,13 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { RunStore } from '@keelson/runs';
 import { freePort } from '@keelson/service';
 import type { RunningMesh } from '@keelson/stack';
 import { startAppProcess } from '../test/support/appProcess';
 import { definitionOf, registerRun } from '../test/support/registerRun';
-import { runBench, startBenchStack, type Progress, type Teardown } from './benchStack';
+import { benchRounds, runBench, startBenchStack, stderrProgress, type Teardown } from './benchStack';
 import { startLoadClient } from './loadClient';
 import type { ProxyReply, ProxyRequest } from './proxies.worker';
 import { fixed, percentile, table, times } from './report';
@@ -22,8 +21,7 @@ import { seedProjects } from './seed';
 const PROJECTS = 30;
 const RUNS_PER_PROJECT = 5;
 const CONNECTIONS = 20;
-const ROUNDS = Number(process.env.KEELSON_BENCH_ROUNDS ?? 5);
-const CELL_MS = Number(process.env.KEELSON_BENCH_CELL_MS ?? 2_000);
+const { rounds: ROUNDS, cellMs: CELL_MS } = benchRounds({ rounds: 5, cellMs: 2_000 });
 const WARMUP_MS = 1_000;
 /** How long the four processes may take to boot at once (a busy two-core box is slow at loading TypeScript). */
 const READY_MS = 300_000;
@@ -35,8 +33,7 @@ const QUERIES = {
 type Query = keyof typeof QUERIES;
 type Replicas = 1 | 2;
 
-const started = performance.now();
-const progress: Progress = (line) => process.stderr.write(`[bench:replicas ${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s] ${line}\n`);
+const progress = stderrProgress('bench:replicas');
 
 /** A request before it is numbered (Omit distributed over the union). */
 type Unnumbered<R> = R extends unknown ? Omit<R, 'id'> : never;
