@@ -8,6 +8,7 @@ export type { SubgraphContext, StartSubgraphOptions, SubgraphServing, SubgraphSt
 export { RequiresScope, Authenticated } from './access';
 export { PageInfo, pageArgsSchema, pageOf } from './connection';
 export { SteerResult, SteerStatusEnum, steerResult } from './steerResult';
+export { payloadOrNull } from './payloadFields';
 export type { PageArgs } from './connection';
 export { subgraphServiceConfig } from './serviceConfig';
 export type { SubgraphServiceConfig } from './serviceConfig';

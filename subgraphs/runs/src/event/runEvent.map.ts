@@ -1,3 +1,4 @@
+import { payloadOrNull } from '@keelson/kit';
 import type { EventEnvelope, RunEventPayload, RunEventType } from '@keelson/schema';
 import { RunEvent } from './runEvent.type';
 
@@ -9,12 +10,7 @@ export function toRunEvent(e: EventEnvelope<RunEventPayload>): RunEvent {
     type: e.type as RunEventType,
     runId: p.runId ?? e.key,
     launch: p.launch ?? 1,
-    nodeId: p.nodeId ?? null,
-    attempt: p.attempt ?? null,
-    pauseId: p.pauseId ?? null,
-    decision: p.decision ?? null,
-    exitCode: p.exitCode ?? null,
-    error: p.error ?? null,
+    ...payloadOrNull(p, ['nodeId', 'attempt', 'pauseId', 'decision', 'exitCode', 'error']),
     at: e.at,
   });
 }

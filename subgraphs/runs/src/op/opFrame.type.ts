@@ -1,6 +1,6 @@
 import type { EventEnvelope, OpFramePayload, OpFrameType } from '@keelson/schema';
 import { Field, Float, ID, ObjectType } from 'type-graphql';
-import { PageInfo } from '@keelson/kit';
+import { PageInfo, payloadOrNull } from '@keelson/kit';
 import { OpFrameTypeEnum } from '../run/run.enums';
 
 /** One frame of an op: a log line, progress, a steer, or its terminal outcome. */
@@ -52,17 +52,9 @@ export class OpFrameConnection {
   pageInfo!: PageInfo;
 }
 
+/** An `ops` stream entry as the GraphQL `OpFrame`. */
 export function toOpFrame(e: EventEnvelope<OpFramePayload>): OpFrame {
   const p = e.payload;
-  return Object.assign(new OpFrame(), {
-    cursor: e.cursor,
-    type: e.type as OpFrameType,
-    opId: p.opId ?? e.key,
-    line: p.line ?? null,
-    fraction: p.fraction ?? null,
-    message: p.message ?? null,
-    note: p.note ?? null,
-    error: p.error ?? null,
-    at: e.at,
-  });
+  const optional = payloadOrNull(p, ['line', 'fraction', 'message', 'note', 'error']);
+  return Object.assign(new OpFrame(), { cursor: e.cursor, type: e.type as OpFrameType, opId: p.opId ?? e.key, ...optional, at: e.at });
 }
