@@ -6,19 +6,9 @@ import type { Op } from './op/op.entity';
 
 const terminalEvents = new Set(['RUN_SUCCEEDED', 'RUN_FAILED', 'RUN_CANCELLED']);
 
-function opOf(op: Op): RunsPortOp {
-  return {
-    id: op.id,
-    kind: op.kind,
-    title: op.title,
-    status: op.status,
-    result: op.result,
-    error: op.error,
-    steerable: op.steerable,
-    ribId: op.ribId,
-    projectId: op.projectId,
-    temporalWorkflowId: op.temporalWorkflowId,
-  };
+/** The port's view of an op: these fields of its row. */
+function opOf({ id, kind, title, status, result, error, steerable, ribId, projectId, temporalWorkflowId }: Op): RunsPortOp {
+  return { id, kind, title, status, result, error, steerable, ribId, projectId, temporalWorkflowId };
 }
 
 function eventOf(e: EventEnvelope): RunsPortEvent {
