@@ -1,10 +1,17 @@
 import { closeCodes } from '@keelson/schema';
 import type { ExecutionResult } from 'graphql';
+import type { WebSocket } from 'ws';
 import { gatewayError } from './errors';
 import { joinFeed, type FeedMember, type Route, type Shared, type UpstreamFeed } from './upstreamFeed';
 import type { UpstreamPool } from './upstreamPool';
 
 export type { Route, Shared } from './upstreamFeed';
+
+/** Where one subscription's `next` messages go: the client's socket and its operation id. */
+export interface ClientStream {
+  socket: Pick<WebSocket, 'send'>;
+  id: string;
+}
 
 /** What `onSubscribe` hands to `subscribe` through graphql-ws's execution args. */
 export interface RouteContext {
@@ -12,17 +19,22 @@ export interface RouteContext {
   pool: UpstreamPool;
   /** The graph's parts the subscription was planned with (kept across reloads). */
   shared: Shared;
+  client: ClientStream;
 }
 
 /**
- * One accepted subscription routed to its owning subgraph: an async iterator the graphql-ws server
- * drains. On the first `next()` it joins a feed (an upstream subscription shared with identical
- * subscriptions of the same caller, see `joinFeed`); completed events are buffered in arrival order;
+ * One accepted subscription routed to its owning subgraph, as the async iterator the graphql-ws
+ * server drains for its end. On the first `next()` it joins a feed (an upstream subscription shared
+ * with identical subscriptions of the same caller, see `joinFeed`). Each completed event is written
+ * to the client's socket as a graphql-ws `next` message at once, around the payload the feed
+ * serialized once for all its members; the iterator yields nothing and ends when the feed does
+ * (graphql-ws then sends `complete`, or `error` with the failure), after every event written.
  * `return()` — the client completed or disconnected — leaves the feed at once, and the last member
  * to leave cancels upstream wherever its handshake stands.
  */
 export class RoutedSubscription implements AsyncIterableIterator<ExecutionResult, undefined>, FeedMember {
-  private readonly buffer: ExecutionResult[] = [];
+  /** Events written to the socket and not yet flushed to it (a slow reader's backlog). */
+  private unflushed = 0;
   private failure: Error | undefined;
   /** Nothing more will be buffered: the upstream completed or failed. */
   private finished = false;
@@ -36,6 +48,7 @@ export class RoutedSubscription implements AsyncIterableIterator<ExecutionResult
     private readonly route: Route,
     private readonly pool: UpstreamPool,
     private readonly shared: Shared,
+    private readonly client: ClientStream,
   ) {}
 
   [Symbol.asyncIterator](): this {
@@ -46,8 +59,6 @@ export class RoutedSubscription implements AsyncIterableIterator<ExecutionResult
     if (!this.started) this.start();
     for (;;) {
       if (this.cancelled) return { done: true, value: undefined };
-      const value = this.buffer.shift();
-      if (value) return { done: false, value };
       if (this.failure) {
         const failure = this.failure;
         this.failure = undefined;
@@ -61,7 +72,6 @@ export class RoutedSubscription implements AsyncIterableIterator<ExecutionResult
 
   async return(): Promise<IteratorResult<ExecutionResult, undefined>> {
     this.cancelled = true;
-    this.buffer.length = 0;
     this.leave();
     this.notify();
     return { done: true, value: undefined };
@@ -72,20 +82,26 @@ export class RoutedSubscription implements AsyncIterableIterator<ExecutionResult
     throw err;
   }
 
-  deliver(result: ExecutionResult): void {
+  deliver(payloadJson: string): void {
     if (this.cancelled || this.finished) return;
-    if (this.buffer.length >= this.shared.maxQueuedEvents) {
+    if (this.unflushed >= this.shared.maxQueuedEvents) {
       // A slow consumer: its whole connection goes (close 1013), every stream resumes from its cursor.
-      this.shared.log.warn({ field: this.route.field, queued: this.buffer.length }, 'slow subscriber closed');
-      this.pool.closeClient(closeCodes.slowConsumer, `slow consumer: ${this.buffer.length} events queued; reconnect and resume from your last cursors`);
+      this.shared.log.warn({ field: this.route.field, queued: this.unflushed }, 'slow subscriber closed');
+      this.pool.closeClient(closeCodes.slowConsumer, `slow consumer: ${this.unflushed} events queued; reconnect and resume from your last cursors`);
       void this.return();
       return;
     }
-    this.buffer.push(result);
-    this.notify();
+    this.unflushed += 1;
+    // graphql-ws's `next` message, byte for byte as its server would stringify it.
+    this.client.socket.send(`{"id":${JSON.stringify(this.client.id)},"type":"next","payload":${payloadJson}}`, this.flushed);
   }
 
-  /** Ends the subscription once: buffered events are still delivered, then `failure` (if any). */
+  /** The socket took one written event (or failed to: a closing socket is not a slow one). */
+  private readonly flushed = (): void => {
+    this.unflushed -= 1;
+  };
+
+  /** Ends the subscription once: after the events already written, `failure` (if any) or `complete`. */
   end(failure?: Error): void {
     if (this.finished) return;
     this.finished = true;

@@ -144,6 +144,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     apollo,
     log,
     authenticate: async (req) => (await authenticate(req.headers.authorization)).caller,
+    // Subgraph fetches take the caller from the context; nothing in the gateway reads `currentCaller`.
+    callerContext: false,
     context: async (_req, caller) => ({ caller }),
     routes: { ...graphiql, '/health': healthRoute('gateway') },
     websocket: (wss) => {

@@ -2,7 +2,7 @@ import type { Supergraph } from '@apollo/federation-internals';
 import type { GraphQLDataSource } from '@apollo/gateway';
 import { closeCodes, type Caller } from '@keelson/schema';
 import { armor, subscriptionGauge, type AssertionKey, type Logger, type RequestLimits } from '@keelson/service';
-import { GraphQLError, specifiedRules, type GraphQLFormattedError, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { GraphQLError, specifiedRules, type ExecutionResult, type GraphQLFormattedError, type GraphQLSchema, type ValidationRule } from 'graphql';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import type { WebSocket, WebSocketServer } from 'ws';
 import { credentialKey, type AcceptedCredential, type CredentialCheck } from './auth/credentials';
@@ -91,6 +91,18 @@ export function useSubscriptionRouter(wss: WebSocketServer, options: Subscriptio
   const rules: ValidationRule[] = [...specifiedRules, ...armor(limits).validationRules];
   const maxSubscriptions = options.maxSubscriptionsPerSocket ?? 100;
   const maxConnections = options.maxConnectionsPerCredential ?? 50;
+  const format = (error: GraphQLError): GraphQLFormattedError[] => {
+    const original = error.originalError;
+    if (original instanceof UpstreamErrors) return original.errors.map((e) => formatError(e, e));
+    const source = original instanceof GraphQLError ? original : error;
+    return [formatError(source.toJSON(), source)];
+  };
+  /** A completed event's `next` payload, errors formatted (masked) for clients. */
+  const serializeEvent = (result: ExecutionResult): string =>
+    JSON.stringify({
+      ...(result.data !== undefined ? { data: result.data } : {}),
+      ...(result.errors?.length ? { errors: result.errors.flatMap(format) } : {}),
+    });
   /** Everything planning reads from the supergraph; swapped whole by `reload`. */
   const prepare = (graph: RouterGraph) => ({
     schema: graph.apiSchema,
@@ -100,6 +112,7 @@ export function useSubscriptionRouter(wss: WebSocketServer, options: Subscriptio
       apiSchema: graph.supergraph.apiSchema(),
       dataSources: graph.dataSources,
       maxQueuedEvents: options.maxQueuedEvents ?? 1000,
+      serializeEvent,
       log,
       feeds: new Map(),
     } satisfies Shared,
@@ -137,12 +150,6 @@ export function useSubscriptionRouter(wss: WebSocketServer, options: Subscriptio
     return pool;
   };
 
-  const format = (error: GraphQLError): GraphQLFormattedError[] => {
-    const original = error.originalError;
-    if (original instanceof UpstreamErrors) return original.errors.map((e) => formatError(e, e));
-    const source = original instanceof GraphQLError ? original : error;
-    return [formatError(source.toJSON(), source)];
-  };
 
   wss.options.maxPayload = Math.min(MAX_MESSAGE_BYTES, limits.maxBodyBytes);
   const gauge = subscriptionGauge('gateway');
@@ -180,14 +187,14 @@ export function useSubscriptionRouter(wss: WebSocketServer, options: Subscriptio
         }
         return true;
       },
-      onSubscribe: (ctx, _id, payload) => {
+      onSubscribe: (ctx, id, payload) => {
         try {
           if (Object.keys(ctx.subscriptions).length > maxSubscriptions) {
             return [gatewayError('BAD_REQUEST', `too many subscriptions on this socket: at most ${maxSubscriptions}; complete one or open another connection`)];
           }
           const route = current.planner.plan(payload, ctx.extra.caller!);
           if (Array.isArray(route)) return route;
-          const routeContext: RouteContext = { route, pool: poolOf(ctx), shared: current.shared };
+          const routeContext: RouteContext = { route, pool: poolOf(ctx), shared: current.shared, client: { socket: ctx.extra.socket, id } };
           return {
             schema: current.schema,
             document: route.document,
@@ -200,18 +207,14 @@ export function useSubscriptionRouter(wss: WebSocketServer, options: Subscriptio
         }
       },
       subscribe: (args) => {
-        const { route, pool, shared } = args.contextValue as RouteContext;
-        return new RoutedSubscription(route, pool, shared);
+        const { route, pool, shared, client } = args.contextValue as RouteContext;
+        return new RoutedSubscription(route, pool, shared, client);
       },
       onOperation: (ctx, id, _payload, args, result) => {
         gauge.opened(ctx, id, args, result);
         return undefined;
       },
       onComplete: (ctx, id) => gauge.closed(ctx, id),
-      onNext: (_ctx, _id, _payload, _args, result) => ({
-        ...(result.data !== undefined ? { data: result.data } : {}),
-        ...(result.errors?.length ? { errors: result.errors.flatMap(format) } : {}),
-      }),
       onError: (_ctx, _id, _payload, errors) => errors.flatMap(format),
       onClose: (ctx) => {
         pools.get(ctx)?.close();

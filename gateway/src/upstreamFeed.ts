@@ -8,9 +8,9 @@ import { gatewayError } from './errors';
 import type { SubgraphEndpoint } from './subgraphEndpoints';
 import { describeClose, UpstreamErrors, type UpstreamLink, type UpstreamPool } from './upstreamPool';
 
-// One upstream subscription, completed once per event and handed to every identical downstream
-// subscription of one caller: 1,000 clients of one stream cost the subgraph one tail and the gateway
-// one completion per event, not 1,000.
+// One upstream subscription, completed and serialized once per event and handed to every identical
+// downstream subscription of one caller: 1,000 clients of one stream cost the subgraph one tail and
+// the gateway one completion and one JSON serialization per event, not 1,000.
 
 /** One accepted subscription: what to send upstream and how to complete each event. */
 export interface Route {
@@ -36,6 +36,8 @@ export interface Shared {
   apiSchema: Schema;
   dataSources: Readonly<Record<string, GraphQLDataSource>>;
   maxQueuedEvents: number;
+  /** The `payload` of a graphql-ws `next` message for a completed event, as JSON (errors formatted for clients). */
+  serializeEvent(result: ExecutionResult): string;
   log: Logger;
   /** Feeds still open to new members, by `feedKey`. */
   feeds: Map<string, UpstreamFeed>;
@@ -43,7 +45,8 @@ export interface Shared {
 
 /** What a feed hands its members: each completed event, in upstream order, then the end. */
 export interface FeedMember {
-  deliver(result: ExecutionResult): void;
+  /** One completed event: the JSON of its `next` payload, the same string for every member. */
+  deliver(payloadJson: string): void;
   /** The upstream completed (no failure) or failed. Called once; nothing is delivered after. */
   end(failure?: Error): void;
 }
@@ -135,8 +138,8 @@ export class UpstreamFeed {
         next: (event) => {
           this.seal();
           this.enqueue(async () => {
-            const result = await this.complete(event as FormattedExecutionResult);
-            for (const member of [...this.members]) member.deliver(result);
+            const payloadJson = shared.serializeEvent(await this.complete(event as FormattedExecutionResult));
+            for (const member of [...this.members]) member.deliver(payloadJson);
           });
         },
         error: (err) => this.enqueue(() => this.finish(this.upstreamFailure(err, link))),

@@ -181,6 +181,16 @@ describe('the gateway over HTTP', () => {
     expect(executions.slowCount).toBe(before + 3);
   });
 
+  it('checks scopes per caller on every request of a query text, whoever sent it first', async () => {
+    const query = '{ products { id } }';
+    const refused = () => post(gateway.url, { query }, { authorization: bearers.reader });
+    const admitted = () => post(gateway.url, { query });
+    const answers = [await refused(), await admitted(), await admitted(), await refused()];
+    expect(answers.map((r) => r.status)).toEqual([403, 200, 200, 403]);
+    expect(answers[2]!.body.data).toEqual({ products: [{ id: 'p1' }, { id: 'p2' }] });
+    expect(answers[3]!.body.errors?.[0]?.extensions).toMatchObject({ code: 'FORBIDDEN' });
+  });
+
   it('answers the health probe', async () => {
     const res = await fetch(new URL('/health', gateway.url));
 

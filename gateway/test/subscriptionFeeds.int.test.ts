@@ -124,4 +124,39 @@ describe('identical subscriptions of one caller', () => {
     expect(await other.waitFor(1)).toEqual([{ data: { reviewAdded: { id: 'r2', body: 'review 2' } } }]);
     expect(subgraphs.reviewsSockets()).toBe(2);
   });
+  it('never hand one frame to subscriptions of other selections, variables or scopes', async () => {
+    const c = client();
+    const plain = subscribe(c, REVIEW_ADDED);
+    const plainChannel = await nextChannel();
+    const withProduct = subscribe(c, REVIEW_ADDED_WITH_PRODUCT);
+    const withProductChannel = await nextChannel();
+    const ofP2 = subscribe(client(), REVIEW_ADDED, { productId: 'p2' });
+    const ofP2Channel = await nextChannel();
+    const readerClient = wsClient(gateway.wsUrl, bearers.reader);
+    clients.push(readerClient);
+    const byReader = subscribe(readerClient, REVIEW_ADDED);
+    await byReader.settled;
+
+    expect(new Set([plainChannel, withProductChannel, ofP2Channel]).size).toBe(3);
+    plainChannel.push(review(1));
+    withProductChannel.push(review(2));
+    ofP2Channel.push(review(3, 'p2'));
+
+    expect(await plain.waitFor(1)).toEqual([{ data: { reviewAdded: { id: 'r1', body: 'review 1' } } }]);
+    expect(await withProduct.waitFor(1)).toEqual([{ data: { reviewAdded: { id: 'r2', body: 'review 2', product: { name: 'Keel', price: 120 } } } }]);
+    expect(await ofP2.waitFor(1)).toEqual([{ data: { reviewAdded: { id: 'r3', body: 'review 3' } } }]);
+    // A sentinel event behind each: had any frame gone to another subscription, it would be there by now.
+    plainChannel.push(review(4));
+    withProductChannel.push(review(5));
+    ofP2Channel.push(review(6, 'p2'));
+    await Promise.all([plain.waitFor(2), withProduct.waitFor(2), ofP2.waitFor(2)]);
+    expect([plain, withProduct, ofP2].map((r) => r.events.map((e) => (e.data as { reviewAdded: { id: string } }).reviewAdded.id))).toEqual([
+      ['r1', 'r4'],
+      ['r2', 'r5'],
+      ['r3', 'r6'],
+    ]);
+    // Another caller without the scope is refused before anything is shared with it.
+    expect(byReader.events).toEqual([]);
+    expect(JSON.stringify(byReader.errors)).toContain('FORBIDDEN');
+  });
 });

@@ -47,6 +47,13 @@ export interface ServeOptions<TContext extends BaseContext> {
   path?: string;
   /** @default 1 MiB */
   maxBodyBytes?: number;
+  /**
+   * Runs each request inside `runAsCaller`, so code it reaches finds the caller with `currentCaller`.
+   * A process whose code takes the caller from the GraphQL context alone (the gateway) turns it off:
+   * the async context it needs costs a hook on every promise of the process.
+   * @default true
+   */
+  callerContext?: boolean;
   log: Logger;
 }
 
@@ -199,12 +206,12 @@ export async function serveGraphQL<TContext extends BaseContext>(opts: ServeOpti
         body = raw;
       }
     }
-    const response = await runAsCaller(caller, () =>
+    const execute = () =>
       opts.apollo.executeHTTPGraphQLRequest({
         httpGraphQLRequest: { method: req.method ?? 'GET', headers: headerMap(req), search: url.search, body },
         context: () => opts.context(req, caller),
-      }),
-    );
+      });
+    const response = await (opts.callerContext === false ? execute() : runAsCaller(caller, execute));
     for (const [key, value] of response.headers) res.setHeader(key, value);
     res.statusCode = response.status ?? 200;
     if (response.body.kind === 'complete') {

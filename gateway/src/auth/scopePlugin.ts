@@ -1,6 +1,6 @@
 import type { ApolloServerPlugin } from '@apollo/server';
 import type { Caller } from '@keelson/schema';
-import type { GraphQLSchema } from 'graphql';
+import type { GraphQLSchema, OperationDefinitionNode } from 'graphql';
 import { checkScopes, type ScopeMap } from './scopeRequirements';
 
 /** What every gateway request carries: the authenticated caller. */
@@ -13,19 +13,38 @@ export interface GatewayContext {
  * resolved and before the gateway plans it: an unmet requirement is FORBIDDEN (403) naming the
  * field and the scope it needs, and nothing reaches a subgraph. `current` names the supergraph in
  * force (a reload replaces it).
+ *
+ * The answer depends on the operation and the caller's scopes alone, and Apollo Server hands every
+ * request of one query text the same parsed document: a positive answer is kept per operation and
+ * scope set (until the supergraph changes), so a repeated query is not walked again. A refusal is
+ * never kept (its message names the caller).
  */
 export function scopePlugin(current: () => { schema: GraphQLSchema; map: ScopeMap }): ApolloServerPlugin<GatewayContext> {
+  /** Scope sets (joined) found to allow an operation, on the graph `allowedOn`. */
+  let allowed = new WeakMap<OperationDefinitionNode, Set<string>>();
+  let allowedOn: GraphQLSchema | undefined;
+  const hooks: Awaited<ReturnType<NonNullable<ApolloServerPlugin<GatewayContext>['requestDidStart']>>> = {
+    async didResolveOperation({ document, operation, contextValue }) {
+      // Apollo Server resolves the operation before this hook; without one it already failed.
+      if (!operation) return;
+      const { schema, map } = current();
+      if (allowedOn !== schema) {
+        allowed = new WeakMap();
+        allowedOn = schema;
+      }
+      const { caller } = contextValue;
+      const scopes = caller.scopes.join(' ');
+      let known = allowed.get(operation);
+      if (known?.has(scopes)) return;
+      const denied = checkScopes(schema, map, document, operation, caller);
+      if (denied) throw denied;
+      if (!known) allowed.set(operation, (known = new Set()));
+      known.add(scopes);
+    },
+  };
   return {
     async requestDidStart() {
-      return {
-        async didResolveOperation({ document, operation, contextValue }) {
-          // Apollo Server resolves the operation before this hook; without one it already failed.
-          if (!operation) return;
-          const { schema, map } = current();
-          const denied = checkScopes(schema, map, document, operation, contextValue.caller);
-          if (denied) throw denied;
-        },
-      };
+      return hooks;
     },
   };
 }
