@@ -36,7 +36,7 @@ export class RoutedSubscription implements AsyncIterableIterator<ExecutionResult
   /** Events written to the socket and not yet flushed to it (a slow reader's backlog). */
   private unflushed = 0;
   private failure: Error | undefined;
-  /** Nothing more will be buffered: the upstream completed or failed. */
+  /** Nothing more will be written: the upstream completed or failed. */
   private finished = false;
   /** The consumer left (`return()`): nothing more will be delivered. */
   private cancelled = false;
