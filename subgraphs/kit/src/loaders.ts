@@ -6,14 +6,38 @@ import DataLoader from 'dataloader';
  */
 export class RequestLoaders {
   private readonly loaders = new Map<string, DataLoader<unknown, unknown>>();
+  private readonly sets = new Map<unknown, unknown>();
+  private readonly memos = new Map<string, unknown>();
 
-  get<K, V>(name: string, batch: DataLoader.BatchLoadFn<K, V>, options?: DataLoader.Options<K, V>): DataLoader<K, V> {
-    let loader = this.loaders.get(name) as DataLoader<K, V> | undefined;
+  get<K, V, C = K>(name: string, batch: DataLoader.BatchLoadFn<K, V>, options?: DataLoader.Options<K, V, C>): DataLoader<K, V, C> {
+    let loader = this.loaders.get(name) as DataLoader<K, V, C> | undefined;
     if (!loader) {
-      loader = new DataLoader<K, V>(batch, options);
+      loader = new DataLoader<K, V, C>(batch, options);
       this.loaders.set(name, loader as DataLoader<unknown, unknown>);
     }
     return loader;
+  }
+
+  /**
+   * `make(ctx)` once per request: a subgraph's set of loaders, built on its first use instead of at
+   * every field of every item a list resolves. `make` is the set's identity.
+   */
+  setOf<C, T>(make: (ctx: C) => T, ctx: C): T {
+    if (this.sets.has(make)) return this.sets.get(make) as T;
+    const set = make(ctx);
+    this.sets.set(make, set);
+    return set;
+  }
+
+  /**
+   * `compute()` once per request per `key` (what every item of a list repeats, such as parsing the
+   * same field arguments). A throw is not kept: the next call computes (and throws) again.
+   */
+  memo<V>(key: string, compute: () => V): V {
+    if (this.memos.has(key)) return this.memos.get(key) as V;
+    const value = compute();
+    this.memos.set(key, value);
+    return value;
   }
 }
 

@@ -25,6 +25,10 @@ export interface ProjectsContext extends SubgraphContext {
 
 /** The per-request loaders of this subgraph; every field and reference resolver goes through them. */
 export function projectsLoaders(ctx: ProjectsContext) {
+  return ctx.loaders.setOf(makeProjectsLoaders, ctx);
+}
+
+function makeProjectsLoaders(ctx: ProjectsContext) {
   const { loaders, services } = ctx;
   return {
     project: loaders.get<string, Project | null>('project', async (ids) =>

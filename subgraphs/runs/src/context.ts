@@ -29,15 +29,22 @@ async function pagedEvents<P>(events: EventLog, stream: string, keys: readonly s
   return out;
 }
 
-/** Owner page requests (`Project.runs`, `Rib.runs`), serialized for DataLoader's cache. */
+/** Owner page requests (`Project.runs`, `Rib.runs`). */
 export interface OwnerPage {
   owner: string;
   status: RunStatus | null;
   args: PageArgs;
 }
 
+/** DataLoader's cache key of an owner page; the owner (any text) last, after the fixed-format parts. */
+const ownerPageKey = (p: OwnerPage) => `${p.status ?? ''}\u0000${p.args.first}\u0000${p.args.after ?? ''}\u0000${p.owner}`;
+
 /** The per-request loaders of this subgraph; every field and reference resolver goes through them. */
 export function runsLoaders(ctx: RunsContext) {
+  return ctx.loaders.setOf(makeRunsLoaders, ctx);
+}
+
+function makeRunsLoaders(ctx: RunsContext) {
   const { loaders, services } = ctx;
   return {
     run: loaders.get<string, Run | null>('run', async (ids) => byKeys(ids, await services.runs.byIds(ids), (r) => r.id)),
@@ -50,8 +57,7 @@ export function runsLoaders(ctx: RunsContext) {
     runEvents: loaders.get<string, EventEnvelope<RunEventPayload>[]>('runEvents', (keys) => pagedEvents(services.events, streams.runs, keys)),
     /** Keys from `pageKey`; each value holds up to first + 1 frames. */
     opFrames: loaders.get<string, EventEnvelope<OpFramePayload>[]>('opFrames', (keys) => pagedEvents(services.events, streams.ops, keys)),
-    /** Keys are JSON of {@link OwnerPage}. */
-    runsOfOwner: loaders.get<string, RunPage>('runsOfOwner', (keys) => services.runs.pagesFor(keys.map((k) => JSON.parse(k) as OwnerPage))),
+    runsOfOwner: loaders.get<OwnerPage, RunPage, string>('runsOfOwner', (pages) => services.runs.pagesFor(pages), { cacheKeyFn: ownerPageKey }),
     /** Key: a project id, or '' for the global scope. */
     catalog: loaders.get<string, Catalog>('catalog', (keys) => Promise.all(keys.map((k) => services.catalog.forProject(k || null)))),
   };

@@ -164,6 +164,15 @@ describe('the runs subgraph', () => {
       { reps: [{ __typename: 'Project', id: projectIds[0] }], after: (_entities[0] as { runs: { pageInfo: { endCursor: string } } }).runs.pageInfo.endCursor },
     );
     expect(next._entities[0]!.runs).toEqual({ edges: [{ node: { id: made[projectIds[0]!]![0] } }], pageInfo: { hasNextPage: false } });
+
+    // Arguments are checked for every entity (parsed once per request, a refusal each time).
+    const bad = await gql(runs.url, 'query ($reps: [_Any!]!) { _entities(representations: $reps) { ... on Project { runs(first: 501) { edges { node { id } } } } } }', {
+      reps: projectIds.slice(0, 2).map((id) => ({ __typename: 'Project', id })),
+    });
+    expect(bad.errors?.map((e) => [e.path, e.extensions?.code])).toEqual([
+      [['_entities', 0, 'runs'], 'BAD_USER_INPUT'],
+      [['_entities', 1, 'runs'], 'BAD_USER_INPUT'],
+    ]);
   });
 
   describe("a project's own workflows and its trust", () => {

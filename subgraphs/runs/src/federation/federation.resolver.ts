@@ -1,13 +1,17 @@
-import { parseInput } from '@keelson/kit';
+import { parseInput, pageArgsSchema, type PageArgs } from '@keelson/kit';
 import type { RunStatus } from '@keelson/schema';
 import { Arg, Ctx, FieldResolver, Int, Resolver, Root } from 'type-graphql';
 import { toWorkflowDefinition, WorkflowDefinitionType } from '../catalog/workflowDefinition.type';
-import { pageArgsSchema } from '@keelson/kit';
 import { runsLoaders, type OwnerPage, type RunsContext } from '../context';
 import { RunStatusEnum } from '../run/run.enums';
 import { RunConnection } from '../run/run.types';
 import { Project } from './project.type';
 import { Rib } from './rib.type';
+
+/** The page arguments, parsed once per request: every entity of an `_entities` fetch repeats them. */
+function pageArgs(ctx: RunsContext, first: number | null | undefined, after: string | null | undefined): PageArgs {
+  return ctx.loaders.memo(`pageArgs${JSON.stringify([first, after])}`, () => parseInput(pageArgsSchema, { first, after }));
+}
 
 @Resolver(() => Project)
 export class ProjectRunsResolver {
@@ -19,8 +23,8 @@ export class ProjectRunsResolver {
     @Arg('first', () => Int, { nullable: true }) first?: number | null,
     @Arg('after', () => String, { nullable: true }) after?: string | null,
   ): Promise<RunConnection> {
-    const page: OwnerPage = { owner: `project:${project.id}`, status: status ?? null, args: parseInput(pageArgsSchema, { first, after }) };
-    return runsLoaders(ctx).runsOfOwner.load(JSON.stringify(page));
+    const page: OwnerPage = { owner: `project:${project.id}`, status: status ?? null, args: pageArgs(ctx, first, after) };
+    return runsLoaders(ctx).runsOfOwner.load(page);
   }
 }
 
@@ -38,7 +42,7 @@ export class RibRunsResolver {
     @Arg('first', () => Int, { nullable: true }) first?: number | null,
     @Arg('after', () => String, { nullable: true }) after?: string | null,
   ): Promise<RunConnection> {
-    const page: OwnerPage = { owner: `rib:${rib.id}`, status: null, args: parseInput(pageArgsSchema, { first, after }) };
-    return runsLoaders(ctx).runsOfOwner.load(JSON.stringify(page));
+    const page: OwnerPage = { owner: `rib:${rib.id}`, status: null, args: pageArgs(ctx, first, after) };
+    return runsLoaders(ctx).runsOfOwner.load(page);
   }
 }
