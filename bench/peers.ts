@@ -7,7 +7,7 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { supergraphForPlanning, supergraphPath } from '@keelson/gateway';
-import { freePort, serviceIdentity } from '@keelson/service';
+import { freePort, heapFlags, serviceIdentity } from '@keelson/service';
 import type { RunningMesh } from '@keelson/stack';
 import { benchRounds, runBench, startBenchStack, stderrProgress, type Teardown } from './benchStack';
 import { startLoadClient, type LoadClient } from './loadClient';
@@ -66,7 +66,7 @@ const progress = stderrProgress('bench:peers');
 function spawnService(teardown: Teardown, name: string, script: string, env: NodeJS.ProcessEnv): ChildProcess {
   // KEELSON_BENCH_CPU_PROF=<dir>: each gateway writes a V8 CPU profile there when it stops (SIGTERM).
   const profile = process.env.KEELSON_BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.KEELSON_BENCH_CPU_PROF}`, `--cpu-prof-name=${name.replace(/\W+/g, '-')}.cpuprofile`] : [];
-  const child = spawn(process.execPath, [...profile, '-r', './scripts/register.js', script], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [...heapFlags(), ...profile, '-r', './scripts/register.js', script], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4_000)));
   let stopping = false;

@@ -8,7 +8,7 @@ import { spawn, execSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '@keelson/service';
+import { freePort, heapFlags } from '@keelson/service';
 import { findTemporalCli } from '@keelson/temporal';
 import { serviceIdentity, loadAssertionKey } from '@keelson/service';
 import { createTestDatabase } from '../test/support/db';
@@ -26,7 +26,7 @@ async function main() {
   const cli = (await findTemporalCli())!;
   const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${join(cli, '..')}:${process.env.PATH}`, DATABASE_URL: db.url, KEELSON_HOME: join(dir, 'home'), KEELSON_WORKSPACE: join(dir, 'ws'), GIT_CONFIG_GLOBAL: join(dir, 'gitconfig'), GIT_CONFIG_NOSYSTEM: '1', KEELSON_MEMORY_COMPACTION_INTERVAL_MS: '0', KEELSON_LOG_LEVEL: 'warn', ...ports };
   delete env.TEMPORAL_ADDRESS;
-  const child = spawn(process.execPath, ['-r', './scripts/register.js', 'apps/mesh/main.ts'], { cwd: root, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...heapFlags(), '-r', './scripts/register.js', 'apps/mesh/main.ts'], { cwd: root, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out += c));
   child.stderr!.on('data', (c: Buffer) => (out += c));
@@ -59,7 +59,7 @@ async function main() {
   }
   // A standalone gateway process over the same subgraphs.
   const sport = await freePort();
-  const standalone = spawn(process.execPath, ['-r', './scripts/register.js', 'apps/gateway/main.ts'], { cwd: root, env: { ...env, KEELSON_GATEWAY_PORT: String(sport) }, stdio: 'ignore' });
+  const standalone = spawn(process.execPath, [...heapFlags(), '-r', './scripts/register.js', 'apps/gateway/main.ts'], { cwd: root, env: { ...env, KEELSON_GATEWAY_PORT: String(sport) }, stdio: 'ignore' });
   const sUrl = `http://127.0.0.1:${sport}/graphql`;
   for (;;) { try { if ((await fetch(`http://127.0.0.1:${sport}/health`)).ok) break; } catch {} await new Promise((r) => setTimeout(r, 200)); }
   const direct = `http://127.0.0.1:${ports.KEELSON_PROJECTS_PORT}/graphql`;

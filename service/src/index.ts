@@ -24,3 +24,4 @@ export { metricsRegistry, metricsPlugin, metricsRoute, operationLabel, subscript
 export type { LagSample } from './telemetry/metrics';
 export { serverSpan, tracingPlugin } from './telemetry/httpSpans';
 export { freePort, portIsFree } from './freePort';
+export { heapFlags } from './heapFlags';

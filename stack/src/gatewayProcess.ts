@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { freePort } from '@keelson/service';
+import { freePort, heapFlags } from '@keelson/service';
 
 const root = join(__dirname, '..', '..');
 
@@ -41,7 +41,7 @@ export interface GatewayProcessOptions {
 export async function startGatewayProcess(options: GatewayProcessOptions): Promise<GatewayProcess> {
   const port = options.port || (await freePort());
   const urls = Object.fromEntries(Object.entries(options.subgraphUrls).map(([name, url]) => [`KEELSON_${name.toUpperCase()}_URL`, url]));
-  const child = spawn(process.execPath, ['-r', './scripts/register.js', 'apps/gateway/main.ts'], {
+  const child = spawn(process.execPath, [...heapFlags(), '-r', './scripts/register.js', 'apps/gateway/main.ts'], {
     cwd: root,
     env: { ...options.env, ...urls, KEELSON_HOST: options.host, KEELSON_GATEWAY_PORT: String(port) },
     stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
