@@ -27,7 +27,7 @@ nodes:
     type: bash
     bash: |
       touch "$ARTIFACTS_DIR/plan.started"
-      for i in $(seq 300); do [ -f "$ARTIFACTS_DIR/lint.started" ] && break; sleep 0.05; done
+      for i in $(seq 1200); do [ -f "$ARTIFACTS_DIR/lint.started" ] && break; sleep 0.05; done
       test -f "$ARTIFACTS_DIR/lint.started"
       printf '# Plan for %s\\nship it\\n' "$KEELSON_INPUT_TOPIC" > "$ARTIFACTS_DIR/plan.md"
       echo planned
@@ -35,7 +35,7 @@ nodes:
     type: bash
     bash: |
       touch "$ARTIFACTS_DIR/lint.started"
-      for i in $(seq 300); do [ -f "$ARTIFACTS_DIR/plan.started" ] && break; sleep 0.05; done
+      for i in $(seq 1200); do [ -f "$ARTIFACTS_DIR/plan.started" ] && break; sleep 0.05; done
       test -f "$ARTIFACTS_DIR/plan.started" && echo linted
   - id: gate
     type: approval

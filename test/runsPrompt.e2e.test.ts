@@ -23,13 +23,13 @@ nodes:
     type: bash
     bash: |
       touch "$ARTIFACTS_DIR/plan.started"
-      for i in $(seq 300); do [ -f "$ARTIFACTS_DIR/lint.started" ] && break; sleep 0.05; done
+      for i in $(seq 1200); do [ -f "$ARTIFACTS_DIR/lint.started" ] && break; sleep 0.05; done
       test -f "$ARTIFACTS_DIR/lint.started" && echo planned
   - id: lint
     type: bash
     bash: |
       touch "$ARTIFACTS_DIR/lint.started"
-      for i in $(seq 300); do [ -f "$ARTIFACTS_DIR/plan.started" ] && break; sleep 0.05; done
+      for i in $(seq 1200); do [ -f "$ARTIFACTS_DIR/plan.started" ] && break; sleep 0.05; done
       test -f "$ARTIFACTS_DIR/plan.started" && echo linted
   - id: record
     type: prompt
