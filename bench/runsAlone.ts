@@ -12,13 +12,13 @@ import { bundledWorkflowsDir, openRunsDomain, type RunsExecutor } from '@keelson
 import { ASSERTION_HEADER, scopes } from '@keelson/schema';
 import { serviceIdentity, silentLogger, testSecurity } from '@keelson/service';
 import { buildRunsSchema } from '@keelson/subgraph-runs';
-import { runBench, type Progress, type Teardown } from './benchStack';
+import { benchRounds, runBench, stderrProgress, type Teardown } from './benchStack';
 import { createTestDatabase } from '../test/support/db';
 import { startLoadClient } from './loadClient';
 
 /** bench:peers' seed, and how long each workload is measured (20 connections, closed loop). */
 const seed = { projects: 30, runsPerProject: 6, nodesPerRun: 3 };
-const timing = { rounds: Number(process.env.KEELSON_BENCH_ROUNDS ?? 3), cellMs: Number(process.env.KEELSON_BENCH_CELL_MS ?? 3_000), connections: 20 };
+const timing = { ...benchRounds({ rounds: 3, cellMs: 3_000 }), connections: 20 };
 
 // The runs subgraph's fetch in our gateway's query plan for bench/peers.ts' FEDERATED and DEEP (the same
 // selection as `@apollo/query-planner` plans over the checked-in supergraph), in its wire form.
@@ -27,8 +27,7 @@ const WORKLOADS = {
   deep: 'query Deep__runs__1($representations:[_Any!]!$f:Int$a:String){_entities(representations:$representations){...on Project{runs(first:$f after:$a){edges{node{id status nodes{id status}project{__typename id}}}}}}}',
 };
 
-const started = performance.now();
-const progress: Progress = (line) => process.stderr.write(`[bench:runs ${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s] ${line}\n`);
+const progress = stderrProgress('bench:runs');
 const noExecutor = new Proxy({}, { get: () => () => Promise.reject(new Error('bench/runsAlone.ts has no executor: it only reads')) }) as RunsExecutor;
 
 async function main(teardown: Teardown): Promise<string> {
