@@ -5,13 +5,12 @@
 // runs it), every receiver in a worker thread. Progress to stderr, the report to stdout.
 import { randomUUID } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
-import { performance } from 'node:perf_hooks';
 import { createDataSource, EventLog, EventNotifier } from '@keelson/platform';
 import { streams } from '@keelson/schema';
 import { serviceIdentity, silentLogger } from '@keelson/service';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
-import { runBench, startBenchStack, type Progress, type Teardown } from './benchStack';
+import { runBench, startBenchStack, stderrProgress, type Teardown } from './benchStack';
 import { now, startReceivers, type Receivers } from './receivers';
 import { fixed, percentile, table, times } from './report';
 
@@ -25,8 +24,7 @@ const OPEN_PARALLEL = 10;
 const HOP_CHANNEL = 'keelson_bench_hop';
 const SUBSCRIPTION = 'subscription Bench($after: String) { projectEvents(after: $after) { cursor type lockId } }';
 
-const started = performance.now();
-const progress: Progress = (line) => process.stderr.write(`[bench:streams ${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s] ${line}\n`);
+const progress = stderrProgress('bench:streams');
 
 /**
  * The writer: a connection of the bench's own appending to the `projects` stream through the mesh's

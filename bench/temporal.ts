@@ -8,10 +8,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { RunStore } from '@keelson/runs';
 import { connectClient, respondUpdate, runWorkflowId, startRunWorkflow } from '@keelson/temporal';
-import { runBench, startBenchStack, type Progress, type Teardown } from './benchStack';
+import { runBench, startBenchStack, stderrProgress, type Teardown } from './benchStack';
 import { now, startReceivers, type Receivers } from './receivers';
 import { fixed, percentile, table, times } from './report';
 
@@ -29,8 +28,7 @@ nodes:
 `;
 const EVENTS = 'subscription BenchRuns($after: String) { runEvents(after: $after) { cursor type runId pauseId } }';
 
-const started = performance.now();
-const progress: Progress = (line) => process.stderr.write(`[bench:temporal ${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s] ${line}\n`);
+const progress = stderrProgress('bench:temporal');
 
 type Samples = Record<'meshStartResponse' | 'meshFirstEvent' | 'bareStart' | 'bareFirstEvent' | 'meshRespond' | 'rawUpdate', number[]>;
 

@@ -50,6 +50,10 @@ function parsePageKey(key: string): PageRequest {
 
 /** The per-request loaders of this subgraph; every field and reference resolver goes through them. */
 export function memoryLoaders(ctx: MemoryContext) {
+  return ctx.loaders.setOf(makeMemoryLoaders, ctx);
+}
+
+function makeMemoryLoaders(ctx: MemoryContext) {
   const { loaders, services } = ctx;
   return {
     conversation: loaders.get<string, Conversation | null>('conversation', async (ids) =>

@@ -38,6 +38,10 @@ function parseVersionRef(ref: string): { key: string; version: number } {
 
 /** The per-request loaders; every Rib field and snapshot read goes through them. */
 export function ribsLoaders(ctx: RibsContext) {
+  return ctx.loaders.setOf(makeRibsLoaders, ctx);
+}
+
+function makeRibsLoaders(ctx: RibsContext) {
   const { loaders, services } = ctx;
   return {
     /** A rib's manifest entry, re-validated and auth-probed once per request. */

@@ -23,6 +23,10 @@ export interface SessionsContext extends SubgraphContext {
 
 /** The per-request loaders of this subgraph; every field and reference resolver goes through them. */
 export function sessionsLoaders(ctx: SessionsContext) {
+  return ctx.loaders.setOf(makeSessionsLoaders, ctx);
+}
+
+function makeSessionsLoaders(ctx: SessionsContext) {
   const { loaders, services } = ctx;
   const { plane } = services;
   return {
