@@ -29,7 +29,10 @@ export interface OpLaunchRequest {
 }
 
 /** A start: done, or why not (`alreadyRunning`: the workflow id still runs). */
-export type LaunchOutcome = { ok: true } | { ok: false; alreadyRunning: boolean; message: string };
+export type LaunchOutcome =
+  /** `executionId`: the executor's id of the execution it started (Temporal's run id). */
+  | { ok: true; executionId: string }
+  | { ok: false; alreadyRunning: boolean; message: string };
 
 /** A gate answer sent to a run's workflow. */
 export type GateOutcome =

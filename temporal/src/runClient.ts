@@ -1,4 +1,4 @@
-import type { Client, Workflow, WorkflowHandle, WorkflowStartOptions } from '@temporalio/client';
+import type { Client, Workflow, WorkflowHandleWithFirstExecutionRunId, WorkflowStartOptions } from '@temporalio/client';
 import { workflowKinds, workflowTypes } from '@keelson/schema';
 import { keelsonSearchAttributes } from './searchAttributeKeys';
 import type { dagRun, DagRunInput, durableOp, DurableOpInput } from './workflows';
@@ -32,7 +32,7 @@ export interface StartRunOptions {
  * `KeelsonProject` and `KeelsonRib`, with the title in its memo. A resumed run reuses its workflow id
  * (the previous execution is closed).
  */
-export function startRunWorkflow(client: Client, opts: StartRunOptions): Promise<WorkflowHandle<typeof dagRun>> {
+export function startRunWorkflow(client: Client, opts: StartRunOptions): Promise<WorkflowHandleWithFirstExecutionRunId<typeof dagRun>> {
   return client.workflow.start<typeof dagRun>(workflowTypes.dagRun, {
     taskQueue: opts.taskQueue,
     workflowId: opts.workflowId,
@@ -64,7 +64,7 @@ export function startOpExecution<W extends Workflow>(
   client: Client,
   workflowType: string,
   opts: OpStartOptions<{ kind: string; opId: string }>,
-): Promise<WorkflowHandle<W>> {
+): Promise<WorkflowHandleWithFirstExecutionRunId<W>> {
   const { input } = opts;
   const options = {
     taskQueue: opts.taskQueue,
@@ -78,6 +78,6 @@ export function startOpExecution<W extends Workflow>(
 }
 
 /** Starts an op as `durableOp`. */
-export function startOpWorkflow(client: Client, opts: StartOpOptions): Promise<WorkflowHandle<typeof durableOp>> {
+export function startOpWorkflow(client: Client, opts: StartOpOptions): Promise<WorkflowHandleWithFirstExecutionRunId<typeof durableOp>> {
   return startOpExecution<typeof durableOp>(client, workflowTypes.durableOp, opts);
 }

@@ -20,10 +20,10 @@ function isDeadline(err: unknown): boolean {
   return code === 4 /* DEADLINE_EXCEEDED */ || /deadline/i.test((err as Error | undefined)?.message ?? '');
 }
 
-async function launched(start: () => Promise<unknown>): Promise<LaunchOutcome> {
+async function launched(start: () => Promise<{ firstExecutionRunId: string }>): Promise<LaunchOutcome> {
   try {
-    await start();
-    return { ok: true };
+    const handle = await start();
+    return { ok: true, executionId: handle.firstExecutionRunId };
   } catch (err) {
     return { ok: false, alreadyRunning: err instanceof WorkflowExecutionAlreadyStartedError, message: (err as Error).message };
   }

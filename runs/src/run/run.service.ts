@@ -272,7 +272,13 @@ export class RunService {
       heartbeatTimeoutMs: settings.heartbeatTimeoutMs,
       ...(settings.maxHistoryEvents ? { maxHistoryEvents: settings.maxHistoryEvents } : {}),
     });
-    if (started.ok) return;
+    if (started.ok) {
+      // RUN_STARTED now rather than at the first activity; if this write fails, that activity writes it.
+      await this.deps.store
+        .openLaunch(run.id, launch, started.executionId)
+        .catch((err: unknown) => this.deps.log.warn({ err, runId: run.id }, 'RUN_STARTED left to the first activity'));
+      return;
+    }
     const message = started.alreadyRunning ? `workflow ${run.temporalWorkflowId} is still running` : started.message;
     await this.deps.store.failToStart(run.id, launch, message);
     throw new MeshError(started.alreadyRunning ? 'CONFLICT' : 'SERVICE_UNAVAILABLE', `run ${run.id} could not start: ${message}`);

@@ -115,6 +115,25 @@ export class RunStore {
   }
 
   /**
+   * Records that the executor accepted launch `launch` of a run as execution `temporalRunId`, with
+   * `RUN_STARTED`, unless the launch is already recorded. Whichever comes first writes it: the start
+   * (right after the executor took it, so subscribers see the run start without waiting for the
+   * first activity) or the launch's first activity (`beginLaunch`, when the start could not).
+   */
+  async openLaunch(runId: string, launch: number, temporalRunId: string): Promise<void> {
+    await this.dataSource.transaction((m) => this.recordLaunch(m, runId, launch, temporalRunId));
+  }
+
+  private async recordLaunch(m: EntityManager, runId: string, launch: number, temporalRunId: string): Promise<void> {
+    const inserted = await rows(
+      m,
+      'INSERT INTO run_launches (run_id, launch, temporal_run_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING launch',
+      [runId, launch, temporalRunId],
+    );
+    if (inserted.length) await this.append(m, 'RUN_STARTED', { runId, launch });
+  }
+
+  /**
    * Opens launch `launch` of a run (once: `RUN_STARTED` is written by the first call only) and returns
    * the run with every node's state, so a resumed launch skips what already completed.
    */
@@ -124,12 +143,7 @@ export class RunStore {
       if (run.launch !== launch) {
         throw new MeshError('CONFLICT', `run ${runId} is at launch ${run.launch}; launch ${launch} is stale`);
       }
-      const inserted = await rows(
-        m,
-        'INSERT INTO run_launches (run_id, launch, temporal_run_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING launch',
-        [runId, launch, temporalRunId],
-      );
-      if (inserted.length) await this.append(m, 'RUN_STARTED', { runId, launch });
+      await this.recordLaunch(m, runId, launch, temporalRunId);
       const nodeRows = await rows<NodeRow>(m, `SELECT ${NODE_COLUMNS} FROM run_nodes WHERE run_id = $1 ORDER BY position`, [runId]);
       const nodes: Record<string, LaunchNodeState> = {};
       for (const r of nodeRows) {

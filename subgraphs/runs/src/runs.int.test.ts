@@ -224,6 +224,27 @@ describe('the runs subgraph', () => {
     });
   });
 
+  it('writes RUN_STARTED with the launch once the executor accepted the start, before any worker ran it, and only once', async () => {
+    // No worker polls this test's task queue: whatever is recorded, the start itself wrote.
+    const run = await runs.services.runs.start({ name: 'demo-refresh', startedByRibId: 'demo' });
+    const handle = temporal.workflow.getHandle(run.temporalWorkflowId);
+    const started = async () =>
+      (await runs.services.dataSource.query(`SELECT payload FROM events WHERE stream = 'runs' AND key = $1 AND type = 'RUN_STARTED'`, [run.id])) as { payload: unknown }[];
+    try {
+      const { runId: executionId } = await handle.describe();
+      expect(await started()).toEqual([{ payload: { runId: run.id, launch: 1 } }]);
+      expect(await runs.services.dataSource.query('SELECT launch, temporal_run_id FROM run_launches WHERE run_id = $1', [run.id])).toEqual([
+        { launch: 1, temporal_run_id: executionId },
+      ]);
+      // The launch's first activity opens the same launch when a worker gets to it: no second event.
+      const opened = await store.beginLaunch(run.id, 1, executionId);
+      expect(opened.run.id).toBe(run.id);
+      expect(await started()).toHaveLength(1);
+    } finally {
+      await handle.terminate('test over');
+    }
+  });
+
   it('stamps a rib-started run with KeelsonRib and its workflow name for operators', async () => {
     const run = await runs.services.runs.start({ name: 'demo-refresh', startedByRibId: 'demo' });
     expect(run).toMatchObject({ workflowName: 'demo-refresh', startedByRibId: 'demo', ribId: 'demo', scope: 'RIB', status: 'RUNNING' });
