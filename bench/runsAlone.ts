@@ -1,16 +1,17 @@
 // `node -r ./scripts/register.js bench/runsAlone.ts`: the runs subgraph alone, sent the `_entities`
 // fetches our gateway sends it for bench:peers' federated and deep varied workloads (same seed: 30
-// projects, 6 runs of 3 nodes each). No gateway, no projects subgraph, no Temporal (no read path
-// reaches the executor). See bench/README.md "The runs subgraph alone".
+// projects, 6 runs of 3 nodes each), served twice over one database — queries compiled by graphql-jit
+// (the default) and executed by graphql-js — measured in alternating rounds. No gateway, no projects
+// subgraph, no Temporal (no read path reaches the executor). See bench/README.md "The runs subgraph alone".
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { startSubgraph } from '@keelson/kit';
+import { startSubgraph, type SubgraphExecution } from '@keelson/kit';
 import { bundledWorkflowsDir, openRunsDomain, type RunsExecutor } from '@keelson/runs';
 import { ASSERTION_HEADER, scopes } from '@keelson/schema';
-import { serviceIdentity, silentLogger, testSecurity } from '@keelson/service';
+import { serviceIdentity, silentLogger, testSecurity, type Served } from '@keelson/service';
 import { buildRunsSchema } from '@keelson/subgraph-runs';
 import { benchRounds, runBench, stderrProgress, type Teardown } from './benchStack';
 import { createTestDatabase } from '../test/support/db';
@@ -18,7 +19,8 @@ import { startLoadClient } from './loadClient';
 
 /** bench:peers' seed, and how long each workload is measured (20 connections, closed loop). */
 const seed = { projects: 30, runsPerProject: 6, nodesPerRun: 3 };
-const timing = { ...benchRounds({ rounds: 3, cellMs: 3_000 }), connections: 20 };
+const timing = { ...benchRounds({ rounds: 4, cellMs: 2_500 }), connections: 20 };
+const EXECUTIONS: SubgraphExecution[] = ['compiled', 'graphql-js'];
 
 // The runs subgraph's fetch in our gateway's query plan for bench/peers.ts' FEDERATED and DEEP (the same
 // selection as `@apollo/query-planner` plans over the checked-in supergraph), in its wire form.
@@ -44,8 +46,12 @@ async function main(teardown: Teardown): Promise<string> {
     log: silentLogger(),
   });
   teardown.push('close the runs domain', () => domain.close());
-  const served = await startSubgraph({ name: 'runs', schema: (await buildRunsSchema()).schema, host: '127.0.0.1', port: 0, security, log: silentLogger(), context: (base) => ({ ...base, services: domain.services }) });
-  teardown.push('stop the runs subgraph', () => served.stop());
+  const { schema } = await buildRunsSchema();
+  const served = {} as Record<SubgraphExecution, Served>;
+  for (const execution of EXECUTIONS) {
+    served[execution] = await startSubgraph({ name: 'runs', schema, host: '127.0.0.1', port: 0, security, log: silentLogger(), execution, context: (base) => ({ ...base, services: domain.services }) });
+    teardown.push(`stop the runs subgraph (${execution})`, () => served[execution].stop());
+  }
 
   const projectIds = Array.from({ length: seed.projects }, () => randomUUID());
   await domain.services.dataSource.query(
@@ -65,34 +71,54 @@ async function main(teardown: Teardown): Promise<string> {
   const load = startLoadClient();
   teardown.push('stop the load worker', () => load.close());
 
+  const post = async (execution: SubgraphExecution, body: string) => {
+    const res = await fetch(served[execution].url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+    return { status: res.status, text: await res.text() };
+  };
   const lines: string[] = [];
   for (const [name, query] of Object.entries(WORKLOADS)) {
     const list = bodies(query);
-    const before = domain.queryCount();
-    const res = await fetch(served.url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: list[5] });
-    const text = await res.text();
-    if (res.status !== 200 || text.includes('"errors"')) throw new Error(`${name}: ${res.status} ${text.slice(0, 400)}`);
-    const sql = domain.queryCount() - before;
-    progress(`${name}: warm-up`);
-    await load.mixed(served.url, list, timing.connections, 1_500, headers);
-    const rounds: string[] = [];
-    let completed = 0;
-    let elapsedMs = 0;
-    let busyMs = 0;
-    for (let round = 0; round < timing.rounds; round++) {
-      const elu = performance.eventLoopUtilization();
-      const r = await load.mixed(served.url, list, timing.connections, timing.cellMs, headers);
-      const used = performance.eventLoopUtilization(elu);
-      completed += r.completed;
-      elapsedMs += r.elapsedMs;
-      busyMs += used.active;
-      rounds.push(((r.completed / r.elapsedMs) * 1000).toFixed(0));
+    // Both executors answer alike, and a request costs the same SQL through either.
+    const answers: string[] = [];
+    const sql: number[] = [];
+    for (const execution of EXECUTIONS) {
+      const before = domain.queryCount();
+      const { status, text } = await post(execution, list[5]);
+      if (status !== 200 || text.includes('"errors"')) throw new Error(`${name} (${execution}): ${status} ${text.slice(0, 400)}`);
+      sql.push(domain.queryCount() - before);
+      answers.push(text);
     }
-    lines.push(`  ${name.padEnd(9)} @${timing.connections}: ${((completed / elapsedMs) * 1000).toFixed(0).padStart(5)} req/s (rounds ${rounds.join(', ')}), event loop busy ${(busyMs / completed).toFixed(2)} ms per request, ${sql} SQL statement(s) per request`);
+    if (answers[0] !== answers[1]) throw new Error(`${name}: the executors answered differently:\n${answers[0].slice(0, 400)}\n${answers[1].slice(0, 400)}`);
+    const totals = Object.fromEntries(EXECUTIONS.map((e) => [e, { completed: 0, elapsedMs: 0, busyMs: 0, rounds: [] as string[] }]));
+    for (const execution of EXECUTIONS) {
+      progress(`${name}: warm-up (${execution})`);
+      await load.mixed(served[execution].url, list, timing.connections, 1_500, headers);
+    }
+    for (let round = 0; round < timing.rounds; round++) {
+      progress(`${name}: round ${round + 1}/${timing.rounds}`);
+      // The executor that goes first alternates, so drift and noise land on both alike.
+      for (const execution of round % 2 === 0 ? EXECUTIONS : [...EXECUTIONS].reverse()) {
+        const elu = performance.eventLoopUtilization();
+        const r = await load.mixed(served[execution].url, list, timing.connections, timing.cellMs, headers);
+        const used = performance.eventLoopUtilization(elu);
+        const t = totals[execution];
+        t.completed += r.completed;
+        t.elapsedMs += r.elapsedMs;
+        t.busyMs += used.active;
+        t.rounds.push(((r.completed / r.elapsedMs) * 1000).toFixed(0));
+      }
+    }
+    const rps = (e: SubgraphExecution) => (totals[e].completed / totals[e].elapsedMs) * 1000;
+    const busy = (e: SubgraphExecution) => totals[e].busyMs / totals[e].completed;
+    lines.push(`  ${name} @${timing.connections}, ${sql[0]} SQL statement(s) per request (graphql-js: ${sql[1]})`);
+    for (const e of EXECUTIONS) {
+      lines.push(`    ${e.padEnd(10)} ${rps(e).toFixed(0).padStart(5)} req/s (rounds ${totals[e].rounds.join(', ')}), event loop busy ${busy(e).toFixed(2)} ms per request`);
+    }
+    lines.push(`    compiled/graphql-js: req/s ${(rps('compiled') / rps('graphql-js')).toFixed(2)}×, event loop per request ${(busy('compiled') / busy('graphql-js')).toFixed(2)}×`);
   }
   return [
     '',
-    `Keelson Mesh bench: the runs subgraph alone — ${seed.projects} project references per request, ${seed.runsPerProject} runs each of ${seed.nodesPerRun} nodes; ${timing.rounds} rounds of ${timing.cellMs} ms`,
+    `Keelson Mesh bench: the runs subgraph alone — ${seed.projects} project references per request, ${seed.runsPerProject} runs each of ${seed.nodesPerRun} nodes; ${timing.rounds} rounds of ${timing.cellMs} ms per executor, the first alternating`,
     ...lines,
     '',
   ].join('\n');

@@ -4,6 +4,8 @@ export { DateTimeScalar, JSONScalar, scalarsMap } from './scalars';
 export { meshGraphQLError, parseInput, createErrorFormatter } from './errors';
 export { RequestLoaders, byKeys, groupByKeys } from './loaders';
 export { startSubgraph, serveDomain } from './startSubgraph';
+export { compiledExecution } from './compiledExecutor';
+export type { CompiledExecution, SubgraphExecution } from './compiledExecutor';
 export type { SubgraphContext, StartSubgraphOptions, SubgraphServing, SubgraphStartOptions } from './startSubgraph';
 export { RequiresScope, Authenticated } from './access';
 export { PageInfo, pageArgsSchema, pageOf } from './connection';

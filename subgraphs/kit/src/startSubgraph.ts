@@ -5,6 +5,7 @@ import { armor, healthRoute, parseLimited, serveGraphQL, subscriptionGauge, type
 import { getOperationAST, GraphQLError, specifiedRules, validate, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import type { IncomingMessage } from 'node:http';
+import { compiledExecution, type SubgraphExecution } from './compiledExecutor';
 import { createErrorFormatter, meshGraphQLError } from './errors';
 import { subscribeWithFreshContext } from './freshSubscribe';
 import { RequestLoaders } from './loaders';
@@ -29,6 +30,13 @@ export interface StartSubgraphOptions<TContext extends SubgraphContext> {
   context: (base: SubgraphContext, req?: IncomingMessage) => TContext | Promise<TContext>;
   /** Runs after the servers close (release pools, listeners). */
   onStop?: () => Promise<void>;
+  /**
+   * How queries over HTTP execute: `compiled` (graphql-jit, compiled once per document; mutations
+   * and what it cannot compile still run through graphql-js) or `graphql-js` (everything through
+   * graphql-js, as bench/runsAlone.ts compares). Subscriptions always run through graphql-js.
+   * @default 'compiled'
+   */
+  execution?: SubgraphExecution;
 }
 
 /** The caller when authentication is off and a request carries no assertion (loopback only). */
@@ -52,7 +60,7 @@ export async function startSubgraph<TContext extends SubgraphContext>(opts: Star
   const formatError = createErrorFormatter(opts.log);
   const protection = armor(security.limits);
   const apollo = new ApolloServer<TContext>({
-    schema: opts.schema,
+    ...((opts.execution ?? 'compiled') === 'compiled' ? { gateway: compiledExecution(opts.schema) } : { schema: opts.schema }),
     formatError,
     csrfPrevention: true,
     allowBatchedHttpRequests: false,
