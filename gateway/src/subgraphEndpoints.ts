@@ -3,7 +3,7 @@ import type { GatewayGraphQLResponse } from '@apollo/server-gateway-interface';
 import type { Fetcher } from '@apollo/utils.fetcher';
 import type { Supergraph } from '@apollo/federation-internals';
 import { ASSERTION_HEADER, type Caller } from '@keelson/schema';
-import { traceHeaders, type AssertionKey, type Logger } from '@keelson/service';
+import { traceHeaders, tracingActive, type AssertionKey, type Logger } from '@keelson/service';
 import { gatewayError } from './errors';
 
 /** Where one subgraph is served. */
@@ -102,8 +102,8 @@ export class SubgraphDataSource extends RemoteGraphQLDataSource<{ caller?: Calle
     // Every operation reaches here with a caller (the HTTP handler or the subscription router sets it).
     if (!caller) throw new Error('a subgraph request without a caller: refusing to send it unasserted');
     request.http?.headers.set(ASSERTION_HEADER, await this.assertions.sign(caller));
-    // The trace continues in the subgraph (a no-op while tracing is off).
-    for (const [name, value] of Object.entries(traceHeaders())) request.http?.headers.set(name, value);
+    // The trace continues in the subgraph (nothing to carry while tracing is off).
+    if (tracingActive()) for (const [name, value] of Object.entries(traceHeaders())) request.http?.headers.set(name, value);
   }
 
   override didEncounterError(error: Error, _request: unknown, response?: unknown): void {
