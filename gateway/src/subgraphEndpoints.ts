@@ -1,9 +1,9 @@
 import { RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
 import type { GatewayGraphQLResponse } from '@apollo/server-gateway-interface';
-import type { Fetcher } from '@apollo/utils.fetcher';
+import type { Fetcher, FetcherResponse } from '@apollo/utils.fetcher';
 import type { Supergraph } from '@apollo/federation-internals';
 import { ASSERTION_HEADER, type Caller } from '@keelson/schema';
-import { traceHeaders, type AssertionKey, type Logger } from '@keelson/service';
+import { traceHeaders, tracingActive, type AssertionKey, type Logger } from '@keelson/service';
 import { gatewayError } from './errors';
 
 /** Where one subgraph is served. */
@@ -52,6 +52,21 @@ export function resolveSubgraphEndpoints(
   return endpoints;
 }
 
+/** A cache hint read from a subgraph's `cache-control` answer, as Apollo's own data source reads it. */
+function cacheHint(header: string | null): { maxAge: number; scope?: 'PRIVATE' | 'PUBLIC' } {
+  const hint: { maxAge: number; scope?: 'PRIVATE' | 'PUBLIC' } = { maxAge: 0 };
+  const directives = new Map<string, string | true>();
+  for (const part of (header ?? '').trim().split(/\s*,\s*/)) {
+    const [name, value] = part.split(/\s*=\s*/, 2);
+    if (name) directives.set(name, value === undefined ? true : value.replace(/^"|"$/g, ''));
+  }
+  const maxAge = directives.get('max-age');
+  if (typeof maxAge === 'string' && /^[0-9]+$/.test(maxAge)) hint.maxAge = Number(maxAge);
+  if (directives.get('private') === true) hint.scope = 'PRIVATE';
+  if (directives.get('public') === true) hint.scope = 'PUBLIC';
+  return hint;
+}
+
 /**
  * The HTTP data source for one subgraph. It sends only the subgraph operation the query planner
  * built (no client header, cookie or connection parameter is forwarded) plus the gateway's signed
@@ -80,14 +95,14 @@ export class SubgraphDataSource extends RemoteGraphQLDataSource<{ caller?: Calle
   override async process(options: GraphQLDataSourceProcessOptions<{ caller?: Caller }>): Promise<GatewayGraphQLResponse> {
     const caller = options.context?.caller;
     const query = options.request.query ?? '';
-    if (!caller || !/^\s*(query\b|\{)/.test(query)) return super.process(options);
+    if (!caller || !/^\s*(query\b|\{)/.test(query)) return this.send(options);
     const key = JSON.stringify([query, options.request.variables ?? {}, caller.kind, caller.subject, caller.tokenId ?? '', caller.scopes]);
     const shared = this.inflight.get(key);
     if (shared) {
       shared.joined += 1;
       return structuredClone(await shared.response);
     }
-    const entry = { joined: 0, response: super.process(options) };
+    const entry = { joined: 0, response: this.send(options) };
     this.inflight.set(key, entry);
     try {
       const response = await entry.response;
@@ -97,20 +112,45 @@ export class SubgraphDataSource extends RemoteGraphQLDataSource<{ caller?: Calle
     }
   }
 
-  override async willSendRequest({ request, context }: GraphQLDataSourceProcessOptions<{ caller?: Caller }>): Promise<void> {
+  /**
+   * Sends one operation to the subgraph: what RemoteGraphQLDataSource's own `process` sends (the
+   * operation as JSON, POST, the headers the executor set) plus the caller's signed assertion, and
+   * read back as it reads it: a non-2xx answer becomes its error, the request's cache policy is
+   * narrowed by the subgraph's `cache-control`. Apollo's version builds a node-fetch Headers and
+   * Request per fetch that nothing reads (about 5% of the gateway's CPU per request). No APQ.
+   */
+  private async send(options: GraphQLDataSourceProcessOptions<{ caller?: Caller }>): Promise<GatewayGraphQLResponse> {
+    const { request, context } = options;
     const caller = context?.caller;
     // Every operation reaches here with a caller (the HTTP handler or the subscription router sets it).
     if (!caller) throw new Error('a subgraph request without a caller: refusing to send it unasserted');
-    request.http?.headers.set(ASSERTION_HEADER, await this.assertions.sign(caller));
-    // The trace continues in the subgraph (a no-op while tracing is off).
-    for (const [name, value] of Object.entries(traceHeaders())) request.http?.headers.set(name, value);
+    if (!request.query) throw new Error('Missing query');
+    const headers: Record<string, string> = {};
+    if (request.http?.headers) for (const [name, value] of request.http.headers) headers[name.toLowerCase()] = value;
+    headers['content-type'] = 'application/json';
+    headers[ASSERTION_HEADER] = await this.assertions.sign(caller);
+    // The trace continues in the subgraph (nothing to carry while tracing is off).
+    if (tracingActive()) Object.assign(headers, traceHeaders());
+    const { http: _http, ...operation } = request;
+    let response: FetcherResponse | undefined;
+    let body: object | string;
+    try {
+      response = await this.fetcher(this.url, { method: 'POST', headers, body: JSON.stringify(operation) });
+      if (!response.ok) throw await this.errorFromResponse(response);
+      body = await this.parseBody(response);
+    } catch (err) {
+      throw this.failure(err as Error, response);
+    }
+    if (typeof body !== 'object' || body === null) throw new Error(`Expected JSON response body, but received: ${body}`);
+    const policy = 'incomingRequestContext' in options ? options.incomingRequestContext.overallCachePolicy : undefined;
+    if (policy && 'restrict' in policy) policy.restrict(cacheHint(response.headers.get('cache-control')));
+    return { ...body, http: response };
   }
 
-  override didEncounterError(error: Error, _request: unknown, response?: unknown): void {
-    if (response === undefined) {
-      this.log.warn({ err: error, subgraph: this.endpoint.name, url: this.endpoint.url }, 'subgraph unreachable');
-      throw gatewayError('SERVICE_UNAVAILABLE', `subgraph "${this.endpoint.name}" is unreachable; retry shortly`);
-    }
-    throw error;
+  /** A subgraph that could not be reached is SERVICE_UNAVAILABLE (503); any other failure stays as it is. */
+  private failure(error: Error, response: FetcherResponse | undefined): Error {
+    if (response !== undefined) return error;
+    this.log.warn({ err: error, subgraph: this.endpoint.name, url: this.endpoint.url }, 'subgraph unreachable');
+    return gatewayError('SERVICE_UNAVAILABLE', `subgraph "${this.endpoint.name}" is unreachable; retry shortly`);
   }
 }

@@ -23,6 +23,15 @@ beforeAll(async () => {
         res.end('bad gateway upstream');
         return;
       }
+      if (req.url === '/big') {
+        // 300 KB of JSON in many writes, a multi-byte character split across two of them, behind a byte order mark.
+        const json = Buffer.from(JSON.stringify({ items: Array.from({ length: 20_000 }, (_, i) => `ä${i}`) }));
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write(Buffer.from([0xef, 0xbb, 0xbf]));
+        for (let i = 0; i < json.length; i += 4_097) res.write(json.subarray(i, i + 4_097));
+        res.end();
+        return;
+      }
       if (req.url === '/slow') {
         const timer = setTimeout(() => res.end('{}'), 2000);
         res.once('close', () => clearTimeout(timer));
@@ -68,6 +77,17 @@ describe('subgraphFetcher', () => {
     expect(response.headers.get('x-note')).toBe('one, two');
     expect([...response.headers].find(([name]) => name === 'content-type')).toEqual(['content-type', 'text/plain']);
     expect(await response.text()).toBe('bad gateway upstream');
+  });
+
+  it('reads a body that arrives in many chunks whole (a byte order mark dropped, as fetch does), and only once', async () => {
+    const response = await fetcher.fetcher(`${base}/big`, { method: 'POST', body: '{}' });
+    const body = (await response.json()) as { items: string[] };
+
+    expect(body.items).toHaveLength(20_000);
+    expect(body.items[19_999]).toBe('ä19999');
+    expect(body.items.every((item, i) => item === `ä${i}`)).toBe(true);
+    expect(response.bodyUsed).toBe(true);
+    await expect(response.text()).rejects.toThrow(/already read/);
   });
 
   it('keeps connections alive across requests sent one after another', async () => {

@@ -44,6 +44,7 @@ export async function serverSpan(service: string, req: IncomingMessage, res: Ser
 export function tracingPlugin<TContext extends BaseContext>(): ApolloServerPlugin<TContext> {
   return {
     async requestDidStart() {
+      if (!tracingActive()) return;
       const span = trace.getActiveSpan();
       if (!span || !span.isRecording()) return;
       return {
