@@ -32,6 +32,9 @@ export function portIsFree(port: number, host = '127.0.0.1'): Promise<boolean> {
   });
 }
 
+/** Every port `freePort` returned in this process: two callers asking before either binds never get the same one. */
+const handedOut = new Set<number>();
+
 /**
  * A TCP port nothing listens on right now, for a server the caller is about to start on it.
  *
@@ -44,7 +47,12 @@ export async function freePort(host = '127.0.0.1', range: [number, number] = pic
   const [lo, hi] = range;
   for (let attempt = 0; attempt < 64; attempt += 1) {
     const port = lo + Math.floor(Math.random() * (hi - lo + 1));
-    if (await portIsFree(port, host)) return port;
+    // A port this process handed out is its caller's until it binds, even while nothing listens yet.
+    if (handedOut.has(port)) continue;
+    if (await portIsFree(port, host)) {
+      handedOut.add(port);
+      return port;
+    }
   }
   throw new Error(`no free port on ${host} between ${lo} and ${hi} after 64 tries`);
 }

@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:net';
-import { freePort, pickRange } from './freePort';
+import { freePort, pickRange, portIsFree } from './freePort';
 
 describe('freePort', () => {
   it('picks below the ephemeral range, never under 10000', () => {
@@ -44,5 +44,16 @@ describe('freePort', () => {
     } finally {
       await new Promise<void>((resolve) => held.close(() => resolve()));
     }
+  });
+
+  it('never hands out one port twice in a process, even while nothing listens on it yet', async () => {
+    const first = await freePort();
+    const range: [number, number] = [first, first + 2];
+    expect(await portIsFree(first)).toBe(true);
+    // Only the two ports after `first` are left to hand out, each once; unbound, they stay free.
+    const picks = [await freePort('127.0.0.1', range), await freePort('127.0.0.1', range)];
+    expect(picks.sort((a, b) => a - b)).toEqual([first + 1, first + 2]);
+    expect(await portIsFree(picks[0]!)).toBe(true);
+    await expect(freePort('127.0.0.1', range)).rejects.toThrow(/no free port on 127\.0\.0\.1/);
   });
 });
