@@ -136,6 +136,8 @@ describe('the gateway process restarted and its supergraph reloaded under live s
       if (Date.now() > deadline) throw new Error(`the file change was not reloaded:\n${gateway!.output()}`);
       await new Promise((r) => setTimeout(r, 100));
     }
+    // The log line is written after the swap, so it may reach us a moment after the new graph does.
+    await until('the file reload logged', async () => reloads(), (n) => n >= 2, 20_000);
     expect(reloads()).toBe(2);
     const run2 = await startWorkflow(url, 'quick', { projectId: project.id });
     await sendTurn(h.mesh, sessionId, 'second turn');
