@@ -81,6 +81,9 @@ export class Turn {
     this.done = (async () => {
       const result = await this.follow();
       const exit = await proc.exited;
+      if (exit.outputHeldOpen) {
+        deps.log.warn({ turnId, sessionId: this.record?.id ?? null, pgid: proc.pgid }, 'a process the CLI started outside its group held its output open; the turn stopped reading it');
+      }
       clearInterval(renew);
       clearTimeout(timeout);
       return this.settle(exit, result);

@@ -31,12 +31,22 @@ export interface GroupProcessSpec {
   ownerPid?: number;
   /** Bytes of stderr kept (the tail) for error reports. @default 8192 */
   stderrBytes?: number;
+  /**
+   * How long stdout may stay open once the group is empty (what the CLI wrote is read meanwhile);
+   * then the pipes are closed. @default 2000
+   */
+  drainMs?: number;
 }
 
 export interface GroupExit {
   /** The CLI's exit code (128 + n when a signal ended it under the supervisor). */
   code: number | null;
   signal: NodeJS.Signals | null;
+  /**
+   * Set when a process that left the group (`setsid`) still held stdout open after the group was
+   * empty: the pipes were closed on it after `drainMs`, and it is not this group's to kill.
+   */
+  outputHeldOpen?: true;
 }
 
 /** A CLI running in its own process group. */
@@ -155,8 +165,22 @@ export function startGroupProcess(spec: GroupProcessSpec): GroupProcess {
     // The CLI is done; whatever it left in its group (background shells, the watchdog's sleep) goes
     // too, which releases stdout: what the CLI wrote is still read to the end.
     await (killing ?? killGroup(pgid, 500));
+    // A process that left the group (`setsid … &`) keeps stdout open for as long as it lives; the
+    // turn must not wait on it: after `drainMs` the pipes are closed and the lines end.
+    let drainTimer: NodeJS.Timeout | undefined;
+    const drained = await Promise.race([
+      closed.then(() => true),
+      new Promise<false>((resolve) => {
+        drainTimer = setTimeout(() => resolve(false), spec.drainMs ?? 2000);
+      }),
+    ]);
+    clearTimeout(drainTimer);
+    if (drained) return result;
+    rl.close();
+    child.stdout!.destroy();
+    child.stderr!.destroy();
     await closed;
-    return result;
+    return { ...result, outputHeldOpen: true as const };
   });
 
   return {

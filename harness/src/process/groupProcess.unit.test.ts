@@ -34,6 +34,17 @@ describe('a CLI in its own process group', () => {
     expect(groupAlive(p.pgid)).toBe(false);
   });
 
+  it('does not wait on a process that left the group and holds stdout: the lines end and the exit is reported', async () => {
+    const marker = `keelson-escapee-${process.pid}-${Date.now()}`;
+    const p = startGroupProcess({ argv: ['/bin/sh', '-c', `setsid sh -c 'sleep 30; : ${marker}' & echo done; exit 4`], cwd: '/', env, drainMs: 300 });
+    const started = Date.now();
+    const [lines, exit] = await Promise.all([drain(p.lines), p.exited]);
+    expect(lines).toEqual(['done']);
+    expect(exit).toEqual({ code: 4, signal: null, outputHeldOpen: true });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    spawn('pkill', ['-f', marker], { stdio: 'ignore' });
+  });
+
   it('is killed by its watchdog within about a second when its owner dies', async () => {
     const owner = spawn('/bin/sh', ['-c', 'sleep 0.5'], { stdio: 'ignore' });
     const p = startGroupProcess({ argv: ['/bin/sh', '-c', 'sleep 60'], cwd: '/', env, ownerPid: owner.pid });
