@@ -38,7 +38,6 @@ describe('swarms surviving crashes (worker SIGKILL mid-turn and mid-tail, ClickC
   let workerEnv: NodeJS.ProcessEnv;
   const workers: WorkerProcess[] = [];
 
-  const busUrl = async () => (await gqlData<{ swarmServer: { url: string } }>(url, '{ swarmServer { url } }')).swarmServer.url;
   const turnRunning = (s: SwarmView, agent: string) => s.agents.find((a) => a.id === agent)?.status === 'BUSY';
 
   beforeAll(async () => {
@@ -64,9 +63,9 @@ describe('swarms surviving crashes (worker SIGKILL mid-turn and mid-tail, ClickC
     workers.push(await startWorkerProcess(workerEnv));
     const done = await waitForSwarm(url, s.id, (x) => x.status !== 'RUNNING', 120_000);
     expect(done).toMatchObject({ status: 'DONE', conclusion: 'Both parts are fine: A is fine, B is fine.' });
-    const facts = await expectSwarmInvariants(url, await busUrl(), s.id);
+    const facts = await expectSwarmInvariants(url, s.id);
     // The killed worker held the workers' tokens: each got a new one (and the old revoked).
-    const tokens = (await (await busOwner(await busUrl())).listBotsRaw(done.channel.workspaceId)) as unknown;
+    const tokens = (await (await busOwner(url)).listBotsRaw(done.channel.workspaceId)) as unknown;
     expect(JSON.stringify(tokens).match(/btok_/g)!.length).toBeGreaterThan(3);
     console.log(`worker SIGKILL mid-turn → DONE after ${Date.now() - killedAt} ms; ${facts.messages} messages, ${facts.turns} turns`);
   }, 240_000);
@@ -76,12 +75,12 @@ describe('swarms surviving crashes (worker SIGKILL mid-turn and mid-tail, ClickC
     const { startSwarm: s } = await gqlData<{ startSwarm: SwarmView }>(url, START, { input: { task: 'Wait for a human.' } });
     await waitForSwarm(url, s.id, (x) => (x.agents[0]?.turns ?? 0) >= 1 && x.agents[0]?.status === 'IDLE', 60_000);
     await workers.at(-1)!.kill();
-    const owner = await busOwner(await busUrl());
+    const owner = await busOwner(url);
     const human = await owner.postMessage((await getSwarm(url, s.id)).channel.channelId, { body: 'HUMAN SAYS conclude' });
     workers.push(await startWorkerProcess(workerEnv));
     const done = await waitForSwarm(url, s.id, (x) => x.status !== 'RUNNING', 120_000);
     expect(done).toMatchObject({ status: 'DONE', conclusion: 'the human said so' });
-    await expectSwarmInvariants(url, await busUrl(), s.id);
+    await expectSwarmInvariants(url, s.id);
     const { swarm } = await gqlData<{ swarm: { messages: { edges: { node: { id: string } }[] } } }>(url, 'query ($id: ID!) { swarm(id: $id) { messages(first: 50) { edges { node { id } } } } }', { id: s.id });
     expect(swarm.messages.edges.filter((e) => e.node.id === human.message.id)).toHaveLength(1);
   }, 240_000);
@@ -97,6 +96,6 @@ describe('swarms surviving crashes (worker SIGKILL mid-turn and mid-tail, ClickC
     const after = await until('the bus back', async () => (await gqlData<{ swarmServer: { pid: number | null; running: boolean } }>(url, '{ swarmServer { pid running } }')).swarmServer, 30_000);
     expect(after).toMatchObject({ running: true });
     expect(after.pid).not.toBe(before.swarmServer.pid);
-    await expectSwarmInvariants(url, await busUrl(), s.id);
+    await expectSwarmInvariants(url, s.id);
   }, 240_000);
 });

@@ -1,7 +1,7 @@
 import { startModelServer, type ModelServer } from '@keelson/model-server';
 import { gql, gqlData, subscribe } from './support/client';
 import { modelServerEnv, startTestMesh, type TestMesh } from './support/mesh';
-import { busOwner, getSwarm, managedBusEnv, SWARM_FIELDS, tokensIn, waitForSwarm, type SwarmView } from './support/swarms';
+import { busOwner, managedBusEnv, SWARM_FIELDS, tokensIn, waitForSwarm, type SwarmView } from './support/swarms';
 import { threeAgentRules } from './support/swarmScript';
 import { quietTemporalRuntime } from './support/temporalServer';
 
@@ -127,7 +127,7 @@ describe('swarms through the gateway (a managed ClickClack, the local model serv
     // Every token the swarm held is revoked.
     const { swarmServer } = await gqlData<{ swarmServer: { url: string; running: boolean; liveSwarms: number } }>(url, '{ swarmServer { url running liveSwarms } }');
     expect(swarmServer).toMatchObject({ running: true, liveSwarms: 0 });
-    const owner = await busOwner(swarmServer.url);
+    const owner = await busOwner(url);
     const tokens = tokensIn(await owner.listBotsRaw(done.channel.workspaceId));
     expect(tokens.length).toBeGreaterThanOrEqual(3);
     expect(tokens.filter((t) => !t.revokedAt)).toEqual([]);
@@ -158,7 +158,7 @@ describe('swarms through the gateway (a managed ClickClack, the local model serv
     expect(late.steerSwarm).toEqual({ accepted: false, reason: 'the swarm has ended (STOPPED)' });
     const after = await gql(url, 'mutation ($id: ID!) { postToSwarm(id: $id, body: "anyone?") { id } }', { id: s.id });
     expect(after.errors?.[0]?.extensions).toMatchObject({ code: 'CONFLICT' });
-    const owner = await busOwner((await getSwarm(url, s.id)).channel.webUrl!.replace(/\/app$/, ''));
+    const owner = await busOwner(url);
     expect(tokensIn(await owner.listBotsRaw(stopped.channel.workspaceId)).filter((t) => !t.revokedAt)).toEqual([]);
   });
 

@@ -121,8 +121,8 @@ describe('the swarm workflow (real worker, Temporal, Postgres, a managed ClickCl
     await handle.signal(swarmLocalMessageSignal, { messageId: kickoff });
     const owner = await h.owner();
     const s = (await h.store.get(swarmId))!;
-    const general = (await owner.listChannels(s.workspaceId!)).find((c) => c.name === 'general')!;
-    const elsewhere = await owner.postMessage(general.id, { body: 'HUMAN SAYS conclude (in another channel)' });
+    const other = await owner.createChannel(s.workspaceId!, { name: `other-${swarmId.slice(0, 8)}` });
+    const elsewhere = await owner.postMessage(other.id, { body: 'HUMAN SAYS conclude (in another channel)' });
     await handle.signal(swarmLocalMessageSignal, { messageId: elsewhere.message.id });
     const human = await owner.postMessage(s.channelId!, { body: 'HUMAN SAYS conclude' });
     const done = await h.waitFor(swarmId, (x) => x.status !== 'RUNNING');

@@ -1,9 +1,13 @@
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { ClickClackClient } from '@keelson/rib-swarm';
+import { promisify } from 'node:util';
+import { ClickClackClient, MANAGED_OWNER } from '@keelson/rib-swarm';
 import { clickclackBinary, freePort } from '../../ribs/swarm/test/support/binary';
 import { gqlData, subscribe } from './client';
 
 export { clickclackBinary, freePort };
+
+const run = promisify(execFile);
 
 /** The stand-in executable (used unless CLICKCLACK_BIN names a real ClickClack). */
 export const STANDIN_BIN = join(__dirname, '..', '..', 'ribs', 'swarm', 'bin', 'clickclack');
@@ -47,10 +51,16 @@ export async function waitForSwarm(url: string, id: string, done: (s: SwarmView)
   }
 }
 
-/** A client of the managed ClickClack as its loopback owner (the test speaks to the bus as any client would). */
-export async function busOwner(busUrl: string): Promise<ClickClackClient> {
-  const base = new ClickClackClient({ url: busUrl });
-  return base.withToken(await base.magicSession());
+/**
+ * A client of the mesh's managed ClickClack as its owner, signed in the way an operator would: the
+ * bus's binary and data directory from `swarmServer`, a magic link from ClickClack's own `admin
+ * magic-link create` on that directory, consumed over the API (the server trusts no local process).
+ */
+export async function busOwner(meshUrl: string): Promise<ClickClackClient> {
+  const { swarmServer } = await gqlData<{ swarmServer: { url: string; binary: string; dataDir: string } }>(meshUrl, '{ swarmServer { url binary dataDir } }');
+  const link = await run(swarmServer.binary, ['admin', 'magic-link', 'create', '-data', swarmServer.dataDir, '-email', MANAGED_OWNER.email]);
+  const base = new ClickClackClient({ url: swarmServer.url });
+  return base.withToken(await base.consumeMagicLink(/mgt_[A-Za-z0-9_-]+/.exec(link.stdout)![0]));
 }
 
 /** Every bot token a workspace listing shows, with its revocation (read tolerantly: its exact shape is not recorded). */
@@ -88,10 +98,10 @@ const EVENT_FIELDS = `__typename
  * the channel exactly once (no id twice, no agent's words twice); it was ingested once; every agent
  * a message addressed woke for it in exactly one turn; no token is left unrevoked.
  */
-export async function expectSwarmInvariants(url: string, busUrl: string, swarmId: string): Promise<{ swarm: SwarmView; messages: number; turns: number }> {
+export async function expectSwarmInvariants(url: string, swarmId: string): Promise<{ swarm: SwarmView; messages: number; turns: number }> {
   const swarm = await getSwarm(url, swarmId);
   if (swarm.status === 'RUNNING') throw new Error(`swarm ${swarmId} is still RUNNING`);
-  const owner = await busOwner(busUrl);
+  const owner = await busOwner(url);
   const roots = (await owner.listMessages(swarm.channel.channelId, { afterSeq: 0, limit: 200 })).messages;
   const all = [...roots];
   for (const r of roots) if (r.replyCount > 0) all.push(...(await owner.getThread(r.id, { limit: 200 })).replies);

@@ -10,8 +10,8 @@ export type { ClickClackClientOptions, MintedToken, BusMessagePage, BusSubscript
 export type { BusEvent, BusMessage, BusUser } from './bus/wire';
 export { resolveBusSetup, whichClickclack, DEFAULT_CLICKCLACK_PORT, NO_BINARY_REASON } from './bus/busSetup';
 export type { BusSetup } from './bus/busSetup';
-export { ManagedBus, childEnv } from './bus/managedBus';
-export type { ManagedBusOptions, ManagedBusStatus, BusProcessRecord } from './bus/managedBus';
+export { ManagedBus, MANAGED_OWNER, childEnv } from './bus/managedBus';
+export type { ManagedBusOptions, ManagedBusStatus, BusProcessRecord, BusOwnerRecord } from './bus/managedBus';
 export { startStandin, STANDIN_VERSION } from './standin/server';
 export type { RunningStandin, StandinServerOptions } from './standin/server';
 

@@ -1,9 +1,9 @@
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClickClackClient } from '../src/bus/clickclack';
-import { ManagedBus } from '../src/bus/managedBus';
+import { MANAGED_OWNER, ManagedBus } from '../src/bus/managedBus';
 import { isAlive } from '@keelson/platform';
 import { clickclackBinary, freePort, STANDIN_BIN } from './support/binary';
 
@@ -28,7 +28,7 @@ describe('ManagedBus: a ClickClack server the mesh runs itself', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('starts `serve` on loopback with --dev-bootstrap in its own process group, without CLICKCLACK_* variables, and records it', async () => {
+  it('starts `serve` on loopback without --dev-bootstrap in its own process group, without CLICKCLACK_* variables, and records it', async () => {
     const b = await bus({ env: { ...process.env, CLICKCLACK_DB: 'postgres://elsewhere', CLICKCLACK_DATA: '/tmp/elsewhere' } });
     const status = await b.ensure();
     expect(status).toMatchObject({ running: true, ready: true, adopted: false, url: b.url, dataDir: b.dataDir });
@@ -36,12 +36,31 @@ describe('ManagedBus: a ClickClack server the mesh runs itself', () => {
     expect(groupOf(pid)).toBe(pid);
     expect(groupOf(pid)).not.toBe(groupOf(process.pid));
     const argv = argvOf(pid);
-    expect(argv.slice(argv.indexOf('serve'))).toEqual(expect.arrayContaining(['serve', '--addr', b.url.replace('http://', ''), '--data', b.dataDir, '--dev-bootstrap=true']));
+    expect(argv.slice(argv.indexOf('serve'))).toEqual(expect.arrayContaining(['serve', '--addr', b.url.replace('http://', ''), '--data', b.dataDir]));
+    expect(argv.some((a) => a.includes('dev-bootstrap'))).toBe(false);
     expect(environOf(pid).filter((v) => v.startsWith('CLICKCLACK_'))).toEqual([]);
     expect(JSON.parse(readFileSync(b.stateFile, 'utf8'))).toMatchObject({ pid, url: b.url, binary: clickclackBinary() });
-    // Everything after the spawn goes through the public API: the owner session included.
-    const owner = new ClickClackClient({ url: b.url, token: await b.client().magicSession() });
+    // The owner signs in with a magic link from ClickClack's own admin command, then over the API.
+    const owner = new ClickClackClient({ url: b.url, token: await b.ownerSession() });
     expect((await owner.me()).kind).toBe('human');
+    expect((await owner.listWorkspaces()).length).toBeGreaterThan(0);
+  });
+
+  it('trusts no local process: without a credential the managed server answers 401, and loopback magic links are off', async () => {
+    const b = await bus();
+    await b.ensure();
+    const anonymous = b.client();
+    await expect(anonymous.me()).rejects.toMatchObject({ status: 401 });
+    await expect(anonymous.magicSession(MANAGED_OWNER.email)).rejects.toMatchObject({ status: 501 });
+    // The owner was bootstrapped once, recorded privately; a second start reuses it.
+    const owner = JSON.parse(readFileSync(b.ownerFile, 'utf8')) as { userId: string; email: string };
+    expect(owner).toMatchObject({ email: MANAGED_OWNER.email, userId: expect.stringMatching(/^usr_/) });
+    expect(statSync(b.ownerFile).mode & 0o077).toBe(0);
+    const first = await new ClickClackClient({ url: b.url, token: await b.ownerSession() }).me();
+    await b.stop();
+    await b.ensure();
+    const second = await new ClickClackClient({ url: b.url, token: await b.ownerSession() }).me();
+    expect([first.id, second.id]).toEqual([owner.userId, owner.userId]);
   });
 
   it('adopts a server a previous process left running (ownership by its command line), and starts no second one', async () => {
@@ -91,10 +110,10 @@ describe('ManagedBus: a ClickClack server the mesh runs itself', () => {
   it('resets: stop, delete the data directory, start fresh', async () => {
     const b = await bus();
     await b.ensure();
-    const before = new ClickClackClient({ url: b.url, token: await b.client().magicSession() });
+    const before = new ClickClackClient({ url: b.url, token: await b.ownerSession() });
     const captain = await before.me();
     await b.reset();
-    const after = new ClickClackClient({ url: b.url, token: await b.client().magicSession() });
+    const after = new ClickClackClient({ url: b.url, token: await b.ownerSession() });
     expect((await after.me()).id).not.toBe(captain.id);
     await expect(before.me()).rejects.toMatchObject({ status: 401 });
   });
@@ -127,6 +146,7 @@ describe('ManagedBus: a ClickClack server the mesh runs itself', () => {
       [
         '#!/usr/bin/env node',
         "if (process.argv.includes('-h')) { console.log('Usage of serve:\\n  --addr string\\n  --data string'); process.exit(0); }",
+        "if (process.argv[2] === 'admin') { console.log('usr_stubborn'); process.exit(0); }",
         "const addr = process.argv[process.argv.indexOf('--addr') + 1];",
         "process.on('SIGINT', () => console.log('ignoring SIGINT'));",
         "require('node:http').createServer((q, s) => s.end('{\"status\":\"ready\"}')).listen(Number(addr.split(':')[1]), '127.0.0.1');",

@@ -93,6 +93,33 @@ describe('the ClickClack stand-in speaks the recorded wire protocol', () => {
       }
     });
 
+    it('bootstraps an owner and signs it in without dev auth: `admin bootstrap`, `admin magic-link create` on the data directory, then consume', async () => {
+      const closed = await standin({ devBootstrap: false });
+      try {
+        const email = 'Owner@Example.test';
+        const boot = await run(BIN, ['admin', 'bootstrap', '-data', closed.dataDir, '-email', email, '-name', 'Owner']);
+        const userId = /usr_[A-Za-z0-9]+/.exec(boot.stdout)?.[0];
+        expect(userId).toBeDefined();
+        // A second bootstrap finds the same owner, never a second one.
+        expect((await run(BIN, ['admin', 'bootstrap', '--data', closed.dataDir, '--email', email])).stdout).toContain(userId!);
+        // Written after the server read its data: the server still finds the link.
+        const link = (await run(BIN, ['admin', 'magic-link', 'create', '-data', closed.dataDir, '-email', email])).stdout.trim();
+        expect(link).toMatch(/^mgt_/);
+        const consumed = await call(closed.url, 'POST', '/api/auth/magic/consume', { body: { token: link } });
+        expect(consumed.status).toBe(200);
+        const me = await call(closed.url, 'GET', '/api/me', { token: consumed.body.token as string });
+        expect(me.body.user).toMatchObject({ id: userId, kind: 'human' });
+        // One use only.
+        expect((await call(closed.url, 'POST', '/api/auth/magic/consume', { body: { token: link } })).status).toBe(401);
+        // Unknown users and bad flags fail with a message, nothing written.
+        await expect(run(BIN, ['admin', 'magic-link', 'create', '-data', closed.dataDir, '-email', 'nobody@example.test'])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('no user with email') });
+        await expect(run(BIN, ['admin', 'bootstrap', '-data', closed.dataDir, '-email', 'not-an-email'])).rejects.toMatchObject({ code: 1 });
+        await expect(run(BIN, ['admin', 'user', 'create'])).rejects.toMatchObject({ code: 2 });
+      } finally {
+        await closed.cleanup();
+      }
+    });
+
     it('answers a bad bearer 401 "sql: no rows in result set" and never falls through to the loopback owner', async () => {
       for (const token of ['ccb_nope', 'sst_nope', 'anything']) {
         expect(await call(base, 'GET', '/api/me', { token })).toMatchObject({ status: 401, body: { error: 'sql: no rows in result set' } });

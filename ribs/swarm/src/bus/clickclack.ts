@@ -136,12 +136,18 @@ export class ClickClackClient {
 
   /**
    * An owner session through the dev-bootstrap magic link (loopback only): request, then consume.
+   * Only for a server somebody else runs with `--dev-bootstrap`; the managed bus never does.
    * @returns the `sst_…` session token
    */
   async magicSession(email = 'local@clickclack.chat'): Promise<string> {
     const requested = await this.request<{ token?: string }>('POST', '/api/auth/magic/request', { email });
     if (!requested.data.token) throw new ClickClackError(requested.status, 'magic link request returned no token', '/api/auth/magic/request');
-    const consumed = await this.request<{ token?: string }>('POST', '/api/auth/magic/consume', { token: requested.data.token });
+    return this.consumeMagicLink(requested.data.token);
+  }
+
+  /** `POST /api/auth/magic/consume`: a magic link (`mgt_…`) for a session token (`sst_…`). */
+  async consumeMagicLink(token: string): Promise<string> {
+    const consumed = await this.request<{ token?: string }>('POST', '/api/auth/magic/consume', { token });
     if (!consumed.data.token) throw new ClickClackError(consumed.status, 'magic link consume returned no session token', '/api/auth/magic/consume');
     return consumed.data.token;
   }
@@ -154,6 +160,12 @@ export class ClickClackClient {
   async listWorkspaces(): Promise<{ id: string; name: string; slug: string }[]> {
     const { data } = await this.request<{ workspaces: { id: string; name: string; slug: string }[] }>('GET', '/api/workspaces');
     return data.workspaces ?? [];
+  }
+
+  /** `POST /api/workspaces` (a human session only). */
+  async createWorkspace(input: { name: string; slug: string }): Promise<{ id: string; name: string; slug: string }> {
+    const { data } = await this.request<{ workspace: { id: string; name: string; slug: string } }>('POST', '/api/workspaces', input);
+    return data.workspace;
   }
 
   async listChannels(workspaceId: string): Promise<{ id: string; name: string }[]> {

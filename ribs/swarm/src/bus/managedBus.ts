@@ -45,11 +45,28 @@ export interface ManagedBusStatus {
   adopted: boolean;
 }
 
+/** The owner the mesh bootstraps on a managed server (a human user only the mesh can sign in as). */
+export const MANAGED_OWNER = { email: 'owner@keelson-mesh.local', name: 'Keelson Mesh' } as const;
+
+/** The workspace the managed owner's swarms live in, created on first sign-in when it has none. */
+export const MANAGED_WORKSPACE = { name: 'Keelson Mesh', slug: 'keelson-mesh' } as const;
+
+/** What `owner.json` records of the owner bootstrapped on this data directory. */
+export interface BusOwnerRecord {
+  email: string;
+  userId: string;
+  bootstrappedAt: string;
+}
+
 /**
  * A ClickClack server the mesh runs itself (seed 001 "The rib may run ClickClack"): `clickclack serve
- * --addr 127.0.0.1:<port> --data <dir>/data --dev-bootstrap=true` (plus `--access-log errors` only
- * when `serve -h` lists it) in its own process group, output to `server.log`, no `CLICKCLACK_*`
- * variables. Ownership is proved by the command line carrying the data directory, never by the
+ * --addr 127.0.0.1:<port> --data <dir>/data` (plus `--access-log errors` only when `serve -h` lists
+ * it) in its own process group, output to `server.log`, no `CLICKCLACK_*` variables. Never with
+ * `--dev-bootstrap`, which makes every local process its owner without a credential: before the first
+ * start the owner is created with ClickClack's own `admin bootstrap` (recorded in `owner.json`), and
+ * an owner session is signed in through `admin magic-link create` (ClickClack's tool, on the data
+ * directory the mesh owns) and `POST /api/auth/magic/consume`, so only a process that can read the
+ * bus's data directory can become its owner. Ownership is proved by the command line carrying the data directory, never by the
  * recorded pid alone; a server a crashed process left running is adopted. Stop is SIGINT to the
  * group, then SIGKILL. Starts, stops and resets are serialized in this process and, through a lock
  * file, across processes sharing the Keelson home.
@@ -59,6 +76,7 @@ export class ManagedBus {
   readonly dataDir: string;
   readonly logFile: string;
   readonly stateFile: string;
+  readonly ownerFile: string;
   readonly url: string;
   private queue: Promise<unknown> = Promise.resolve();
   private spawnedPid: number | undefined;
@@ -69,6 +87,7 @@ export class ManagedBus {
     this.dataDir = join(opts.dir, 'data');
     this.logFile = join(opts.dir, 'server.log');
     this.stateFile = join(opts.dir, 'state.json');
+    this.ownerFile = join(opts.dir, 'owner.json');
     this.url = `http://127.0.0.1:${opts.port}`;
   }
 
@@ -76,7 +95,7 @@ export class ManagedBus {
     return this.opts.binary;
   }
 
-  /** A client of the server as the dev-bootstrap loopback owner (no credential). */
+  /** An anonymous client of the server (readiness; sign-in). */
   client(): ClickClackClient {
     return new ClickClackClient({ url: this.url });
   }
@@ -192,7 +211,7 @@ export class ManagedBus {
   }
 
   private async serveArgs(): Promise<string[]> {
-    const args = ['serve', '--addr', `127.0.0.1:${this.opts.port}`, '--data', this.dataDir, '--dev-bootstrap=true'];
+    const args = ['serve', '--addr', `127.0.0.1:${this.opts.port}`, '--data', this.dataDir];
     if (/(^|\s)--?access-log\b/m.test(await this.serveHelp())) args.push('--access-log', 'errors');
     return args;
   }
@@ -208,8 +227,57 @@ export class ManagedBus {
     }
   }
 
+  private owner(): BusOwnerRecord | undefined {
+    try {
+      return JSON.parse(readFileSync(this.ownerFile, 'utf8')) as BusOwnerRecord;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** `clickclack admin …` on our data directory; its stdout, or SERVICE_UNAVAILABLE with its stderr. */
+  private async admin(args: string[]): Promise<string> {
+    try {
+      const r = await run(this.opts.binary, ['admin', ...args], { timeout: 20_000, env: childEnv(this.opts.env ?? process.env) });
+      return r.stdout;
+    } catch (err) {
+      const e = err as { stderr?: string; message: string };
+      throw new MeshError('SERVICE_UNAVAILABLE', `clickclack admin ${args[0]} failed: ${(e.stderr ?? '').trim() || e.message}`);
+    }
+  }
+
+  /** The owner, created once per data directory with `admin bootstrap` and recorded in `owner.json`. */
+  private async ensureOwner(): Promise<BusOwnerRecord> {
+    const known = this.owner();
+    if (known) return known;
+    mkdirSync(this.dataDir, { recursive: true });
+    const out = await this.admin(['bootstrap', '-data', this.dataDir, '-email', MANAGED_OWNER.email, '-name', MANAGED_OWNER.name]);
+    const userId = /\busr_[A-Za-z0-9]+/.exec(out)?.[0];
+    if (!userId) throw new MeshError('SERVICE_UNAVAILABLE', `clickclack admin bootstrap printed no user id: ${out.trim().slice(0, 200)}`);
+    const rec: BusOwnerRecord = { email: MANAGED_OWNER.email, userId, bootstrappedAt: new Date().toISOString() };
+    writeFileSync(this.ownerFile, `${JSON.stringify(rec, null, 2)}\n`, { mode: 0o600 });
+    return rec;
+  }
+
+  /**
+   * A fresh owner session (`sst_…`): a magic link from `admin magic-link create` on our data
+   * directory, consumed over the API. Held in memory by the caller, never logged.
+   */
+  async ownerSession(): Promise<string> {
+    const owner = await this.ensureOwner();
+    const out = await this.admin(['magic-link', 'create', '-data', this.dataDir, '-email', owner.email]);
+    const link = /\bmgt_[A-Za-z0-9_-]+/.exec(out)?.[0];
+    if (!link) throw new MeshError('SERVICE_UNAVAILABLE', 'clickclack admin magic-link create printed no mgt_ token');
+    const session = await this.client().consumeMagicLink(link);
+    const signedIn = this.client().withToken(session);
+    // `admin bootstrap` makes a user; whether it also makes a workspace differs between releases.
+    if ((await signedIn.listWorkspaces()).length === 0) await signedIn.createWorkspace(MANAGED_WORKSPACE);
+    return session;
+  }
+
   private async spawn(): Promise<void> {
     mkdirSync(this.dataDir, { recursive: true });
+    await this.ensureOwner();
     const args = await this.serveArgs();
     const log = openSync(this.logFile, 'a');
     let exited: string | undefined;
@@ -284,6 +352,7 @@ export class ManagedBus {
       if (pid !== undefined) await this.stopPid(pid);
       this.clearRecord();
       rmSync(this.dataDir, { recursive: true, force: true });
+      rmSync(this.ownerFile, { force: true });
       return this.ensureLocked();
     });
   }

@@ -7,8 +7,9 @@ import { ManagedBus } from '../bus/managedBus';
 const OWNER_SESSION_REUSE_MS = 10 * 60 * 1000;
 
 /**
- * The bus as this process reaches it: the owner's client (managed: a session minted through the
- * dev-bootstrap magic link, kept in memory only; external: CLICKCLACK_TOKEN), and in managed mode
+ * The bus as this process reaches it: the owner's client (managed: a session signed in through
+ * ClickClack's `admin magic-link create` on the data directory the mesh owns, kept in memory only;
+ * external: CLICKCLACK_TOKEN, else a dev-bootstrap server's loopback magic link), and in managed mode
  * the server itself, started or adopted on demand.
  */
 export class BusAccess {
@@ -49,7 +50,7 @@ export class BusAccess {
     const setup = this.setup;
     this.minting ??= (async () => {
       const base = new ClickClackClient({ url: setup.url });
-      const token = await base.magicSession();
+      const token = this.managed ? await this.managed.ownerSession() : await base.magicSession();
       const client = base.withToken(token);
       this.owner = { client, until: Date.now() + OWNER_SESSION_REUSE_MS };
       return client;

@@ -1,5 +1,6 @@
 // The stand-in's shared core: who a request acts as, membership, the views, sessions, workspaces and channels.
 import type { IncomingMessage } from 'node:http';
+import { createMagicLink } from './admin';
 import { hashSecret, secret } from './ids';
 import { HttpError, isLocalRequest, ok, optStr, requiredField, type Reply } from './http';
 import type { BotTokenRow, ChannelRow, EventRow, StandinMessageRow, Role, StandinStore, UserRow, WorkspaceRow } from './store';
@@ -19,7 +20,7 @@ export const REVOKED_BODY = 'sql: no rows in result set';
 
 export const HANDLE = /^[a-z0-9][a-z0-9_-]{1,31}$/;
 export const MENTION = /@([a-z0-9][a-z0-9_-]{1,31})/gi;
-export const MAGIC_TTL_MS = 15 * 60 * 1000;
+export { MAGIC_TTL_MS } from './admin';
 export const SESSION_TTL_MS = 30 * 24 * 60 * 60 * 1000;
 export const MESSAGE_KINDS = new Set(['message', 'agent_commentary', 'agent_tool']);
 /** Text that is not valid UTF-16, hence not encodable as UTF-8. */
@@ -209,18 +210,8 @@ export class StandinCore {
     const email = requiredField(body, 'email').trim().toLowerCase();
     const user = this.store.all('users').find((u) => u.kind === 'human' && u.email === email && !u.deleted_at);
     if (!user) throw new HttpError(404, 'user not found');
-    const token = secret('mgt');
-    const now = Date.now();
-    const link = this.store.put('magicLinks', {
-      id: this.store.newId('mgl'),
-      email,
-      user_id: user.id,
-      token_hash: hashSecret(token),
-      created_at: new Date(now).toISOString(),
-      expires_at: new Date(now + MAGIC_TTL_MS).toISOString(),
-      consumed_at: null,
-    });
-    return ok({ magic_link: { id: link.id, email: link.email, created_at: link.created_at, expires_at: link.expires_at }, token }, 201);
+    const link = createMagicLink(this.store, user);
+    return ok({ magic_link: { id: link.id, email, created_at: link.createdAt, expires_at: link.expiresAt }, token: link.token }, 201);
   }
 
   magicConsume(req: IncomingMessage, body: Record<string, unknown>): Reply {
@@ -229,7 +220,14 @@ export class StandinCore {
     const origin = req.headers.origin;
     if (origin && req.headers.host && new URL(origin).host !== req.headers.host) throw new HttpError(403, 'cross-site request refused');
     const token = requiredField(body, 'token');
-    const link = this.store.all('magicLinks').find((l) => l.token_hash === hashSecret(token));
+    const hash = hashSecret(token);
+    const find = () => this.store.all('magicLinks').find((l) => l.token_hash === hash);
+    // A link `admin magic-link create` wrote to the data directory after this server read it.
+    if (!find()) {
+      this.store.reload('users');
+      this.store.reload('magicLinks');
+    }
+    const link = find();
     if (!link || link.consumed_at || Date.parse(link.expires_at) < Date.now()) throw new HttpError(401, 'invalid or expired magic link');
     this.store.put('magicLinks', { ...link, consumed_at: new Date().toISOString() });
     const user = this.store.get('users', link.user_id)!;

@@ -1,5 +1,7 @@
 import { resolve } from 'node:path';
+import { AdminError, adminBootstrap, adminMagicLink } from './admin';
 import { versionAtLeast } from './api';
+import { StandinStore } from './store';
 import { startStandin, STANDIN_VERSION } from './server';
 
 /**
@@ -55,6 +57,8 @@ const USAGE = [
   'Usage:',
   '  clickclack [serve] [flags]   run the server (the default)',
   '  clickclack version           print the version',
+  '  clickclack admin bootstrap -data <dir> -email <e> -name <n>   create the owner, print its id',
+  '  clickclack admin magic-link create -data <dir> -email <e>      print a sign-in token (mgt_…)',
   '',
   'Run `clickclack serve -h` for the serve flags.',
 ].join('\n');
@@ -101,8 +105,12 @@ export function main(argv: string[]): void {
     out(USAGE);
     return;
   }
+  if (command === 'admin') {
+    admin(rest);
+    return;
+  }
   if (command !== undefined && command !== 'serve' && !command.startsWith('-')) {
-    fail(`clickclack ${command}: not provided by the keelson stand-in (it serves the HTTP and WebSocket API only)`);
+    fail(`clickclack ${command}: not provided by the keelson stand-in (it serves the HTTP and WebSocket API and the admin bootstrap and magic-link commands only)`);
   }
   const flags = parseServe(command === 'serve' ? rest : argv, version);
   const pick = (name: string, fallback: string) => {
@@ -137,4 +145,40 @@ async function serve(opts: { addr: string; dataDir: string; devBootstrap: boolea
   process.once('SIGINT', () => drain('interrupt'));
   // Before 0.4.0 only SIGINT drains; SIGTERM keeps its default action (the process dies at once).
   if (versionAtLeast(opts.version, '0.4.0')) process.once('SIGTERM', () => drain('terminated'));
+}
+
+/** Go-style `-name value` / `--name=value` flags of an admin command; only `allowed` are accepted. */
+function parseAdminFlags(args: string[], allowed: string[]): Map<string, string> {
+  const values = new Map<string, string>();
+  for (let i = 0; i < args.length; i++) {
+    const m = /^--?([^=]+)(?:=(.*))?$/.exec(args[i]!);
+    if (!m || !allowed.includes(m[1]!)) fail(`flag provided but not defined: ${args[i]}\nflags: ${allowed.map((f) => `-${f}`).join(' ')}`);
+    const value = m[2] ?? args[++i];
+    if (value === undefined) fail(`flag needs an argument: -${m[1]}`);
+    values.set(m[1]!, value);
+  }
+  if (values.has('db')) fail('-db is not provided by the keelson stand-in (it keeps its data in -data)');
+  return values;
+}
+
+/** `clickclack admin bootstrap …` and `clickclack admin magic-link create …`, writing the data directory directly. */
+function admin(args: string[]): void {
+  const [sub, ...rest] = args;
+  const action = sub === 'magic-link' ? rest.shift() : undefined;
+  if (sub !== 'bootstrap' && !(sub === 'magic-link' && action === 'create')) {
+    fail(`clickclack admin ${args.join(' ')}: the keelson stand-in provides only \`admin bootstrap\` and \`admin magic-link create\``);
+  }
+  const flags = parseAdminFlags(rest, sub === 'bootstrap' ? ['data', 'db', 'email', 'name'] : ['data', 'db', 'email']);
+  const store = new StandinStore(resolve(flags.get('data') ?? process.env.CLICKCLACK_DATA ?? './data'));
+  try {
+    if (sub === 'bootstrap') {
+      const user = adminBootstrap(store, { email: flags.get('email'), name: flags.get('name') });
+      out(`owner ${user.display_name} <${user.email}>: ${user.id}`);
+    } else {
+      out(adminMagicLink(store, { email: flags.get('email') }));
+    }
+  } catch (err) {
+    if (err instanceof AdminError) fail(`clickclack admin: ${err.message}`, 1);
+    throw err;
+  }
 }

@@ -145,6 +145,11 @@ export class StandinStore {
     mkdirSync(join(dataDir, 'logs'), { recursive: true });
     this.journal = join(dataDir, 'standin.journal');
     closeSync(openSync(this.journal, 'a'));
+    this.replay();
+  }
+
+  /** Applies the journal's rows (all tables, or only `only`) in order: the last write of a row wins. */
+  private replay(only?: TableName): void {
     for (const line of readFileSync(this.journal, 'utf8').split('\n')) {
       if (!line.trim()) continue;
       let entry: { t: string; row: { id: string } };
@@ -153,9 +158,19 @@ export class StandinStore {
       } catch {
         continue; // a line torn by a kill mid-write: everything before it is intact
       }
+      if (only !== undefined && entry.t !== only) continue;
       if (entry.t === 'events') this.indexEvent(entry.row as unknown as EventRow);
       else this.tables.get(entry.t as TableName)?.set(entry.row.id, entry.row);
     }
+  }
+
+  /**
+   * Re-reads one table from the journal: rows another process appended (the `admin` commands write
+   * the data directory while the server runs, as the real server's admin commands write its
+   * database).
+   */
+  reload(table: TableName): void {
+    this.replay(table);
   }
 
   private indexEvent(row: EventRow): void {
