@@ -87,6 +87,12 @@ describe('GraphiQL at the gateway, in a real headless Chromium', () => {
     await responseShows(page, /"name":\s*"harbor"/);
   });
 
+  it('keeps a history of what ran: the History plugin sits beside the explorer', async () => {
+    await page.getByRole('button', { name: /show history/i }).click();
+    await page.locator('.graphiql-history-item', { hasText: /projects/ }).first().waitFor({ timeout: 10_000 });
+    await page.getByRole('button', { name: /hide history/i }).click();
+  });
+
   it('streams a subscription over graphql-ws and shows a live event', async () => {
     await typeOperation(page, 'subscription { projectEvents(after: "0") { cursor type at project { name ');
     await page.getByRole('button', { name: /prettify query/i }).click();

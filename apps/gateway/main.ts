@@ -1,9 +1,14 @@
 import 'reflect-metadata';
 import { jwtSettingsFromEnv, openIdentity, type Identity } from '@keelson/identity';
-import { createLogger, startTracing, tracingFromEnv } from '@keelson/service';
+import { createLogger, loadDotEnv, startTracing, tracingFromEnv } from '@keelson/service';
 import { loadGatewayConfig, reloadSupergraphOnChange, startGateway } from '@keelson/gateway';
 
-loadGatewayConfig(process.env)
+// `.env` under the real environment, before any configuration is read.
+Promise.resolve()
+  .then(() => {
+    loadDotEnv();
+    return loadGatewayConfig(process.env);
+  })
   .then(async ({ logLevel, env, supergraphFile, ...config }) => {
     const log = createLogger('gateway', logLevel);
     // Spans as `keelson-gateway`, continued in every subgraph (a no-op unless OTEL_EXPORTER_OTLP_* says so).

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { loadDotEnv } from '@keelson/service';
 import { startMesh, type RunningMesh } from '@keelson/stack';
 
 const say = (line: string) => process.stdout.write(`[keelson] ${line}\n`);
@@ -9,6 +10,13 @@ const say = (line: string) => process.stdout.write(`[keelson] ${line}\n`);
  * one), owned by this one: a crash of it is reported and ends the start.
  */
 function main(): void {
+  try {
+    const dotEnv = loadDotEnv();
+    if (dotEnv.loaded) say(`read ${dotEnv.file}: ${dotEnv.applied.length} variable(s) set from it (the real environment wins)`);
+  } catch (err) {
+    console.error(`[keelson] failed to start: ${(err as Error).message}`);
+    process.exit(1);
+  }
   // Handlers are installed in the same tick as the boot starts: a Ctrl-C while starting still
   // stops what already runs, dev server included.
   const mesh: Promise<RunningMesh> = startMesh({ proof: true, progress: say, handlesSignals: true, gateway: 'process' });

@@ -1,6 +1,7 @@
-import { createLogger } from '@keelson/service';
+import { createLogger, loadDotEnv } from '@keelson/service';
 import { loadModelServerConfig, startModelServer } from '@keelson/model-server';
 
+loadDotEnv();
 const config = loadModelServerConfig(process.argv.slice(2));
 const log = createLogger('model-server', config.logLevel);
 startModelServer({ ...config, log }).then(

@@ -25,3 +25,5 @@ export type { LagSample } from './telemetry/metrics';
 export { serverSpan, tracingPlugin } from './telemetry/httpSpans';
 export { freePort, portIsFree } from './freePort';
 export { heapFlags } from './heapFlags';
+export { loadDotEnv } from './dotEnv';
+export type { DotEnvResult } from './dotEnv';

@@ -10,7 +10,7 @@ import { createDriverRegistry, harnessSettings } from '@keelson/harness';
 import { findOrphanGroups, findOwnedProcesses, probeBwrap, runGit, SANDBOX_FIX } from '@keelson/platform';
 import { isLoopback, keelsonHome, keelsonWorkspace, parseEnv } from '@keelson/schema';
 import { ClickClackClient, ManagedBus, resolveBusSetup } from '@keelson/rib-swarm';
-import { tracingFromEnv } from '@keelson/service';
+import { loadDotEnv, tracingFromEnv } from '@keelson/service';
 import { findTemporalCli, TEMPORAL_CLI_VERSION } from '@keelson/temporal';
 import { Client } from 'pg';
 import { readLastStart } from './ownership';
@@ -127,7 +127,7 @@ export async function doctor(env: NodeJS.ProcessEnv = process.env): Promise<Chec
       const client = new Client({ connectionString: e.DATABASE_URL, connectionTimeoutMillis: 5000 });
       try {
         await client.connect();
-        const { rows } = await client.query<{ v: string }>('SHOW server_version');
+        const { rows } = await client.query<{ v: string }>("SELECT current_setting('server_version') AS v");
         return { status: 'ok', detail: `${url.host}${url.pathname}, server ${rows[0]!.v}` };
       } catch (err) {
         if ((err as { code?: string }).code === '3D000') {
@@ -251,17 +251,22 @@ export async function doctor(env: NodeJS.ProcessEnv = process.env): Promise<Chec
 }
 
 if (require.main === module) {
-  doctor().then(
-    (checks) => {
-      const mark: Record<Status, string> = { ok: 'ok  ', warn: 'warn', fail: 'FAIL' };
-      for (const c of checks) process.stdout.write(`${mark[c.status]}  ${c.name.padEnd(9)} ${c.detail}\n`);
-      const failed = checks.filter((c) => c.status === 'fail').length;
-      process.stdout.write(failed ? `\n${failed} check(s) failed: npm start will not come up until they pass.\n` : '\nReady for npm start.\n');
-      process.exit(failed ? 1 : 0);
-    },
-    (err: unknown) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
+  Promise.resolve()
+    .then(() => {
+      loadDotEnv();
+      return doctor();
+    })
+    .then(
+      (checks) => {
+        const mark: Record<Status, string> = { ok: 'ok  ', warn: 'warn', fail: 'FAIL' };
+        for (const c of checks) process.stdout.write(`${mark[c.status]}  ${c.name.padEnd(9)} ${c.detail}\n`);
+        const failed = checks.filter((c) => c.status === 'fail').length;
+        process.stdout.write(failed ? `\n${failed} check(s) failed: npm start will not come up until they pass.\n` : '\nReady for npm start.\n');
+        process.exit(failed ? 1 : 0);
+      },
+      (err: unknown) => {
+        console.error(err);
+        process.exit(1);
+      },
+    );
 }

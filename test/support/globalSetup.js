@@ -21,6 +21,9 @@ function selectedProjects(argv) {
 }
 
 module.exports = async function globalSetup() {
+  // Every process a test starts inherits this: a developer's `.env` never reaches a test mesh (tests
+  // set what they need; the .env tests name their own file).
+  process.env.KEELSON_ENV_FILE = '';
   // Unit tests touch no server: `jest --selectProjects unit` starts none and needs no CLI.
   const selected = selectedProjects(process.argv);
   if (selected && selected.every((name) => name === 'unit')) return;

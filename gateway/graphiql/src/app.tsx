@@ -3,7 +3,7 @@
 // same path, introspection (autocompletion, docs, the explorer) through the same fetcher.
 import { explorerPlugin } from '@graphiql/plugin-explorer';
 import { createGraphiQLFetcher } from '@graphiql/toolkit';
-import { GraphiQL } from 'graphiql';
+import { GraphiQL, HISTORY_PLUGIN } from 'graphiql';
 import { createClient } from 'graphql-ws';
 import { createRoot } from 'react-dom/client';
 import { takeToken } from './token';
@@ -34,6 +34,7 @@ query Projects {
 }
 `;
 
+// Passing `plugins` replaces GraphiQL's defaults, so History (the default) is listed again beside the explorer.
 createRoot(document.getElementById('graphiql')!).render(
-  <GraphiQL fetcher={fetcher} plugins={[explorerPlugin()]} defaultQuery={defaultQuery} shouldPersistHeaders={false} />,
+  <GraphiQL fetcher={fetcher} plugins={[HISTORY_PLUGIN, explorerPlugin()]} defaultQuery={defaultQuery} shouldPersistHeaders={false} />,
 );
