@@ -1,12 +1,17 @@
-import { join } from 'node:path';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { gqlData } from './support/client';
 import { startTestMesh, type TestMesh } from './support/mesh';
 
 /** Debian's Chromium (`apt-get install chromium`, .ci/run does). */
 const CHROMIUM = process.env.KEELSON_TEST_CHROMIUM ?? '/usr/bin/chromium';
-/** The README's picture of GraphiQL, retaken by every run of this test. */
-const SCREENSHOT = join(__dirname, '..', 'docs', 'graphiql.png');
+/**
+ * The picture of GraphiQL streaming, taken by every run: to a temp path, so `npm test` leaves the tree
+ * as it found it; `npm run docs:pictures` points KEELSON_PICTURES_DIR at docs/ to refresh the README's.
+ */
+const SCREENSHOT = join(process.env.KEELSON_PICTURES_DIR || join(tmpdir(), `keelson-pictures-${process.pid}`), 'graphiql.png');
 
 const queryEditor = '.graphiql-query-editor .monaco-editor';
 /** Waits until the response editor shows text matching `pattern`. */
@@ -101,7 +106,10 @@ describe('GraphiQL at the gateway, in a real headless Chromium', () => {
     // A live one, made while the page listens.
     await gqlData(mesh.gatewayUrl, 'mutation { createProject(input: { name: "lighthouse" }) { id } }');
     await responseShows(page, /"name":\s*"lighthouse"/);
+    mkdirSync(dirname(SCREENSHOT), { recursive: true });
     await page.screenshot({ path: SCREENSHOT });
+    // A PNG of the page as it streams (the README's picture when taken into docs/).
+    expect(readFileSync(SCREENSHOT).subarray(1, 4).toString()).toBe('PNG');
   });
 
   it('blocked nothing the page needs and threw nothing', () => {

@@ -137,10 +137,12 @@ export type SessionRef =
 const CLAUDE_PATH = new RegExp(`(?:^|/)projects/[^/]+/(${UUID})\\.jsonl$`);
 
 /**
- * Classifies a session reference by the seed's rules: a canonical SessionId (shape-checked); a
- * bare UUID, probed across the UUID-shaped stores in order; a legacy Claude transcript path, read
- * as its claude-code SessionId. A bare kimi `session_<uuid>` must be sent canonical; anything
- * else is malformed. @throws MeshError BAD_USER_INPUT
+ * Classifies a session reference by the seed's rules: a canonical SessionId, split on its first
+ * colon with any native part ("native may contain : and /"; bounded, no control characters) — it is
+ * looked up as given, and a driver checks a native id's shape before building anything from it
+ * ({@link isNativeIdOf}); a bare UUID, probed across the UUID-shaped stores in order; a legacy Claude
+ * transcript path, read as its claude-code SessionId. A bare kimi `session_<uuid>` must be sent
+ * canonical; anything else is malformed. @throws MeshError BAD_USER_INPUT
  */
 export function classifySessionRef(raw: string, field = 'sessionId'): SessionRef {
   if (typeof raw === 'string' && !raw.includes(':')) {
@@ -151,5 +153,5 @@ export function classifySessionRef(raw: string, field = 'sessionId'): SessionRef
       throw new MeshError('BAD_USER_INPUT', `${field}: kimi-code native ids must be sent canonical (kimi-code:${raw}); the bare-id probe never claims them`);
     }
   }
-  return { kind: 'canonical', parsed: requireSessionId(raw, field) };
+  return { kind: 'canonical', parsed: parseSessionId(raw, field) };
 }

@@ -83,6 +83,16 @@ describe('bare-id probe rules', () => {
     expect(classifySessionRef(`/home/u/.claude/projects/-work-x/${UUID}.jsonl`)).toMatchObject({ kind: 'canonical', parsed: { sessionId: `claude-code:${UUID}` } });
   });
 
+  it('takes any native part of a canonical id as given (seed 002: it may hold `:` and `/`); only its harness, length and control characters are checked', () => {
+    for (const id of ['hermes:a:b/c', 'codex:a:b/c:d', 'claude-code:not-a-uuid']) {
+      const [harnessId] = id.split(':');
+      expect(classifySessionRef(id)).toEqual({ kind: 'canonical', parsed: { sessionId: id, harnessId, nativeId: id.slice(harnessId!.length + 1) } });
+    }
+    for (const bad of ['vim:a', 'codex:', 'codex:a\u0000b', `codex:${'x'.repeat(600)}`]) {
+      expect(() => classifySessionRef(bad)).toThrow(expect.objectContaining({ code: 'BAD_USER_INPUT' }));
+    }
+  });
+
   it('rejects other bare ids', () => {
     expect(() => classifySessionRef('ses_dd59cd19effeyN2L5LshjL9e1i')).toThrow(expect.objectContaining({ code: 'BAD_USER_INPUT' }));
   });

@@ -52,7 +52,7 @@ export function createAgentTurns(opts: AgentTurnsOptions): AgentTurns {
   const env = parseEnv(raw);
   let config = opts.config;
   if (!config) {
-    const read = readConfigFile(opts.home);
+    const read = readConfigFile(opts.home, raw);
     if (!read.ok) opts.log?.warn({ path: read.path }, `ignoring the config file: ${read.problem}`);
     config = read.ok ? read.config : {};
   }

@@ -2,7 +2,7 @@ import { MeshError } from '@keelson/schema';
 import type { Logger } from '@keelson/service';
 import { realpathDeep } from '../confine';
 import type { CapabilityReport, SessionSummary, TranscriptEntry } from '../contract';
-import { classifySessionRef, formatSessionId, requireHarnessId, requireSessionId, type HarnessId, type SessionId, type SessionRef } from '../ids';
+import { classifySessionRef, formatSessionId, parseSessionId, requireHarnessId, type HarnessId, type SessionId, type SessionRef } from '../ids';
 import type { DriverRegistry } from '../registry';
 import type { Places } from './places';
 import type { HarnessStore, SessionRecord } from './store';
@@ -72,13 +72,13 @@ export class Sessions {
   async resolveRef(ref: SessionRef, field = 'sessionId'): Promise<SessionView | null> {
     if (ref.kind === 'canonical') {
       const target = await this.deps.store.resolveAlias(ref.parsed.sessionId);
-      const parsed = requireSessionId(target, field);
+      const parsed = parseSessionId(target, field);
       return this.view(parsed.sessionId, parsed.harnessId, parsed.nativeId);
     }
     for (const harnessId of ref.probe) {
       const id = formatSessionId(harnessId, ref.nativeId);
       const target = await this.deps.store.resolveAlias(id);
-      const parsed = requireSessionId(target, field);
+      const parsed = parseSessionId(target, field);
       const found = await this.view(parsed.sessionId, parsed.harnessId, parsed.nativeId);
       if (found) return found;
     }

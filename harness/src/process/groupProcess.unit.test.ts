@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { groupAlive, startGroupProcess, waitGroupEmpty } from './groupProcess';
 
 const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
@@ -36,13 +39,18 @@ describe('a CLI in its own process group', () => {
 
   it('does not wait on a process that left the group and holds stdout: the lines end and the exit is reported', async () => {
     const marker = `keelson-escapee-${process.pid}-${Date.now()}`;
-    const p = startGroupProcess({ argv: ['/bin/sh', '-c', `setsid sh -c 'sleep 30; : ${marker}' & echo done; exit 4`], cwd: '/', env, drainMs: 300 });
+    const left = join(mkdtempSync(join(tmpdir(), 'keelson-escapee-')), 'left');
+    // The leader exits only once the escapee has left the group (it writes `left` after setsid):
+    // exiting earlier would let the group kill take it while still a member, and nothing is held open.
+    const script = `setsid sh -c 'echo > ${left}; sleep 30; : ${marker}' & while [ ! -e ${left} ]; do sleep 0.01; done; echo done; exit 4`;
+    const p = startGroupProcess({ argv: ['/bin/sh', '-c', script], cwd: '/', env, drainMs: 300 });
     const started = Date.now();
     const [lines, exit] = await Promise.all([drain(p.lines), p.exited]);
     expect(lines).toEqual(['done']);
     expect(exit).toEqual({ code: 4, signal: null, outputHeldOpen: true });
     expect(Date.now() - started).toBeLessThan(10_000);
     spawn('pkill', ['-f', marker], { stdio: 'ignore' });
+    rmSync(dirname(left), { recursive: true, force: true });
   });
 
   it('is killed by its watchdog within about a second when its owner dies', async () => {

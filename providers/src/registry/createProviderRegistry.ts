@@ -94,7 +94,7 @@ export function createProviderRegistry(opts: ProviderRegistryOptions = {}): Prov
  * is warned about and read as empty, as the rib host reads it.
  */
 export function loadProviderRegistry(opts: { home: string } & Omit<ProviderRegistryOptions, 'config'>): ProviderRegistry {
-  const read = readConfigFile(opts.home);
+  const read = readConfigFile(opts.home, opts.env ?? process.env);
   if (!read.ok) opts.warn?.(`ignoring ${read.path}: ${read.problem}`);
   return createProviderRegistry({ ...opts, config: read.ok ? read.config : {} });
 }

@@ -25,6 +25,7 @@ export { keelsonConfigSchema } from './config/keelsonConfig';
 export type { KeelsonConfig } from './config/keelsonConfig';
 export { fileConfigPort, readConfigFile, CONFIG_FILE_NAMES } from './config/fileConfigPort';
 export type { ConfigFileRead } from './config/fileConfigPort';
+export { UnresolvedConfigVariableError } from './config/envRefs';
 export { parseHostEnv, DEFAULT_CROSS_RIB_CALL_TIMEOUT_MS } from './config/hostEnv';
 export type { HostEnv } from './config/hostEnv';
 export {

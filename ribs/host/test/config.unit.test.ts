@@ -1,6 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { UnresolvedConfigVariableError } from '../src/config/envRefs';
 import { fileConfigPort, readConfigFile } from '../src/config/fileConfigPort';
 import { parseCrossRibGrantsEnv, resolveRibWorkflowGrants, isRibWorkflowGranted } from '../src/config/grants';
 import { parseHostEnv } from '../src/config/hostEnv';
@@ -35,6 +36,35 @@ describe('the config file', () => {
     const warnings: RibWarning[] = [];
     expect(fileConfigPort(bad, (w) => warnings.push(w)).load()).toEqual({});
     expect(warnings).toEqual([expect.objectContaining({ rule: 'config-file' })]);
+  });
+
+  it('resolves ${VAR} and ${VAR:-default} in string values before validation (seed 002), keys as written', () => {
+    const dir = home({
+      'config.yaml': [
+        'defaultProvider: ${KEELSON_TEST_PROVIDER}',
+        'providers:',
+        '  local: { type: openai-compatible, baseUrl: "http://${KEELSON_TEST_HOST:-127.0.0.1}:${KEELSON_TEST_PORT:-8080}/v1", apiKeyEnv: "LITERAL_$${NOT_A_REF}" }',
+        'toolDenylist: ["${KEELSON_TEST_EMPTY}x", "${KEELSON_TEST_EMPTY:-fallback}"]',
+        '',
+      ].join('\n'),
+    });
+    const read = readConfigFile(dir, { KEELSON_TEST_PROVIDER: 'local', KEELSON_TEST_PORT: '9999', KEELSON_TEST_EMPTY: '' });
+    expect(read).toMatchObject({
+      ok: true,
+      config: {
+        defaultProvider: 'local',
+        providers: { local: { baseUrl: 'http://127.0.0.1:9999/v1', apiKeyEnv: 'LITERAL_${NOT_A_REF}' } },
+        toolDenylist: ['x', 'fallback'],
+      },
+    });
+  });
+
+  it('stops with an error naming the variable, the key and the file when a variable without a default is unset', async () => {
+    const dir = home({ 'config.json': '{"toolDenylist":["ok","${KEELSON_TEST_SURELY_UNSET}"]}' });
+    expect(() => readConfigFile(dir, {})).toThrow(new UnresolvedConfigVariableError('KEELSON_TEST_SURELY_UNSET', join(dir, 'config.json'), 'config.toolDenylist[1]'));
+    expect(() => readConfigFile(dir, {})).toThrow(/config\.json: config\.toolDenylist\[1\] uses \$\{KEELSON_TEST_SURELY_UNSET\}, which is not set and has no default/);
+    // The rib host does not start on it (it would run without a value the file says it needs).
+    await expect(startHost([rib('spy')], { home: dir, config: undefined })).rejects.toThrow(/KEELSON_TEST_SURELY_UNSET/);
   });
 
   it('grants cross-rib calls from <home>/config.yaml when the host reads its home', async () => {
