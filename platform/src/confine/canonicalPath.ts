@@ -17,9 +17,11 @@ export class SymlinkLoopError extends Error {
  * The canonical form of `p`: `~` expanded, made absolute against `cwd`, then resolved component by
  * component the way the kernel does — every symlink followed (a dangling one to the target a write
  * would create) and `..` taken from the resolved parent, so `link/..` is the parent of the link's
- * target, not the directory holding the link. Once a component does not exist, it and every later
- * one stay as written: a missing file resolves to its nearest existing parent's realpath joined with
- * the rest. A symlink cannot smuggle a path out of a root this way.
+ * target, not the directory holding the link. Once a component does not exist, the components after
+ * it stay as written (a missing file resolves to its nearest existing parent's realpath joined with
+ * the rest) — until a `..` climbs back out of the missing part: from there on every component is
+ * resolved again, so `nope/../link/x` follows `link` like `link/x` does. A symlink cannot smuggle a
+ * path out of a root this way.
  * @throws SymlinkLoopError on a symlink loop (more than 40 links on the way)
  */
 export function canonicalPath(p: string, cwd: string): string {
@@ -29,17 +31,22 @@ export function canonicalPath(p: string, cwd: string): string {
   return follow(isAbsolute(expanded) ? expanded : `${isAbsolute(cwd) ? cwd : resolve(cwd)}${sep}${expanded}`, budget, p);
 }
 
+const depth = (p: string) => p.split(sep).filter(Boolean).length;
+
 function follow(absolute: string, budget: { links: number }, original: string): string {
   let current: string = sep;
-  let missing = false;
+  /** The depth of the first missing component in `current`, while `current` runs through one. */
+  let missingAt: number | undefined;
   for (const part of absolute.split(sep)) {
     if (part === '' || part === '.') continue;
     if (part === '..') {
       current = dirname(current);
+      // Back in a directory that exists (resolved): what follows is resolved again, not taken as written.
+      if (missingAt !== undefined && depth(current) < missingAt) missingAt = undefined;
       continue;
     }
     const next = join(current, part);
-    if (missing) {
+    if (missingAt !== undefined) {
       current = next;
       continue;
     }
@@ -47,8 +54,8 @@ function follow(absolute: string, budget: { links: number }, original: string): 
     try {
       link = lstatSync(next).isSymbolicLink() ? readlinkSync(next) : undefined;
     } catch {
-      // Not there (or not readable): this and every later component stay as written.
-      missing = true;
+      // Not there (or not readable): the components after it stay as written while below it.
+      missingAt = depth(next);
     }
     if (link === undefined) {
       current = next;

@@ -52,6 +52,13 @@ const rows: Row[] = [
   ['prefix confusion: a sibling named root + "x"', join(sibling, 'file.txt'), 'read', 'outside'],
   ['prefix confusion through ..', '../rootx/file.txt', 'read', 'outside'],
   ['a symlink loop', 'loop-a/x', 'read', 'unresolvable'],
+  // A `..` after a missing component lands back in a real directory: what follows is resolved again.
+  ['missing/.. then a symlinked directory leading outside', 'nope/../up/secret.txt', 'read', 'outside'],
+  ['missing/.. then a symlink to a file outside', 'nope/../leak.txt', 'read', 'outside'],
+  ['missing/missing/../.. then a symlink outside', 'nope/deeper/../../up/new.txt', 'write', 'outside'],
+  ['missing/.. then a symlink to .git, writing a hook', 'nope/../g/hooks/post-checkout', 'write', 'protected'],
+  ['missing/.. that stays inside', 'nope/../sub/ok.txt', 'read', join(root, 'sub', 'ok.txt')],
+  ['missing/.. then a missing file', 'nope/../sub/new.txt', 'write', join(root, 'sub', 'new.txt')],
   ['reading .git is allowed', '.git/config', 'read', join(root, '.git', 'config')],
   ['writing a .git hook is refused', '.git/hooks/pre-commit', 'write', 'protected'],
   ['writing .git itself (a worktree gitfile) is refused', '.git', 'write', 'protected'],
