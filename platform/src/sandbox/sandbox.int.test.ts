@@ -1,7 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Server as NetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSandbox, gitDirsOf, MESH_INSTALL_ROOT, probeBwrap, SandboxUnavailableError, type SandboxRequest } from './index';
@@ -112,6 +112,33 @@ describe('the process sandbox (real bubblewrap)', () => {
     expect(cut.out).toMatch(/Connection refused/);
     const open = await sh(connect, { network: true });
     expect(open).toMatchObject({ code: 0, out: expect.stringContaining('hello from the host') });
+  });
+
+  describe('host Unix sockets (escapes that must fail)', () => {
+    const connectUnix = (path: string) => `python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print('connected')" ${path}`;
+    let socketServer: NetServer;
+    const planted = `/run/keelson-sandbox-test-${process.pid}.sock`;
+    beforeAll(async () => {
+      // A D-Bus- or Docker-like service socket of the host's, under /run.
+      socketServer = createNetServer((c) => c.end('hello from a host socket\n'));
+      await new Promise<void>((resolve) => socketServer.listen(planted, resolve));
+    });
+    afterAll(async () => {
+      await new Promise((resolve) => socketServer.close(resolve));
+      rmSync(planted, { force: true });
+    });
+
+    it.each([false, true])("cannot reach the host's Postgres socket or a service socket under /run (network: %s)", async (network) => {
+      const pgSocket = '/run/postgresql/.s.PGSQL.5432';
+      // Both are reachable outside the sandbox: the attempt inside would succeed without the cover.
+      expect(execFileSync('bash', ['-c', `${connectUnix(pgSocket)} && ${connectUnix(planted)}`], { encoding: 'utf8' })).toBe('connected\nconnected\n');
+      for (const path of [pgSocket, planted, planted.replace('/run/', '/var/run/')]) {
+        const r = await sh(connectUnix(path), { network });
+        expect({ path, code: r.code, out: r.out }).toEqual({ path, code: 1, out: expect.stringMatching(/FileNotFoundError|No such file/) });
+      }
+      // The folder itself is an empty tmpfs inside.
+      expect(await sh('ls -A /run | wc -l', { network })).toEqual({ code: 0, out: '0\n' });
+    });
   });
 
   it('keeps its own pid namespace: a daemon that left the process group dies with the sandbox', async () => {

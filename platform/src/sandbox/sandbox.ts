@@ -206,6 +206,33 @@ export function gitDirsOf(cwd: string): string[] {
  */
 export const MESH_INSTALL_ROOT = realpathSync(resolve(__dirname, '..', '..', '..'));
 
+/**
+ * Where a host keeps its services' Unix sockets (Postgres in `/run/postgresql`, D-Bus in `/run/dbus`
+ * and `/run/user/<uid>`, Docker's `/run/docker.sock`, MySQL in `/run/mysqld`). `--unshare-net`
+ * cuts IP and abstract sockets, not these paths: every sandbox gets them as empty tmpfs, whatever its
+ * network setting (`/tmp` is private already).
+ */
+export const HOST_SOCKET_DIRS: readonly string[] = ['/run', '/var/run'];
+
+/** The socket folders present here, canonical and once each (`/var/run` is usually a link to `/run`). */
+export function hostSocketDirs(candidates: readonly string[] = HOST_SOCKET_DIRS): string[] {
+  const dirs = candidates.filter((p) => existsSync(p)).map((p) => realpathSync(p));
+  return [...new Set(dirs)];
+}
+
+/**
+ * Files the sandbox still reads from under a covered socket folder: `/etc/resolv.conf` where it links
+ * into `/run` (systemd-resolved), so a node with `network: true` keeps name resolution.
+ */
+function socketDirExceptions(covered: readonly string[]): string[] {
+  try {
+    const resolv = realpathSync('/etc/resolv.conf');
+    return covered.some((dir) => isInside(dir, resolv)) ? [resolv] : [];
+  } catch {
+    return [];
+  }
+}
+
 /** A sandbox for one consumer (the rib host's Bash, the worker's command nodes, the harness CLIs). */
 export function createSandbox(options: SandboxOptions = {}): ProcessSandbox {
   const mode = options.mode ?? 'required';
@@ -223,12 +250,13 @@ export function createSandbox(options: SandboxOptions = {}): ProcessSandbox {
       // back read-only so git works, or writable for a gitWrite command.
       const gitDirs = gitDirsOf(request.cwd).filter((d) => !request.writable.some((w) => isInside(w, d)));
       const writable = request.gitWrite ? [...request.writable, ...gitDirs] : [...request.writable];
-      const readable = [MESH_INSTALL_ROOT, ...(request.readable ?? []), ...(request.gitWrite ? [] : gitDirs)].filter((p) => existsSync(p));
+      const sockets = hostSocketDirs();
+      const readable = [MESH_INSTALL_ROOT, ...(request.readable ?? []), ...(request.gitWrite ? [] : gitDirs), ...socketDirExceptions(sockets)].filter((p) => existsSync(p));
       const names = request.gitWrite ? PROTECTED_DIR_NAMES.filter((n) => n !== '.git') : PROTECTED_DIR_NAMES;
       const argv = bwrapArgv(probe.path!, {
         argv: request.argv,
         cwd: request.cwd,
-        hidden: (options.hidden ?? []).filter((p) => existsSync(p)),
+        hidden: [...(options.hidden ?? []).filter((p) => existsSync(p)), ...sockets],
         readable,
         writable,
         protect: protectedEntries(request.writable, names),
