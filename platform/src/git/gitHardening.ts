@@ -27,9 +27,14 @@
  *   (added unless the caller chose), so `status` and checkouts do not descend into a submodule, whose
  *   own config this runner never reads.
  *
- * What stays reachable: `core.gitProxy` (only for `git://`, which the allowlist refuses),
- * `core.alternateRefsCommand`, `remote.<name>.uploadpack|receivepack|vcs` and `http.*` (fetch and push
- * only: the mesh fetches only in `git clone`, into a fresh directory without repository config);
+ * - the programs a fetch or push runs for a local (file) remote: `remote.<name>.uploadpack` and
+ *   `receivepack` cannot be pinned by `-c` (git refuses a second value and keeps the repository's),
+ *   so every `fetch`, `pull`, `ls-remote` and `clone` gets `--upload-pack=git-upload-pack` and every
+ *   `push` `--receive-pack=git-receive-pack`, which beat any config; `core.alternateRefsCommand` and
+ *   `core.gitProxy` are pinned empty.
+ *
+ * What stays reachable: `remote.<name>.vcs` (a `git-remote-<vcs>` helper on PATH, not a command
+ * line) and `http.*`;
  * a submodule's own config (only if a caller forces recursion). The operator's global config
  * (identity, CA bundle, `url.<base>.insteadOf`) is read; every key pinned here wins over it. The
  * system config is not read (`GIT_CONFIG_NOSYSTEM=1`).
@@ -145,6 +150,8 @@ export function pinnedConfig(opts: GitHardeningOptions & { credentials?: GitCred
     ['gc.auto', '0'],
     ['maintenance.auto', 'false'],
     ['init.templateDir', ''],
+    ['core.alternateRefsCommand', ''],
+    ['core.gitProxy', ''],
     ['safe.bareRepository', 'explicit'],
     ['http.followRedirects', 'false'],
     ['protocol.allow', 'never'],
@@ -189,6 +196,19 @@ export function mayRunDrivers(command: readonly string[]): boolean {
   return true;
 }
 
+/**
+ * The program a transport command runs on the other side of a local remote, given on the command
+ * line: it beats `remote.<name>.uploadpack|receivepack` from a repository's config (which `-c`
+ * cannot override).
+ */
+const TRANSPORT_PROGRAM_OPTIONS: Readonly<Record<string, string>> = {
+  fetch: '--upload-pack=git-upload-pack',
+  pull: '--upload-pack=git-upload-pack',
+  'ls-remote': '--upload-pack=git-upload-pack',
+  clone: '--upload-pack=git-upload-pack',
+  push: '--receive-pack=git-receive-pack',
+};
+
 /** The argument list git runs with: the caller's global options, then the pins, then the command. */
 export function hardenedGitArgs(
   args: readonly string[],
@@ -198,7 +218,12 @@ export function hardenedGitArgs(
   const pins = pinnedConfig(opts).flatMap(([key, value]) => ['-c', `${key}=${value}`]);
   // A submodule's `ignore` setting (.gitmodules, .git/config) beats diff.ignoreSubmodules; only the flag beats it.
   const [sub, ...rest] = command;
-  const tail = sub === 'status' && !rest.some((a) => a.startsWith('--ignore-submodules')) ? [sub, '--ignore-submodules=all', ...rest] : command;
+  const tail =
+    sub === 'status' && !rest.some((a) => a.startsWith('--ignore-submodules'))
+      ? [sub, '--ignore-submodules=all', ...rest]
+      : sub !== undefined && TRANSPORT_PROGRAM_OPTIONS[sub]
+        ? [sub, TRANSPORT_PROGRAM_OPTIONS[sub], ...rest]
+        : command;
   return [...global, '--no-pager', ...pins, ...(opts.driverPins ?? []), ...tail];
 }
 

@@ -117,4 +117,55 @@ describe('write bases', () => {
     expect(g(wt, 'log', '-1', '--format=%an <%ae>')).toBe('sw-writer <sw-writer@swarm.keelson.invalid>');
     expect(await commitWriterTurn(wt, { message: 'nothing', author: 'a', email: 'a@b' }, env)).toBeUndefined();
   });
+
+  /** A project cloned from a local bare origin holding one commit on main; a fresh one per test. */
+  function originProject(name: string): { bare: string; root: string } {
+    const bare = join(dir, `${name}.git`);
+    g(dir, 'init', '--quiet', '--bare', bare);
+    const seed = join(dir, `${name}-seed`);
+    g(dir, 'clone', '--quiet', bare, seed);
+    commit(seed, 'one.txt', '1\n');
+    g(seed, 'push', '--quiet', 'origin', 'main');
+    const root = join(dir, `${name}-root`);
+    g(dir, 'clone', '--quiet', bare, root);
+    return { bare, root };
+  }
+  /** A script that leaves a marker when something runs it (then behaves as git-upload-pack). */
+  function plantedCommand(name: string): { path: string; marker: string } {
+    const marker = join(dir, `${name}.ran`);
+    const path = join(dir, `${name}.sh`);
+    writeFileSync(path, `#!/bin/sh\ntouch ${marker}\nexec git-upload-pack "$@"\n`, { mode: 0o755 });
+    return { path, marker };
+  }
+
+  it("never runs the project's remote.origin.uploadpack when fetching a local origin (plain git does)", async () => {
+    const { root } = originProject('uploadpack');
+    const planted = plantedCommand('uploadpack');
+    g(root, 'config', 'remote.origin.uploadpack', planted.path);
+    expect(await detectWriteBase(root, env)).toMatchObject({ origin: true, branch: 'main' });
+    const wt = join(dir, 'uploadpack-writer');
+    g(root, 'worktree', 'add', '--quiet', '-b', 'uw', wt, 'HEAD');
+    await cutWriterWorktree(wt, { origin: true, branch: 'main', remoteRef: 'origin/main', localOrigin: true }, env);
+    expect(existsSync(planted.marker)).toBe(false);
+    // The control: git without the mesh's pins runs it.
+    g(root, 'fetch', '--quiet', 'origin');
+    expect(existsSync(planted.marker)).toBe(true);
+  });
+
+  it("refuses an origin whose default branch reads as an option, and never passes a branch name where git parses options", async () => {
+    const { bare, root } = originProject('optionbranch');
+    const planted = plantedCommand('optionbranch');
+    const evil = `--upload-pack=${planted.path}`;
+    g(bare, 'update-ref', `refs/heads/${evil}`, 'refs/heads/main');
+    g(bare, 'symbolic-ref', 'HEAD', `refs/heads/${evil}`);
+    await expect(detectWriteBase(root, env)).rejects.toThrow(/not a branch name write mode accepts/);
+    // Even a base carrying such a name goes to git inside a full refspec, never as an option.
+    const wt = join(dir, 'optionbranch-writer');
+    g(root, 'worktree', 'add', '--quiet', '-b', 'obw', wt, 'HEAD');
+    await cutWriterWorktree(wt, { origin: true, branch: evil, remoteRef: `origin/${evil}`, localOrigin: true }, env).catch(() => undefined);
+    expect(existsSync(planted.marker)).toBe(false);
+    // The control: the same name as a bare fetch argument runs the planted command.
+    execFileSync('git', ['fetch', '--quiet', 'origin', evil], { cwd: root, env, stdio: 'ignore' });
+    expect(existsSync(planted.marker)).toBe(true);
+  });
 });

@@ -29,7 +29,8 @@ export async function detectWriteBase(root: string, env: Record<string, string |
     const symref = await git(['ls-remote', '--symref', 'origin', 'HEAD'], remote);
     const m = /^ref: refs\/heads\/(\S+)\s+HEAD/m.exec(symref);
     if (!m) throw new Error('origin has no default branch (its HEAD names none)');
-    return { origin: true, branch: m[1]!, remoteRef: `origin/${m[1]}`, ...(localOrigin ? { localOrigin } : {}) };
+    const branch = await validBranchName(m[1]!, root, env);
+    return { origin: true, branch, remoteRef: `origin/${branch}`, ...(localOrigin ? { localOrigin } : {}) };
   }
   let branch: string;
   try {
@@ -43,11 +44,22 @@ export async function detectWriteBase(root: string, env: Record<string, string |
   return { origin: false, branch };
 }
 
+/**
+ * A branch name a remote (or a repository) announced, accepted only when git itself calls it a valid
+ * branch name and it cannot be read as an option (`--upload-pack=…` is a valid ref component).
+ */
+export async function validBranchName(name: string, cwd: string, env: Record<string, string | undefined>): Promise<string> {
+  const valid = !name.startsWith('-') && (await git(['check-ref-format', `refs/heads/${name}`], { cwd, env }).then(() => true, () => false));
+  if (!valid) throw new Error(`origin's default branch ${JSON.stringify(name)} is not a branch name write mode accepts`);
+  return name;
+}
+
 /** With origin, a writer's fresh worktree is moved to the fetched default branch's tip. */
 export async function cutWriterWorktree(path: string, base: WriteBase, env: Record<string, string | undefined>): Promise<string> {
   if (base.origin) {
-    await git(['fetch', '--quiet', 'origin', base.branch], { cwd: path, env, timeoutMs: 120_000, ...(base.localOrigin ? { allowProtocols: ['file'] } : {}) });
-    await git(['reset', '--quiet', '--hard', base.remoteRef!], { cwd: path, env });
+    // A full refspec: the name can never be taken for an option.
+    await git(['fetch', '--quiet', 'origin', `refs/heads/${base.branch}:refs/remotes/origin/${base.branch}`], { cwd: path, env, timeoutMs: 120_000, ...(base.localOrigin ? { allowProtocols: ['file'] } : {}) });
+    await git(['reset', '--quiet', '--hard', `refs/remotes/${base.remoteRef!}`, '--'], { cwd: path, env });
   }
   return (await git(['rev-parse', 'HEAD'], { cwd: path, env })).trim();
 }
