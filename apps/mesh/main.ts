@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { loadDotEnv } from '@keelson/service';
-import { startMesh, type RunningMesh } from '@keelson/stack';
+import { graphiqlLines, startMesh, type RunningMesh } from '@keelson/stack';
 
 const say = (line: string) => process.stdout.write(`[keelson] ${line}\n`);
 
@@ -53,15 +53,7 @@ function main(): void {
       const graphiql = m.gatewayUrl.replace(/\/graphql$/, '/');
       say('');
       say(`GraphQL (HTTP + WebSocket): ${m.gatewayUrl}`);
-      if (m.adminToken) {
-        // The token rides in the fragment: browsers never send it to a server, so it stays out of
-        // access logs and Referer headers. The page moves it to the tab's session storage.
-        say(`GraphiQL:                   ${graphiql}#token=${m.adminToken.token}`);
-        say(`Admin token:                ${m.adminToken.path} (curl -H "authorization: Bearer $(cat ${m.adminToken.path})" …)`);
-      } else {
-        say(`GraphiQL:                   ${graphiql}`);
-        say('Authentication:             OFF (KEELSON_AUTH=off): every process on this machine controls the mesh');
-      }
+      for (const line of graphiqlLines(graphiql, m.adminToken, process.stdout.isTTY === true)) say(line);
       say(`Temporal UI:                ${m.temporal.uiUrl ?? '(external server: set TEMPORAL_UI_URL)'}`);
       say(`Temporal frontend:          ${m.temporal.address}`);
       say('Press Ctrl-C to stop.');

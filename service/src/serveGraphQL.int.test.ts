@@ -5,10 +5,13 @@ import { ApolloServer } from '@apollo/server';
 import type { Caller } from '@keelson/schema';
 import { loopbackOnly } from './auth/accessPolicy';
 import { silentLogger } from './logger';
+import WebSocket from 'ws';
 import { serveGraphQL, type Served } from './serveGraphQL';
 
 const caller: Caller = { subject: 'test', kind: 'service', scopes: ['read'] };
 let served: Served;
+/** The sizes of the WebSocket messages the server's handler was given. */
+const wsReceived: number[] = [];
 let base: string;
 
 beforeAll(async () => {
@@ -27,6 +30,10 @@ beforeAll(async () => {
     context: async () => ({}),
     maxBodyBytes: 64 * 1024,
     log: silentLogger(),
+    websocket: (wss) => {
+      wss.on('connection', (client) => client.on('message', (data: Buffer) => wsReceived.push(data.length)));
+      return () => undefined;
+    },
   });
   base = `http://127.0.0.1:${served.port}`;
 });
@@ -49,6 +56,22 @@ function exchange(method: string, path: string, body?: Buffer | string, headers:
 const post = (query: string, variables: Record<string, unknown> = {}, path = '/graphql') => exchange('POST', path, JSON.stringify({ query, variables }));
 
 describe('serveGraphQL over node:http', () => {
+  it('closes a WebSocket whose frame is above the body limit (1009) before any handler reads it; smaller frames arrive', async () => {
+    const socket = new WebSocket(`${base.replace('http', 'ws')}/graphql`, 'graphql-transport-ws');
+    await new Promise<void>((resolve, reject) => {
+      socket.once('open', () => resolve());
+      socket.once('error', reject);
+    });
+    socket.send(Buffer.alloc(1000, 'a'));
+    for (const deadline = Date.now() + 5000; wsReceived.length === 0 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 10));
+    expect(wsReceived).toEqual([1000]);
+    const closed = new Promise<number>((resolve) => socket.once('close', (code) => resolve(code)));
+    socket.send(Buffer.alloc(64 * 1024 + 1, 'b'));
+    expect(await closed).toBe(1009);
+    expect(wsReceived).toEqual([1000]);
+  });
+
+
   it('answers a POST in one body with its length, a body sent in many chunks alike, and multi-byte text intact', async () => {
     const one = await post('query($t: String!) { echo(text: $t) }', { t: 'ünïcødé ✓' });
     expect(one.status).toBe(200);

@@ -278,7 +278,9 @@ export async function serveGraphQL<TContext extends BaseContext>(opts: ServeOpti
   let disposeWs: (() => Promise<void> | void) | undefined;
   let wss: WebSocketServer | undefined;
   if (opts.websocket) {
-    const ws = new WebSocketServer({ noServer: true });
+    // Frames above the body limit close the socket (1009) before anything reads them: ws's default
+    // would buffer and parse 100 MiB per frame, before the connection authenticates.
+    const ws = new WebSocketServer({ noServer: true, maxPayload: maxBody });
     wss = ws;
     server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
       const refuse = (status: number, message: string) => {

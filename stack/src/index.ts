@@ -1,4 +1,5 @@
 export { startMesh } from './startMesh';
+export { graphiqlLines } from './startBanner';
 export type { MeshOptions, RunningMesh } from './startMesh';
 export { ensureDatabase } from './database';
 export { composeSupergraph } from './compose';

@@ -36,6 +36,9 @@ describe('kill -9 of the whole npm start group, then a plain restart', () => {
   it('comes up again, adopts the dev server, and the paused project-check run completes', async () => {
     const url = install.gatewayUrl;
     mesh = await startMeshProcess(install);
+    // Its output is a pipe, not a terminal: the admin token stays out of it (the token file is named).
+    expect(mesh.output()).not.toContain(await mesh.token());
+    expect(mesh.output()).toContain(`${install.home}/token`);
     let unregister = registerCredentials(url, bearer(await mesh.token()));
     const { createProject } = await gqlData<{ createProject: { id: string } }>(url, 'mutation { createProject(input: { name: "crashed" }) { id } }');
     const started = await startWorkflow(url, 'project-check', { projectId: createProject.id });
