@@ -8,7 +8,12 @@ export interface JwtSettings {
   audience: string;
   /** The claim holding scopes: a space-separated string or an array. @default scope */
   scopeClaim?: string;
+  /** The longest lifetime accepted (`exp` minus `iat`, or minus now without `iat`). @default 86400 (a day) */
+  maxLifetimeSeconds?: number;
 }
+
+/** A day: longer-lived bearer JWTs are refused unless KEELSON_JWT_MAX_LIFETIME_S allows them. */
+export const DEFAULT_JWT_MAX_LIFETIME_S = 86_400;
 
 /** The mesh scopes a claim grants; anything else it names is ignored. */
 function scopesOf(claim: unknown): Scope[] {
@@ -31,14 +36,22 @@ export class JwtVerifier {
   async verify(token: string): Promise<Caller> {
     let payload: Record<string, unknown>;
     try {
-      ({ payload } = await jwtVerify(token, this.keys, { issuer: this.settings.issuer, audience: this.settings.audience }));
+      // `exp` is required: a JWT without one would be accepted forever.
+      ({ payload } = await jwtVerify(token, this.keys, { issuer: this.settings.issuer, audience: this.settings.audience, requiredClaims: ['exp'] }));
     } catch (err) {
       const code = (err as { code?: string }).code;
+      const missingExp = code === 'ERR_JWT_CLAIM_VALIDATION_FAILED' && (err as { claim?: string }).claim === 'exp';
       const why = code === 'ERR_JWT_EXPIRED' ? 'it has expired'
+        : missingExp ? 'it has no expiry (exp)'
         : code === 'ERR_JWT_CLAIM_VALIDATION_FAILED' ? `claim check failed (${(err as Error).message})`
         : code === 'ERR_JWKS_NO_MATCHING_KEY' || code === 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED' ? 'its signature does not verify'
         : (err as Error).message;
       throw new MeshError('UNAUTHENTICATED', `the JWT is not accepted: ${why}`);
+    }
+    const max = this.settings.maxLifetimeSeconds ?? DEFAULT_JWT_MAX_LIFETIME_S;
+    const from = typeof payload.iat === 'number' ? payload.iat : Math.floor(Date.now() / 1000);
+    if ((payload.exp as number) - from > max) {
+      throw new MeshError('UNAUTHENTICATED', `the JWT is not accepted: it lives longer than ${max} s (KEELSON_JWT_MAX_LIFETIME_S)`);
     }
     if (typeof payload.sub !== 'string' || payload.sub.length === 0) throw new MeshError('UNAUTHENTICATED', 'the JWT is not accepted: it has no subject');
     const granted = scopesOf(payload[this.settings.scopeClaim ?? 'scope']);

@@ -56,10 +56,11 @@ export function jwtSettingsFromEnv(env: {
   KEELSON_JWT_ISSUER?: string;
   KEELSON_JWT_AUDIENCE?: string;
   KEELSON_JWT_SCOPE_CLAIM: string;
+  KEELSON_JWT_MAX_LIFETIME_S?: number;
 }): JwtSettings | undefined {
   if (!env.KEELSON_JWT_JWKS_URL) return undefined;
   if (!env.KEELSON_JWT_ISSUER || !env.KEELSON_JWT_AUDIENCE) {
     throw new Error('KEELSON_JWT_JWKS_URL needs KEELSON_JWT_ISSUER and KEELSON_JWT_AUDIENCE: a JWT is accepted only for this issuer and audience');
   }
-  return { jwksUrl: env.KEELSON_JWT_JWKS_URL, issuer: env.KEELSON_JWT_ISSUER, audience: env.KEELSON_JWT_AUDIENCE, scopeClaim: env.KEELSON_JWT_SCOPE_CLAIM };
+  return { jwksUrl: env.KEELSON_JWT_JWKS_URL, issuer: env.KEELSON_JWT_ISSUER, audience: env.KEELSON_JWT_AUDIENCE, scopeClaim: env.KEELSON_JWT_SCOPE_CLAIM, ...(env.KEELSON_JWT_MAX_LIFETIME_S ? { maxLifetimeSeconds: env.KEELSON_JWT_MAX_LIFETIME_S } : {}) };
 }

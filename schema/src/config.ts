@@ -55,6 +55,8 @@ export const envSchema = z.object({
   KEELSON_JWT_AUDIENCE: z.string().min(1).optional(),
   /** The claim holding a JWT's scopes: a space-separated string or an array of mesh scope names. @default scope */
   KEELSON_JWT_SCOPE_CLAIM: z.string().min(1).default('scope'),
+  /** The longest a JWT may live (`exp` minus `iat`, or minus now without `iat`), in seconds; one without `exp` is refused. @default 86400 */
+  KEELSON_JWT_MAX_LIFETIME_S: z.coerce.number().int().positive().default(86_400),
   /**
    * Host names (beyond loopback: localhost, 127.0.0.1, [::1]) the services answer to, comma-separated,
    * e.g. `mesh.example.com,gateway`. A request or upgrade naming another Host is refused (DNS rebinding).
