@@ -1,3 +1,4 @@
+import { httpSubscriptionsPlugin } from './httpSubscriptions';
 import { Supergraph } from '@apollo/federation-internals';
 import { ApolloGateway } from '@apollo/gateway';
 import { ApolloServer } from '@apollo/server';
@@ -127,7 +128,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     logger: log,
     // The process owner handles SIGINT/SIGTERM and stops services in order.
     stopOnTerminationSignals: false,
-    plugins: [ApolloServerPluginLandingPageDisabled(), scopePlugin(() => ({ schema: graph.apiSchema, map: graph.scopeMap })), ...protection.plugins],
+    plugins: [ApolloServerPluginLandingPageDisabled(), httpSubscriptionsPlugin('/graphql'), scopePlugin(() => ({ schema: graph.apiSchema, map: graph.scopeMap })), ...protection.plugins],
   });
   const graphiql = graphiqlRoutes(await loadGraphiQL(log));
   const authenticate = async (authorization: string | undefined): Promise<{ caller: Caller; expiresAt?: number }> =>

@@ -1,5 +1,5 @@
 import { createServer } from 'node:net';
-import { freePort, silentLogger } from '@keelson/service';
+import { createLogger, freePort, silentLogger } from '@keelson/service';
 import { startGateway, type RunningGateway } from '../src';
 import { bearers, buildSchemas, executions, security, startSubgraphs, TestCredentials, type Subgraphs } from './fixtures';
 
@@ -31,13 +31,15 @@ function nested(depth: number): string {
 describe('the gateway over HTTP', () => {
   let subgraphs: Subgraphs;
   let gateway: RunningGateway;
+  /** What the gateway logged (pino records; level 50 is error). */
+  const logged: { level: number; msg: string }[] = [];
 
   beforeAll(async () => {
     subgraphs = await startSubgraphs();
     gateway = await startGateway({ security, credentials, supergraphSdl: subgraphs.supergraphSdl,
       port: 0,
       subgraphUrls: { catalog: subgraphs.catalog.url, reviews: subgraphs.reviews.url },
-      log: silentLogger(),
+      log: createLogger('gateway', 'info', { write: (line: string) => void logged.push(JSON.parse(line) as { level: number; msg: string }) }),
     });
   });
 
@@ -189,6 +191,20 @@ describe('the gateway over HTTP', () => {
     expect(answers.map((r) => r.status)).toEqual([403, 200, 200, 403]);
     expect(answers[2]!.body.data).toEqual({ products: [{ id: 'p1' }, { id: 'p2' }] });
     expect(answers[3]!.body.errors?.[0]?.extensions).toMatchObject({ code: 'FORBIDDEN' });
+  });
+
+  it('refuses a subscription sent over HTTP with 400 BAD_REQUEST naming the WebSocket way in, as JSON or with the multipart accept header, logging no error', async () => {
+    const query = 'subscription { reviewAdded { id } }';
+    const loggedBefore = logged.length;
+    for (const accept of ['application/json', 'multipart/mixed;subscriptionSpec=1.0, application/json']) {
+      const res = await post(gateway.url, { query }, { accept });
+      expect({ accept, status: res.status, errors: res.body.errors }).toEqual({
+        accept,
+        status: 400,
+        errors: [expect.objectContaining({ message: expect.stringMatching(/served over WebSocket .*graphql-transport-ws.* at \/graphql/), extensions: expect.objectContaining({ code: 'BAD_REQUEST', status: 400 }) })],
+      });
+    }
+    expect(logged.slice(loggedBefore).filter((entry) => entry.level >= 50)).toEqual([]);
   });
 
   it('answers the health probe', async () => {
