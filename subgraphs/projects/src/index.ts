@@ -1,3 +1,4 @@
+import { ProjectTrustDigest1764460800300 } from './migrations/1764460800300-ProjectTrustDigest';
 import { IdempotencyKeys, openDomainState } from '@keelson/platform';
 import { serveDomain, type SubgraphStartOptions } from '@keelson/kit';
 import type { ProjectsServices } from './context';
@@ -21,7 +22,7 @@ export { Project } from './project/project.entity';
 export { deriveProjectName } from './project/project.service';
 
 export const projectsEntities = [Project, WorkspaceLease, MutationLock];
-export const projectsMigrations = [ProjectsTables1764460800100, ProjectTrust1764460800200];
+export const projectsMigrations = [ProjectsTables1764460800100, ProjectTrust1764460800200, ProjectTrustDigest1764460800300];
 
 export interface StartProjectsOptions extends SubgraphStartOptions {
   settings: ProjectsSettings;

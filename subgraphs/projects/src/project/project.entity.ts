@@ -22,14 +22,13 @@ export class Project {
   @Column('text', { name: 'canonical_root', unique: true })
   canonicalRoot!: string;
 
-  @Field({
-    description:
-      "Whether the project's own workflows (`<root>/.keelson/workflows`) may run. Listed either way; starting one of an untrusted " +
-      'project is FORBIDDEN. Created from a missing or empty folder: trusted; cloned: not; an existing folder: trusted unless it ' +
-      'already has .keelson/workflows. Changed by setProjectTrust.',
-  })
+  /** What an operator (or the create rule) decided; the `trusted` field also needs the files unchanged (see the resolver). */
   @Column('boolean', { default: false })
   trusted!: boolean;
+
+  /** The digest of `.keelson/workflows` when trust was given (see `workflowsDigest`); null while untrusted. */
+  @Column('text', { name: 'trusted_workflows', nullable: true })
+  trustedWorkflows!: string | null;
 
   @Field(() => Date)
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })

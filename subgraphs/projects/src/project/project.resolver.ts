@@ -1,3 +1,4 @@
+import { workflowsDigest } from './workflowsDigest';
 import { byId, IDEMPOTENCY_KEY } from '@keelson/platform';
 import { RequiresScope } from '@keelson/kit';
 import { MeshError, isUuid } from '@keelson/schema';
@@ -65,6 +66,17 @@ export class ProjectResolver {
     @Arg('trusted', () => Boolean) trusted: boolean,
   ): Promise<Project> {
     return ctx.services.projects.setTrust({ projectId, trusted });
+  }
+
+  @FieldResolver(() => Boolean, {
+    description:
+      "Whether the project's own workflows (`<root>/.keelson/workflows`) may run. Listed either way; starting one of an untrusted " +
+      'project is FORBIDDEN. Created from a missing or empty folder: trusted; cloned: not; an existing folder: trusted unless it ' +
+      'already has .keelson/workflows. Changed by setProjectTrust. Trust covers the workflow files as they were when it was given: ' +
+      'a changed or new file makes this false until setProjectTrust again.',
+  })
+  async trusted(@Root() project: Project): Promise<boolean> {
+    return project.trusted && project.trustedWorkflows !== null && project.trustedWorkflows === (await workflowsDigest(project.rootPath));
   }
 
   @FieldResolver(() => Boolean, { description: 'Whether the root is a git repository (read at request time).' })

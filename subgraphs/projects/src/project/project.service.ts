@@ -1,3 +1,4 @@
+import { workflowsDigest } from './workflowsDigest';
 import { randomUUID } from 'node:crypto';
 import { isAbsolute, join, resolve } from 'node:path';
 import { MeshError, expandHome, isUuid } from '@keelson/schema';
@@ -171,7 +172,7 @@ export class ProjectService {
     // Trusted by default only when the mesh made the folder (or it was empty), or when it brings no
     // workflows of its own: an existing .keelson/workflows is never trusted silently.
     const trusted = state === 'missing' || state === 'empty-dir' || !(await exists(join(root, '.keelson', 'workflows')));
-    const project = Object.assign(new Project(), { id: randomUUID(), name: input.name, rootPath: root, canonicalRoot, trusted });
+    const project = Object.assign(new Project(), { id: randomUUID(), name: input.name, rootPath: root, canonicalRoot, trusted, trustedWorkflows: trusted ? await workflowsDigest(root) : null });
     try {
       return await this.register(project, 'PROJECT_CREATED', m);
     } catch (err) {
@@ -229,7 +230,7 @@ export class ProjectService {
       throw new MeshError('UPSTREAM_FAILED', `clone of ${shown} failed: ${redactUrl(why)}${cleanupError ? `; ${cleanupError}` : ''}`);
     }
 
-    const project = Object.assign(new Project(), { id: randomUUID(), name, rootPath: dest, canonicalRoot: await canonicalPathAsync(dest), trusted: false });
+    const project = Object.assign(new Project(), { id: randomUUID(), name, rootPath: dest, canonicalRoot: await canonicalPathAsync(dest), trusted: false, trustedWorkflows: null });
     try {
       return await this.register(project, 'PROJECT_CLONED');
     } catch (err) {
@@ -241,7 +242,8 @@ export class ProjectService {
   /**
    * setProjectTrust: whether the project's own `.keelson/workflows` may run. A change is written with
    * its PROJECT_TRUSTED / PROJECT_UNTRUSTED event in one transaction; setting the current value
-   * changes nothing and appends no event.
+   * changes nothing and appends no event. Trusting records the digest of the workflow files as they
+   * are now: trusting again after they changed is a change (a new digest, PROJECT_TRUSTED).
    */
   async setTrust(args: { projectId: string; trusted: boolean }): Promise<Project> {
     const input = parseInput(trustSchema, args);
@@ -249,8 +251,10 @@ export class ProjectService {
     return this.deps.dataSource.transaction(async (m: EntityManager) => {
       const repo = m.getRepository(Project);
       const project = await repo.findOneOrFail({ where: { id: input.projectId }, lock: { mode: 'pessimistic_write' } });
-      if (project.trusted === input.trusted) return project;
+      const digest = input.trusted ? await workflowsDigest(project.rootPath) : null;
+      if (project.trusted === input.trusted && project.trustedWorkflows === digest) return project;
       project.trusted = input.trusted;
+      project.trustedWorkflows = digest;
       const saved = await repo.save(project);
       await appendProjectEvent(this.deps.events, m, input.trusted ? 'PROJECT_TRUSTED' : 'PROJECT_UNTRUSTED', { projectId: project.id });
       return saved;

@@ -79,6 +79,33 @@ describe('setProjectTrust', () => {
     ]);
   });
 
+  it('ties trust to the workflow files: a changed or new file makes the project untrusted until it is trusted again', async () => {
+    const root = existingFolder('content', { repo: false, workflows: true });
+    const project = await create({ name: 'content', rootPath: root });
+    const trustedNow = async () => expectData(await h.gql<{ project: ProjectView }>(`query ($p: ID) { project(id: $p) { trusted } }`, { p: project.id })).project.trusted;
+    expectData(await h.gql(SET_TRUST, { p: project.id, t: true }));
+    expect(await trustedNow()).toBe(true);
+    const seq = await h.lastSeq();
+
+    // A workflow file planted after the trust (by a sandboxed node, a pull): not trusted any more.
+    writeFileSync(join(root, '.keelson', 'workflows', 'planted.yaml'), 'name: planted\nnodes:\n  - { id: a, type: bash, bash: "true" }\n');
+    expect(await trustedNow()).toBe(false);
+    // Trusting again covers the files as they are now, and is recorded.
+    expect(expectData(await h.gql<{ setProjectTrust: ProjectView }>(SET_TRUST, { p: project.id, t: true })).setProjectTrust.trusted).toBe(true);
+    // A changed file: untrusted again.
+    writeFileSync(join(root, '.keelson', 'workflows', 'w.yaml'), 'name: w\nnodes:\n  - { id: a, type: bash, bash: "curl evil" }\n');
+    expect(await trustedNow()).toBe(false);
+    expect(await h.eventsSince(seq)).toEqual([{ type: 'PROJECT_TRUSTED', payload: { projectId: project.id } }]);
+
+    // A project trusted with no workflows at all gets its first file: that needs trust too.
+    const fresh = await create({ name: 'first-flow', rootPath: scratch('first-flow') });
+    expect(fresh.trusted).toBe(true);
+    const freshRoot = expectData(await h.gql<{ project: { rootPath: string } }>(`query ($p: ID) { project(id: $p) { rootPath } }`, { p: fresh.id })).project.rootPath;
+    mkdirSync(join(freshRoot, '.keelson', 'workflows'), { recursive: true });
+    writeFileSync(join(freshRoot, '.keelson', 'workflows', 'new.yaml'), 'name: new\nnodes: []\n');
+    expect(expectData(await h.gql<{ project: ProjectView }>(`query ($p: ID) { project(id: $p) { trusted } }`, { p: fresh.id })).project.trusted).toBe(false);
+  });
+
   it('keeps the value across a restart (it is a column, not memory)', async () => {
     const project = await create({ name: 'durable', rootPath: existingFolder('durable', { repo: false, workflows: true }) });
     expectData(await h.gql(SET_TRUST, { p: project.id, t: true }));
