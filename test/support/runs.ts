@@ -85,7 +85,7 @@ export async function respond(url: string, runId: string, nodeId: string, text: 
   return res.data.respondToRun;
 }
 
-/** A registered project with a workflow file in its `.keelson/workflows`. */
+/** A registered, trusted project with workflow files in its `.keelson/workflows`. */
 export async function projectWithWorkflow(url: string, name: string, files: Record<string, string>): Promise<{ id: string; rootPath: string }> {
   const { createProject } = await gqlData<{ createProject: { id: string; rootPath: string } }>(
     url,
@@ -95,6 +95,9 @@ export async function projectWithWorkflow(url: string, name: string, files: Reco
   const dir = join(createProject.rootPath, '.keelson', 'workflows');
   await mkdir(dir, { recursive: true });
   for (const [file, text] of Object.entries(files)) await writeFile(join(dir, file), text);
+  // Trust covers the workflow files as they are: files written after the project was created need it
+  // again, as an operator would give it.
+  await gqlData(url, 'mutation ($p: ID!) { setProjectTrust(projectId: $p, trusted: true) { id } }', { p: createProject.id });
   return createProject;
 }
 
