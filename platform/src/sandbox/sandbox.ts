@@ -1,3 +1,4 @@
+import { unixSocketFilterFile, withUnixSocketFilter } from './unixSocketFilter';
 import { execFile } from 'node:child_process';
 import { accessSync, constants, existsSync, lstatSync, readFileSync, realpathSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
@@ -262,7 +263,10 @@ export function createSandbox(options: SandboxOptions = {}): ProcessSandbox {
         protect: protectedEntries(request.writable, names),
         network: request.network ?? false,
       });
-      return { argv, sandboxed: true };
+      // Without the network, no Unix socket either: an AF_UNIX socket() fails (seccomp), so socket
+      // files the tmpfs covers do not matter and abstract ones are out of reach too.
+      const filter = request.network ? undefined : unixSocketFilterFile();
+      return { argv: filter ? withUnixSocketFilter(argv, filter) : argv, sandboxed: true };
     },
   };
 }
