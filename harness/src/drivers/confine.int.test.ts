@@ -26,7 +26,8 @@ describe('CliDriver.confine', () => {
     await pi.prepare();
     const script = `echo ok > "$PWD/turn.txt" && echo ok > "${pi.root}/state.txt" && ls "${join(dir, 'home')}" && { echo x > .git/x 2>/dev/null || echo ".git read-only"; } && echo "tmp=$TMPDIR"`;
     const cmd = await pi.confine({ argv: ['bash', '-c', script], env: { PATH: process.env.PATH! } }, cwd);
-    expect(cmd.argv[0]).toMatch(/\/bwrap$/);
+    // bwrap, with the seccomp filter (no ptrace) handed to it on a descriptor, and the host network.
+    expect(cmd.argv).toEqual(expect.arrayContaining([expect.stringMatching(/\/bwrap$/), '--seccomp']));
     expect(cmd.argv).not.toContain('--unshare-net');
     const out = execFileSync(cmd.argv[0]!, cmd.argv.slice(1), { env: cmd.env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     // The keelson home holds only this CLI's folder (its parents), the rest is hidden.

@@ -36,6 +36,13 @@ describe('bwrapArgv', () => {
     ]);
   });
 
+  it('mounts an empty read-only folder where a placeholder stands in for an absent one', () => {
+    const args = bwrapArgv('bwrap', { ...spec, placeholders: ['/work/project/.keelson'] });
+    const at = args.indexOf('/work/project/.keelson');
+    expect(args.slice(at - 1, at + 3)).toEqual(['--tmpfs', '/work/project/.keelson', '--remount-ro', '/work/project/.keelson']);
+    expect(at).toBeGreaterThan(args.indexOf('/work/project'));
+  });
+
   it('keeps the host network only when asked', () => {
     expect(bwrapArgv('bwrap', { ...spec, network: true })).not.toContain('--unshare-net');
     expect(bwrapArgv('bwrap', spec)).toContain('--unshare-net');

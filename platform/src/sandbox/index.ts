@@ -5,6 +5,9 @@ export {
   gitDirsOf,
   MESH_INSTALL_ROOT,
   probeBwrap,
+  GIT_CONTROL_ENTRIES,
+  gitControlEntries,
+  placeholdersFor,
   protectedEntries,
   SANDBOX_FIX,
   SANDBOX_MODES,
@@ -17,3 +20,4 @@ export {
   type SandboxRequest,
 } from './sandbox';
 export { isSecretName, SANDBOX_ENV_ALLOWED, sandboxEnv } from './sandboxEnv';
+export { seccompFilter, seccompFilterFile, withSeccompFilter, type SeccompOptions } from './seccompFilter';

@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Server as NetServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -93,6 +93,38 @@ describe('the process sandbox (real bubblewrap)', () => {
     expect(git(project, 'log', '--format=%s')).toBe('init\n');
   });
 
+  it('stands an empty read-only folder in for an absent .git and .keelson: no git init, no planted workflows', async () => {
+    const plain = join(base, 'plain');
+    mkdirSync(plain);
+    const r = await sh('mkdir -p .keelson/workflows; echo wf > .keelson/workflows/evil.yaml; git init -q; echo hook > .git/hooks/post-checkout; ls -A .git .keelson | wc -l; echo ok > work.txt && echo wrote', { cwd: plain, writable: [plain] });
+    expect(r.out).toMatch(/\.keelson\/workflows.*Read-only file system/);
+    expect(r.out).toMatch(/wrote/);
+    // Left behind: the empty mount points, which git and the workflow catalog ignore.
+    expect(readdirSync(plain).sort()).toEqual(['.git', '.keelson', 'work.txt']);
+    expect([readdirSync(join(plain, '.git')), readdirSync(join(plain, '.keelson'))]).toEqual([[], []]);
+    // …and a gitWrite command cannot create them either.
+    const again = await sh('git init -q && echo initialised', { cwd: plain, writable: [plain], gitWrite: true });
+    expect(again.out).not.toContain('initialised');
+    expect(readdirSync(join(plain, '.git'))).toEqual([]);
+  });
+
+  it('keeps hooks and config read-only for a gitWrite command, which still commits', async () => {
+    const repo = join(base, 'gitwrite');
+    mkdirSync(repo);
+    git(repo, 'init', '-q');
+    rmSync(join(repo, '.git', 'hooks'), { recursive: true, force: true });
+    const r = await sh(
+      'echo hook > .git/hooks/pre-commit; git config core.fsmonitor "touch /tmp/pwned"; echo "[core] hooksPath = x" >> .git/config; echo c > c.txt && git add c.txt && git -c user.name=t -c user.email=t@example.com commit -q -m sandboxed && echo committed',
+      { cwd: repo, writable: [repo], gitWrite: true },
+    );
+    expect(r.out).toMatch(/\.git\/hooks\/pre-commit: (Read-only file system|No such file or directory)/);
+    expect(r.out).toMatch(/could not lock config file|Read-only file system/);
+    expect(r.out).toMatch(/committed/);
+    expect(git(repo, 'log', '--format=%s')).toBe('sandboxed\n');
+    expect(git(repo, 'config', '--local', '--list')).not.toMatch(/fsmonitor|hookspath/i);
+    expect(readdirSync(join(repo, '.git', 'hooks'))).toEqual([]);
+  });
+
   it('lets a gitWrite command commit, in the repository and in a linked worktree', async () => {
     const wt = join(base, 'wt');
     git(project, 'worktree', 'add', '-q', '-b', 'feature', wt);
@@ -156,6 +188,34 @@ describe('the process sandbox (real bubblewrap)', () => {
       }
       // The folder itself is an empty tmpfs inside.
       expect(await sh('ls -A /run | wc -l', { network })).toEqual({ code: 0, out: '0\n' });
+    });
+  });
+
+  describe('other processes and the host (escapes that must fail)', () => {
+    const py = (code: string) => `python3 -c "import ctypes,os,sys; libc=ctypes.CDLL(None, use_errno=True)\n${code}"`;
+    // PTRACE_SEIZE (0x4206: attaches without stopping the tracee); process_vm_readv with no iovecs still makes the access check.
+    const attach = (pid: string) => py(`r=libc.ptrace(0x4206, ${pid}, 0, 0); print('ptrace', r, os.strerror(ctypes.get_errno()) if r else 'attached')`);
+    const vmRead = (pid: string) => py(`r=libc.process_vm_readv(${pid}, None, 0, None, 0, 0); print('vm_readv', r, os.strerror(ctypes.get_errno()) if r else 'read')`);
+
+    it.each([false, true])('cannot ptrace or read the memory of its init or its parent (network: %s)', async (network) => {
+      // Outside the sandbox the same calls work on a child of ours: the refusal comes from the sandbox.
+      const host = execFileSync('bash', ['-c', `sleep 5 & ${vmRead('$!')}; kill $!`], { encoding: 'utf8' });
+      expect(host).toBe('vm_readv 0 read\n');
+      const r = await sh(`${attach('1')}; ${attach('os.getppid()')}; ${vmRead('1')}; ${vmRead('os.getppid()')}`, { network });
+      expect(r).toEqual({ code: 0, out: 'ptrace -1 Operation not permitted\nptrace -1 Operation not permitted\nvm_readv -1 Operation not permitted\nvm_readv -1 Operation not permitted\n' });
+    });
+
+    it("sees neither the host's root through /proc nor its /dev/shm", async () => {
+      const shm = `/dev/shm/keelson-sandbox-test-${process.pid}`;
+      writeFileSync(shm, 'host shm\n');
+      try {
+        const r = await sh(`cat /proc/1/root${home}/credentials.key /proc/1/root/run/postgresql/.s.PGSQL.5432 /proc/\${PPID}/root${home}/credentials.key ${shm} 2>&1 | grep -c 'No such file'; ls /proc | grep -cE '^[0-9]+$'; echo inner > /dev/shm/inner && cat /dev/shm/inner`);
+        expect(r).toEqual({ code: 0, out: '4\n' + r.out.split('\n')[1] + '\ninner\n' });
+        expect(Number(r.out.split('\n')[1])).toBeLessThan(10);
+        expect(existsSync('/dev/shm/inner')).toBe(false);
+      } finally {
+        rmSync(shm, { force: true });
+      }
     });
   });
 

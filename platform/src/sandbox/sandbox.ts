@@ -1,4 +1,3 @@
-import { unixSocketFilterFile, withUnixSocketFilter } from './unixSocketFilter';
 import { execFile } from 'node:child_process';
 import { accessSync, constants, existsSync, lstatSync, readFileSync, realpathSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
@@ -6,6 +5,7 @@ import { MeshError } from '@keelson/schema';
 import { isInside } from '../confine/canonicalPath';
 import { PROTECTED_DIR_NAMES } from '../confine/confinePath';
 import { bwrapArgv } from './bwrapArgv';
+import { seccompFilterFile, withSeccompFilter } from './seccompFilter';
 
 /**
  * `KEELSON_SANDBOX`: `required` (the default) runs every Bash tool call, bash/script node and
@@ -141,9 +141,10 @@ export interface ProcessSandbox {
   readonly mode: SandboxMode;
   /**
    * The command line that runs the request: under bubblewrap (see `bwrapArgv`: read-only root, the
-   * writable paths and a private /tmp writable, the hidden paths empty, existing `.git` and `.keelson`
-   * of each writable directory read-only unless `gitWrite`, no network unless `network`), or as given
-   * when the mode is `off`.
+   * writable paths and a private /tmp writable, the hidden paths and host socket folders empty,
+   * existing `.git` and `.keelson` of each writable directory read-only — for `gitWrite` the `.git`
+   * writable except its hooks and config —, the cwd's absent ones as empty read-only placeholders,
+   * no ptrace, no network and no Unix sockets unless `network`), or as given when the mode is `off`.
    * @throws SandboxUnavailableError (`CAPABILITY_UNSUPPORTED`) when the mode is `required` and bubblewrap is missing or unusable
    */
   command(request: SandboxRequest): Promise<SandboxedCommand>;
@@ -182,7 +183,8 @@ export function gitDirsOf(cwd: string): string[] {
   const dotGit = join(cwd, '.git');
   let text: string;
   try {
-    if (lstatSync(dotGit).isDirectory()) return [realpathSync(dotGit)];
+    // A directory without HEAD is no repository (an empty placeholder left by an earlier sandbox).
+    if (lstatSync(dotGit).isDirectory()) return existsSync(join(dotGit, 'HEAD')) ? [realpathSync(dotGit)] : [];
     text = readFileSync(dotGit, 'utf8');
   } catch {
     return [];
@@ -198,6 +200,54 @@ export function gitDirsOf(cwd: string): string[] {
     // not a linked worktree
   }
   return dirs.filter((d) => existsSync(d)).map((d) => realpathSync(d));
+}
+
+/**
+ * The parts of a git directory that make git run commands or read another directory's (hooks, the
+ * config with its command-valued keys and includes, a worktree's `config.worktree`, `commondir`,
+ * `gitdir`): kept read-only for a `gitWrite` command, which writes objects and refs around them.
+ */
+export const GIT_CONTROL_ENTRIES: readonly string[] = ['hooks', 'config', 'config.worktree', 'commondir', 'gitdir'];
+
+/** The {@link GIT_CONTROL_ENTRIES} that exist in `gitDirs`, as realpaths. */
+export function gitControlEntries(gitDirs: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const dir of gitDirs) {
+    for (const name of GIT_CONTROL_ENTRIES) {
+      const entry = join(dir, name);
+      try {
+        lstatSync(entry);
+        out.push(realpathSync(entry));
+      } catch {
+        // absent (or a dangling link): nothing to protect
+      }
+    }
+  }
+  return [...new Set(out)];
+}
+
+const lexists = (path: string): boolean => {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * Where an empty read-only folder stands in for an absent one, so a command cannot create it: the
+ * cwd's `.git` and `.keelson` (no `git init` planting hooks, no workflows planted in a project that
+ * had none), and for a `gitWrite` command the repository's `hooks` folder.
+ */
+export function placeholdersFor(cwd: string, writable: readonly string[], gitDirs: readonly string[], gitWrite: boolean): string[] {
+  const out: string[] = [];
+  if (writable.some((w) => isInside(w, cwd))) {
+    for (const name of PROTECTED_DIR_NAMES) if (!lexists(join(cwd, name))) out.push(join(cwd, name));
+  }
+  const common = gitDirs.at(-1);
+  if (gitWrite && common && !lexists(join(common, 'hooks'))) out.push(join(common, 'hooks'));
+  return out;
 }
 
 /**
@@ -249,24 +299,27 @@ export function createSandbox(options: SandboxOptions = {}): ProcessSandbox {
       if (!probe.ok) throw new SandboxUnavailableError(request.what, probe);
       // A worktree's git directories live elsewhere (possibly under /tmp or the hidden home): bound
       // back read-only so git works, or writable for a gitWrite command.
-      const gitDirs = gitDirsOf(request.cwd).filter((d) => !request.writable.some((w) => isInside(w, d)));
+      const allGitDirs = gitDirsOf(request.cwd);
+      const gitDirs = allGitDirs.filter((d) => !request.writable.some((w) => isInside(w, d)));
       const writable = request.gitWrite ? [...request.writable, ...gitDirs] : [...request.writable];
       const sockets = hostSocketDirs();
       const readable = [MESH_INSTALL_ROOT, ...(request.readable ?? []), ...(request.gitWrite ? [] : gitDirs), ...socketDirExceptions(sockets)].filter((p) => existsSync(p));
-      const names = request.gitWrite ? PROTECTED_DIR_NAMES.filter((n) => n !== '.git') : PROTECTED_DIR_NAMES;
+      // gitWrite opens the repository's own git directories, and nothing else named .git.
+      const protect = protectedEntries(request.writable).filter((p) => !(request.gitWrite && allGitDirs.includes(p)));
       const argv = bwrapArgv(probe.path!, {
         argv: request.argv,
         cwd: request.cwd,
         hidden: [...(options.hidden ?? []).filter((p) => existsSync(p)), ...sockets],
         readable,
         writable,
-        protect: protectedEntries(request.writable, names),
+        protect: [...protect, ...(request.gitWrite ? gitControlEntries(allGitDirs) : [])],
+        placeholders: placeholdersFor(request.cwd, request.writable, allGitDirs, request.gitWrite ?? false),
         network: request.network ?? false,
       });
-      // Without the network, no Unix socket either: an AF_UNIX socket() fails (seccomp), so socket
-      // files the tmpfs covers do not matter and abstract ones are out of reach too.
-      const filter = request.network ? undefined : unixSocketFilterFile();
-      return { argv: filter ? withUnixSocketFilter(argv, filter) : argv, sandboxed: true };
+      // Always no ptrace of anything; without the network, no Unix socket either: an AF_UNIX socket()
+      // fails, so socket files the tmpfs covers do not matter and abstract ones are out of reach too.
+      const filter = seccompFilterFile({ denyUnixSockets: !request.network });
+      return { argv: filter ? withSeccompFilter(argv, filter) : argv, sandboxed: true };
     },
   };
 }
