@@ -41,3 +41,4 @@ export { DurableConsumer } from './eventLog/durableConsumer';
 export type { DurableConsumerOptions } from './eventLog/durableConsumer';
 export { IdempotencyKeys, IDEMPOTENCY_KEY, idempotencyKeySchema, inputHash, byId, whole } from './idempotency/idempotency';
 export type { IdempotencyOptions, IdempotentCall, ResultCodec } from './idempotency/idempotency';
+export { projectWorkflowsDir, WORKFLOW_FILE_EXTENSIONS, workflowFileNames, workflowsDigest, workflowsDigestOf } from './workflows/projectWorkflows';

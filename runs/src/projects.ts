@@ -7,6 +7,8 @@ export interface ProjectRef {
   rootPath: string;
   /** Whether the project's own `.keelson/workflows` may run (setProjectTrust). */
   trusted: boolean;
+  /** The digest of the workflow files trust was given for; null while not trusted. */
+  trustedWorkflowsDigest: string | null;
 }
 
 export interface WorkspaceRef {
@@ -30,7 +32,7 @@ export interface ProjectsApi {
 export function projectsGraphqlApi(url: string, opts: { timeoutMs?: number; identity: ServiceIdentity }): ProjectsApi {
   const client = projectsSubgraphClient(url, { timeoutMs: opts.timeoutMs ?? 30_000, identity: opts.identity });
   return {
-    project: (id) => client.project<ProjectRef>(id, 'id name rootPath trusted'),
+    project: (id) => client.project<ProjectRef>(id, 'id name rootPath trusted trustedWorkflowsDigest'),
     acquireWorkspace: client.acquireWorkspace,
     releaseWorkspace: client.releaseWorkspace,
     acquireMutationLock: client.acquireMutationLock,

@@ -1,3 +1,4 @@
+import { projectWorkflowsDir } from '@keelson/platform';
 import { isUuid, MeshError } from '@keelson/schema';
 import type { ProjectRef, ProjectsApi } from '../projects';
 import { join } from 'node:path';
@@ -13,6 +14,12 @@ export interface Catalog {
   shadowed: { entry: CatalogEntry; by: CatalogEntry }[];
   /** Project workflows listed under `project:<name>` because a rib, bundled or home workflow keeps `<name>`. */
   qualified: { entry: CatalogEntry; keeps: CatalogEntry }[];
+  /**
+   * Seen from a project: the digest of the project's workflow files exactly as this load read them
+   * (absent when one could not be read). A project workflow runs only when it equals the digest the
+   * project's trust was given for, so a file changed after the trust check never runs.
+   */
+  projectDigest?: string;
 }
 
 /** The workflows shipped with the runs domain (`runs/workflows`). */
@@ -28,10 +35,8 @@ export interface CatalogOptions {
   ribs?: RibWorkflowSource;
 }
 
-/** `<project root>/.keelson/workflows`. */
-export function projectWorkflowsDir(rootPath: string): string {
-  return join(rootPath, '.keelson', 'workflows');
-}
+/** `<project root>/.keelson/workflows` (one definition, in @keelson/platform, with the projects subgraph's trust). */
+export { projectWorkflowsDir };
 
 /**
  * Merges rib contributions as the seed orders them: within a rib its code entry beats its own YAML;
@@ -120,7 +125,7 @@ export class WorkflowCatalog {
       projectRoot ? loadWorkflowDir(projectWorkflowsDir(projectRoot), 'PROJECT', this.parsed) : undefined,
     ]);
     let catalog = overlay(overlay(mergeRibCandidates(ribs), bundled), global);
-    if (project) catalog = addProjectLayer(catalog, project);
+    if (project) catalog = { ...addProjectLayer(catalog, project), ...(project.digest ? { projectDigest: project.digest } : {}) };
     catalog.entries.sort((a, b) => a.name.localeCompare(b.name));
     return catalog;
   }

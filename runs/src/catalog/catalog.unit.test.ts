@@ -1,6 +1,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { workflowsDigest } from '@keelson/platform';
 import { bundledWorkflowsDir, projectWorkflowsDir, WorkflowCatalog, type Catalog } from './catalog';
 import type { RibWorkflowCandidate } from './ribSource';
 
@@ -144,9 +145,30 @@ describe('the workflow catalog', () => {
     expect(who(await catalog.load(project), 'edited')).toBe('GLOBAL:v1');
   });
 
+  it("digests exactly the files it read, as the project's trust does: workflow files count, other files do not", async () => {
+    const root = join(dir, 'digested');
+    const wf = projectWorkflowsDir(root);
+    await mkdir(join(wf, 'sub.yaml'), { recursive: true });
+    await writeFile(join(wf, 'a.yaml'), 'name: a\nnodes:\n  - { id: x, type: bash, bash: "true" }\n');
+    await writeFile(join(wf, 'README.md'), 'not a workflow\n');
+    const catalog = new WorkflowCatalog({ bundledDir: join(dir, 'nope'), globalDir: join(dir, 'nope-too') });
+    const first = (await catalog.load(root)).projectDigest;
+    expect(first).toBe(await workflowsDigest(root));
+    await writeFile(join(wf, 'README.md'), 'still not a workflow\n');
+    expect((await catalog.load(root)).projectDigest).toBe(first);
+    // A broken file counts too: trust covers every file the catalog reads, not only those that parse.
+    await writeFile(join(wf, 'B.YML'), 'nodes: [');
+    const second = (await catalog.load(root)).projectDigest;
+    expect([second === first, second === (await workflowsDigest(root))]).toEqual([false, true]);
+    await writeFile(join(wf, 'a.yaml'), 'name: a\nnodes:\n  - { id: x, type: bash, bash: "false" }\n');
+    expect((await catalog.load(root)).projectDigest).not.toBe(second);
+  });
+
   it('treats missing folders as empty scopes', async () => {
     const catalog = await new WorkflowCatalog({ bundledDir: join(dir, 'nope'), globalDir: join(dir, 'nope-too') }).load(join(dir, 'no-project'));
-    expect(catalog).toEqual({ entries: [], errors: [], shadowed: [], qualified: [] });
+    // …and a missing project folder has a digest: the one trust records for a project without workflows.
+    expect(catalog).toEqual({ entries: [], errors: [], shadowed: [], qualified: [], projectDigest: await workflowsDigest(join(dir, 'no-project')) });
+    expect(catalog.projectDigest).toMatch(/^sha256:[0-9a-f]{64}$/);
   });
 
   it('ships bundled workflows that validate', async () => {

@@ -1,10 +1,9 @@
-import { readdir, readFile } from 'node:fs/promises';
-import { extname, join, sep } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { basename, join, sep } from 'node:path';
+import { workflowFileNames, workflowsDigestOf } from '@keelson/platform';
 import { parseWorkflowDefinition } from '@keelson/schema';
 import { parseDocument } from 'yaml';
 import type { CatalogEntry, CatalogLoadError, WorkflowScope } from './catalogEntry';
-
-const EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
 
 /** Parses one definition text (YAML, of which JSON is a subset) into an entry or a named error. */
 export function parseDefinitionText(
@@ -62,14 +61,19 @@ export class ParsedFiles {
 /**
  * Every `*.yaml`, `*.yml` and `*.json` file directly in `dir`, in file-name order. A missing folder
  * is an empty scope; two files declaring one name keep the first and report the second. With
- * `cache`, a file whose text is unchanged since the last read is not parsed again.
+ * `cache`, a file whose text is unchanged since the last read is not parsed again. `digest` is the
+ * digest of exactly the texts read (see `workflowsDigestOf`: what a project's trust is checked
+ * against), absent when a file could not be read.
  */
-export async function loadWorkflowDir(dir: string, scope: WorkflowScope, cache?: ParsedFiles): Promise<{ entries: CatalogEntry[]; errors: CatalogLoadError[] }> {
+export async function loadWorkflowDir(
+  dir: string,
+  scope: WorkflowScope,
+  cache?: ParsedFiles,
+): Promise<{ entries: CatalogEntry[]; errors: CatalogLoadError[]; digest?: string }> {
   let names: string[];
   try {
-    names = (await readdir(dir, { withFileTypes: true })).filter((d) => d.isFile() && EXTENSIONS.has(extname(d.name).toLowerCase())).map((d) => d.name).sort();
+    names = await workflowFileNames(dir);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return { entries: [], errors: [] };
     return { entries: [], errors: [{ scope, path: dir, message: `${dir}: cannot be read: ${(err as Error).message}` }] };
   }
   const entries: CatalogEntry[] = [];
@@ -92,5 +96,6 @@ export async function loadWorkflowDir(dir: string, scope: WorkflowScope, cache?:
     }
   });
   cache?.prune(scope, dir, new Set(paths));
-  return { entries, errors };
+  const read = texts.every((t) => typeof t === 'string');
+  return { entries, errors, ...(read ? { digest: workflowsDigestOf(paths.map((p, i) => ({ name: basename(p), text: texts[i] as string }))) } : {}) };
 }

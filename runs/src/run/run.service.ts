@@ -189,7 +189,7 @@ export class RunService {
       const known = catalog.entries.map((e) => e.name).join(', ') || 'none';
       throw new MeshError('NOT_FOUND', `workflow ${JSON.stringify(args.name)} does not exist${project ? ` in project ${project.name}'s scope` : ''} (known: ${known})`);
     }
-    if (entry.scope === 'PROJECT') assertTrusted(project, entry.name);
+    if (entry.scope === 'PROJECT') assertTrusted(project, entry.name, { loaded: catalog.projectDigest ?? null });
     const def = entry.definition;
     // A qualified project workflow runs (and is listed in runs and in Temporal) under its catalog name.
     const workflowName = entry.name;
@@ -361,13 +361,21 @@ export class RunService {
   }
 }
 
-/** FORBIDDEN unless `project` is trusted: a project's own workflow is its repository's code. */
-function assertTrusted(project: ProjectRef | null, workflowName: string): void {
-  if (project?.trusted) return;
+/**
+ * FORBIDDEN unless `project` is trusted: a project's own workflow is its repository's code. At a
+ * start, `loaded` is the digest of the files the definition came from (null when one could not be
+ * read): they must be the very files trust was given for (a file changed after the project was
+ * looked up never runs).
+ */
+function assertTrusted(project: ProjectRef | null, workflowName: string, start?: { loaded: string | null }): void {
+  if (project?.trusted && (!start || (start.loaded !== null && start.loaded === project.trustedWorkflowsDigest))) return;
   throw new MeshError(
     'FORBIDDEN',
     project
-      ? `workflow ${JSON.stringify(workflowName)} comes from project ${project.name}'s own .keelson/workflows, and project ${project.name} is not trusted; ` +
+      ? project.trusted
+        ? `workflow ${JSON.stringify(workflowName)} comes from project ${project.name}'s own .keelson/workflows, which changed while the run was starting; ` +
+          `its trust covers the files as they were (an admin can trust the new files with setProjectTrust(projectId: "${project.id}", trusted: true))`
+        : `workflow ${JSON.stringify(workflowName)} comes from project ${project.name}'s own .keelson/workflows, and project ${project.name} is not trusted; ` +
           `an admin can trust it with setProjectTrust(projectId: "${project.id}", trusted: true)`
       : `workflow ${JSON.stringify(workflowName)} comes from a project's own .keelson/workflows, and that project no longer exists`,
     project ? { projectId: project.id } : undefined,

@@ -1,6 +1,6 @@
-import { EventLog, EventNotifier } from '@keelson/platform';
+import { EventLog, EventNotifier, workflowsDigest } from '@keelson/platform';
 import { randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseEnv, searchAttributes } from '@keelson/schema';
@@ -102,7 +102,7 @@ describe('the runs subgraph', () => {
 
     const id = randomUUID();
     const root = join(dir, 'project');
-    projects.set(id, { id, name: 'proj', rootPath: root, trusted: false });
+    projects.set(id, { id, name: 'proj', rootPath: root, trusted: false, trustedWorkflowsDigest: null });
     await mkdir(projectWorkflowsDir(root), { recursive: true });
     await writeFile(join(projectWorkflowsDir(root), 'demo.yaml'), 'name: demo-refresh\ndescription: project file\nnodes:\n  - { id: a, type: bash, bash: "true" }\n');
     const scoped = await gqlData<{ kept: { scope: string; description: string }; own: { scope: string; declaredName: string; description: string; path: string } }>(
@@ -182,7 +182,7 @@ describe('the runs subgraph', () => {
 
     beforeAll(async () => {
       const id = randomUUID();
-      project = { id, name: 'untrusted', rootPath: join(dir, 'untrusted'), trusted: false };
+      project = { id, name: 'untrusted', rootPath: join(dir, 'untrusted'), trusted: false, trustedWorkflowsDigest: null };
       projects.set(id, project);
       await mkdir(projectWorkflowsDir(project.rootPath), { recursive: true });
       await writeFile(join(projectWorkflowsDir(project.rootPath), 'own.yaml'), 'name: own-flow\nnodes:\n  - { id: a, type: bash, bash: "true" }\n');
@@ -205,8 +205,27 @@ describe('the runs subgraph', () => {
       expect(await runCount()).toBe(before);
     });
 
+    it('refuses a start whose files are not the ones trust was given for (changed after the trust check): FORBIDDEN, no run', async () => {
+      // The projects subgraph said trusted, for the files as they were; one changed before the catalog read them.
+      const trustedFor = await workflowsDigest(project.rootPath);
+      const own = join(projectWorkflowsDir(project.rootPath), 'own.yaml');
+      const original = await readFile(own, 'utf8');
+      projects.set(project.id, { ...project, trusted: true, trustedWorkflowsDigest: trustedFor });
+      await writeFile(own, 'name: own-flow\nnodes:\n  - { id: a, type: bash, bash: "echo changed" }\n');
+      const before = await runCount();
+      try {
+        const res = await gql(runs.url, START, { n: 'own-flow', p: project.id });
+        expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'FORBIDDEN', status: 403 });
+        expect(res.errors?.[0]?.message).toMatch(/own \.keelson\/workflows, which changed while the run was starting/);
+        expect(await runCount()).toBe(before);
+      } finally {
+        await writeFile(own, original);
+      }
+      expect(await workflowsDigest(project.rootPath)).toBe(trustedFor);
+    });
+
     it('starts one once the project is trusted, under its catalog name, and refuses to resume it once trust is withdrawn', async () => {
-      projects.set(project.id, { ...project, trusted: true });
+      projects.set(project.id, { ...project, trusted: true, trustedWorkflowsDigest: await workflowsDigest(project.rootPath) });
       const { startWorkflow } = await gqlData<{ startWorkflow: { id: string; workflowName: string; scope: string; temporalWorkflowId: string } }>(runs.url, START, {
         n: 'project:project-check',
         p: project.id,
@@ -217,7 +236,7 @@ describe('the runs subgraph', () => {
       await handle.terminate('test over');
       await runs.services.dataSource.query(`UPDATE runs SET status = 'FAILED' WHERE id = $1`, [startWorkflow.id]);
 
-      projects.set(project.id, { ...project, trusted: false });
+      projects.set(project.id, { ...project, trusted: false, trustedWorkflowsDigest: null });
       const resumed = await gql(runs.url, 'mutation ($r: ID!) { resumeRun(runId: $r) { id } }', { r: startWorkflow.id });
       expect(resumed.errors?.[0]?.extensions).toMatchObject({ code: 'FORBIDDEN' });
       expect(resumed.errors?.[0]?.message).toContain('setProjectTrust');

@@ -1,5 +1,4 @@
-import { workflowsDigest } from './workflowsDigest';
-import { byId, IDEMPOTENCY_KEY } from '@keelson/platform';
+import { byId, IDEMPOTENCY_KEY, workflowsDigest } from '@keelson/platform';
 import { RequiresScope } from '@keelson/kit';
 import { MeshError, isUuid } from '@keelson/schema';
 import { Arg, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
@@ -77,6 +76,16 @@ export class ProjectResolver {
   })
   async trusted(@Root() project: Project): Promise<boolean> {
     return project.trusted && project.trustedWorkflows !== null && project.trustedWorkflows === (await workflowsDigest(project.rootPath));
+  }
+
+  @FieldResolver(() => String, {
+    nullable: true,
+    description:
+      'The digest (`sha256:…`) of `.keelson/workflows` as it was when trust was given; null while not trusted. A project workflow ' +
+      'starts only when the files it was loaded from have this digest, so a file changed between the trust check and the load never runs.',
+  })
+  trustedWorkflowsDigest(@Root() project: Project): string | null {
+    return project.trusted ? project.trustedWorkflows : null;
   }
 
   @FieldResolver(() => Boolean, { description: 'Whether the root is a git repository (read at request time).' })

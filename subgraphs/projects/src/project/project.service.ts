@@ -1,9 +1,8 @@
-import { workflowsDigest } from './workflowsDigest';
 import { randomUUID } from 'node:crypto';
 import { isAbsolute, join, resolve } from 'node:path';
 import { MeshError, expandHome, isUuid } from '@keelson/schema';
 import { parseInput } from '@keelson/kit';
-import { checkCloneHost, curlResolvePin, GitError, parseCloneUrl, redactUrl, runGit } from '@keelson/platform';
+import { checkCloneHost, curlResolvePin, GitError, parseCloneUrl, projectWorkflowsDir, redactUrl, runGit, workflowsDigest } from '@keelson/platform';
 import { In, QueryFailedError, type EntityManager } from 'typeorm';
 import { z } from 'zod';
 import { canonicalPathAsync, exists, inspectTarget, mkdirTracked, removeCreated } from '../fs/paths';
@@ -171,7 +170,7 @@ export class ProjectService {
 
     // Trusted by default only when the mesh made the folder (or it was empty), or when it brings no
     // workflows of its own: an existing .keelson/workflows is never trusted silently.
-    const trusted = state === 'missing' || state === 'empty-dir' || !(await exists(join(root, '.keelson', 'workflows')));
+    const trusted = state === 'missing' || state === 'empty-dir' || !(await exists(projectWorkflowsDir(root)));
     const project = Object.assign(new Project(), { id: randomUUID(), name: input.name, rootPath: root, canonicalRoot, trusted, trustedWorkflows: trusted ? await workflowsDigest(root) : null });
     try {
       return await this.register(project, 'PROJECT_CREATED', m);
