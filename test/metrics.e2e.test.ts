@@ -23,11 +23,21 @@ describe('metrics into a real Prometheus', () => {
 
   it('serves Prometheus metrics that a real Prometheus scrapes: requests and latency per operation, open subscriptions, event-log lag, Temporal worker metrics', async () => {
     const hostOf = (u: string) => new URL(u).host;
-    prometheus = await startPrometheus([
-      { job: 'gateway', address: hostOf(mesh.gatewayUrl) },
-      { job: 'runs', address: hostOf(mesh.subgraphUrls.runs!) },
-      { job: 'worker', address: `127.0.0.1:${workerMetricsPort}` },
-    ]);
+    // /metrics names the operations callers sent: a reader's token only, at the gateway and at a subgraph.
+    for (const url of [mesh.gatewayUrl, mesh.subgraphUrls.runs!]) {
+      const anonymous = await fetch(new URL('/metrics', url));
+      expect({ url, status: anonymous.status }).toEqual({ url, status: 401 });
+      expect(await anonymous.text()).not.toContain('keelson_graphql');
+    }
+    const { createApiToken } = await gqlData<{ createApiToken: { token: string } }>(mesh.gatewayUrl, 'mutation { createApiToken(name: "prometheus", scopes: ["read"]) { token } }');
+    prometheus = await startPrometheus(
+      [
+        { job: 'gateway', address: hostOf(mesh.gatewayUrl) },
+        { job: 'runs', address: hostOf(mesh.subgraphUrls.runs!) },
+        { job: 'worker', address: `127.0.0.1:${workerMetricsPort}` },
+      ],
+      { bearerToken: createApiToken.token },
+    );
     expect(mesh.workerMetricsUrl).toBe(`http://127.0.0.1:${workerMetricsPort}/metrics`);
     const url = mesh.gatewayUrl;
     for (let i = 0; i < 3; i += 1) await gqlData(url, 'query MetricsProbe { projects { id } }');

@@ -1,11 +1,10 @@
 import type { EventLog } from '@keelson/platform';
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { effectiveScopes, MeshError, scopes as allScopes, streams, type Actor, type Caller, type Scope } from '@keelson/schema';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { MeshError, scopes as allScopes, streams, type Actor, type Caller, type Scope } from '@keelson/schema';
+import { LIVE_TOKEN_SQL, TOKEN_PATTERN, TOKEN_PREFIX, tokenCaller, tokenDigest as digest, type LiveTokenRow } from '@keelson/service';
 import type { DataSource } from 'typeorm';
 
-/** Every API token starts with this, so a leaked one is recognisable (secret scanners, logs). */
-export const TOKEN_PREFIX = 'kmt_';
-const TOKEN_PATTERN = /^kmt_[A-Za-z0-9_-]{43}$/;
+export { TOKEN_PREFIX };
 /** How long a verified token is trusted without asking Postgres again; revocations evict at once. */
 const CACHE_MS = 5_000;
 /** `last_used_at` is written at most this often per token. */
@@ -38,9 +37,6 @@ export interface IdentityEventPayload {
   name: string;
 }
 
-function digest(secret: string): Buffer {
-  return createHash('sha256').update(secret).digest();
-}
 
 const COLUMNS = `id, name, scopes, created_at AS "createdAt", created_by AS "createdBy", expires_at AS "expiresAt",
   last_used_at AS "lastUsedAt", revoked_at AS "revokedAt"`;
@@ -129,16 +125,12 @@ export class TokenStore {
       this.touch(cached.caller.tokenId!, now);
       return cached.caller;
     }
-    const [row] = (await this.dataSource.query(
-      `SELECT id, name, scopes, expires_at AS "expiresAt" FROM api_tokens
-       WHERE secret_sha256 = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`,
-      [digest(token)],
-    )) as { id: string; name: string; scopes: Scope[]; expiresAt: Date | null }[];
+    const [row] = (await this.dataSource.query(LIVE_TOKEN_SQL, [digest(token)])) as LiveTokenRow[];
     if (!row) {
       this.cache.delete(token);
       throw new MeshError('UNAUTHENTICATED', 'the API token is unknown, revoked or expired');
     }
-    const caller: Caller = { subject: `token:${row.name}`, kind: 'token', scopes: effectiveScopes(row.scopes), tokenId: row.id };
+    const caller = tokenCaller(row);
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(token, { caller, until: now + CACHE_MS, expiresAt: row.expiresAt ? row.expiresAt.getTime() : null });
     this.touch(row.id, now);

@@ -27,3 +27,5 @@ export { freePort, portIsFree } from './freePort';
 export { heapFlags } from './heapFlags';
 export { loadDotEnv } from './dotEnv';
 export type { DotEnvResult } from './dotEnv';
+export { apiTokenCheck, LIVE_TOKEN_SQL, TOKEN_PATTERN, TOKEN_PREFIX, tokenCaller, tokenDigest } from './auth/apiTokens';
+export type { ApiTokenCheck, LiveTokenRow } from './auth/apiTokens';

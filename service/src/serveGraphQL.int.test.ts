@@ -2,7 +2,7 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { ApolloServer } from '@apollo/server';
-import type { Caller } from '@keelson/schema';
+import { MeshError, type Caller } from '@keelson/schema';
 import { loopbackOnly } from './auth/accessPolicy';
 import { silentLogger } from './logger';
 import WebSocket from 'ws';
@@ -148,5 +148,53 @@ describe('serveGraphQL over node:http', () => {
     const metrics = await exchange('GET', '/metrics');
     expect(metrics.status).toBe(200);
     expect(metrics.text).toContain('keelson_graphql_requests_total');
+  });
+});
+
+describe('GET /metrics', () => {
+  it("answers only a reader: 401 without a credential, 403 without the read scope, the registry's operation names otherwise", async () => {
+    const callers: Record<string, Caller> = {
+      reader: { subject: 'token:scraper', kind: 'token', scopes: ['read'] },
+      none: { subject: 'jwt:x', kind: 'jwt', scopes: [] },
+    };
+    const guarded = await serveGraphQL({
+      name: 'guarded',
+      host: '127.0.0.1',
+      port: 0,
+      auth: 'on',
+      access: loopbackOnly,
+      authenticate: async () => caller,
+      metricsAuthenticate: async (req) => {
+        const who = /^Bearer (\w+)$/.exec(String(req.headers.authorization ?? ''))?.[1];
+        if (!who || !callers[who]) throw new MeshError('UNAUTHENTICATED', 'authentication required');
+        return callers[who];
+      },
+      apollo: new ApolloServer({ typeDefs: 'type Query { ok: Boolean }', resolvers: { Query: { ok: () => true } } }),
+      context: async () => ({}),
+      log: silentLogger(),
+    });
+    const scrape = (authorization?: string) =>
+      new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const req = request(`http://127.0.0.1:${guarded.port}/metrics`, { headers: authorization ? { authorization } : {}, agent: false }, (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (text += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    try {
+      const anonymous = await scrape();
+      expect({ status: anonymous.status, code: JSON.parse(anonymous.text).errors[0].extensions.code }).toEqual({ status: 401, code: 'UNAUTHENTICATED' });
+      expect(anonymous.text).not.toContain('keelson_graphql');
+      const unscoped = await scrape('Bearer none');
+      expect({ status: unscoped.status, message: JSON.parse(unscoped.text).errors[0].message }).toEqual({ status: 403, message: 'reading metrics needs a credential with the read scope' });
+      const reader = await scrape('Bearer reader');
+      expect(reader.status).toBe(200);
+      expect(reader.text).toContain('keelson_graphql_requests_total');
+    } finally {
+      await guarded.stop();
+    }
   });
 });

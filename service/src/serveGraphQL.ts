@@ -40,9 +40,12 @@ export interface ServeOptions<TContext extends BaseContext> {
   websocket?: (wss: WebSocketServer) => () => Promise<void> | void;
   /**
    * Extra GET routes (exact path), e.g. a health probe or an explorer page; served without a
-   * credential. `GET /metrics` (Prometheus) is always served.
+   * credential. `GET /metrics` (Prometheus) is always served, with authentication on to a caller
+   * with the read scope only (see `metricsAuthenticate`).
    */
   routes?: Record<string, RouteHandler>;
+  /** Who is reading `/metrics` (a scraper's bearer token). @default authenticate */
+  metricsAuthenticate?: (req: IncomingMessage) => Promise<Caller>;
   /** @default /graphql */
   path?: string;
   /** @default 1 MiB */
@@ -197,6 +200,18 @@ export async function serveGraphQL<TContext extends BaseContext>(opts: ServeOpti
     }
   };
 
+  /** `/metrics` lists the operation names callers sent: a reader's credential (any read scope) first. */
+  const authorizeMetrics = async (req: IncomingMessage): Promise<void> => {
+    let caller: Caller;
+    try {
+      caller = await (opts.metricsAuthenticate ?? opts.authenticate)(req);
+    } catch (err) {
+      if (isMeshError(err)) throw new Refusal(err.status, err.code, err.message);
+      throw err;
+    }
+    if (!caller.scopes.includes('read')) throw new Refusal(403, 'FORBIDDEN', 'reading metrics needs a credential with the read scope');
+  };
+
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     screen(req);
     const cors = corsOrigin(req.headers.origin, opts.access);
@@ -215,7 +230,10 @@ export async function serveGraphQL<TContext extends BaseContext>(opts: ServeOpti
       return;
     }
     const route = routes[url.pathname];
-    if (route && req.method === 'GET') return route(req, res);
+    if (route && req.method === 'GET') {
+      if (url.pathname === '/metrics' && opts.auth === 'on') await authorizeMetrics(req);
+      return route(req, res);
+    }
     if (url.pathname !== path) {
       sendJsonError(res, 404, `no route ${url.pathname}; GraphQL is served at ${path}`, 'NOT_FOUND');
       return;

@@ -209,7 +209,7 @@ export async function doctor(env: NodeJS.ProcessEnv = process.env): Promise<Chec
     check('tracing', () => tracingCheck(env)),
     check('metrics', async () => ({
       status: 'ok',
-      detail: `every service serves Prometheus at GET /metrics (one scrape per process); Temporal worker metrics ${
+      detail: `every service serves Prometheus at GET /metrics (one scrape per process${e.KEELSON_AUTH === 'on' ? ', with a read-scoped token' : ''}); Temporal worker metrics ${
         e.KEELSON_WORKER_METRICS_PORT > 0 ? `at http://${e.KEELSON_HOST}:${e.KEELSON_WORKER_METRICS_PORT}/metrics` : 'off (KEELSON_WORKER_METRICS_PORT=0)'
       }`,
     })),

@@ -140,6 +140,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
   // First: every service's spans, the Temporal client's and the worker's go through this setup.
   const tracing = startTracing(tracingFromEnv(rawEnv), 'mesh');
   stops.push({ name: 'tracing', stop: () => tracing.stop() });
+  stops.push({ name: 'metrics token checks', stop: async () => security.apiTokens?.close() });
   progress(tracing.settings.enabled ? `Tracing: OTLP/HTTP to ${tracing.settings.tracesUrl}` : 'Tracing: off (set OTEL_EXPORTER_OTLP_ENDPOINT to turn it on)');
   // Before anything touches Temporal (the ribs' and sessions' clients install a default Runtime):
   // the SDK's logger, and worker metrics on a port of their own; with ephemeral ports (tests) only when asked for by name.

@@ -3,6 +3,7 @@ import { keelsonHome, type MeshEnv } from '@keelson/schema';
 import { defaultLimits, limitsFromEnv, type RequestLimits } from '../limits';
 import { accessPolicyFromEnv, loopbackOnly, type AccessPolicy } from './accessPolicy';
 import { AssertionKey, loadAssertionKey } from './assertionKey';
+import { apiTokenCheck, type ApiTokenCheck } from './apiTokens';
 
 /** Postgres session bounds of every mesh connection. */
 export interface PgTimeouts {
@@ -23,22 +24,26 @@ export interface MeshSecurity {
   access: AccessPolicy;
   limits: RequestLimits;
   pg: PgTimeouts;
+  /** Verifies a scraper's bearer API token at a subgraph's `/metrics` (the gateway verifies with its own authenticator). */
+  apiTokens?: ApiTokenCheck;
 }
 
 /** The mesh's security settings from the parsed environment (the assertion key file lives in KEELSON_HOME). */
 export function meshSecurityFromEnv(env: MeshEnv): MeshSecurity {
   const userHome = homedir();
   const home = keelsonHome(env, userHome);
+  const pg: PgTimeouts = {
+    statementTimeoutMs: env.KEELSON_PG_STATEMENT_TIMEOUT_MS,
+    idleInTransactionTimeoutMs: env.KEELSON_PG_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    connectTimeoutMs: env.KEELSON_PG_CONNECT_TIMEOUT_MS,
+  };
   return {
     auth: env.KEELSON_AUTH,
     assertions: loadAssertionKey(env.KEELSON_ASSERTION_SECRET, home),
     access: accessPolicyFromEnv(env),
     limits: limitsFromEnv(env),
-    pg: {
-      statementTimeoutMs: env.KEELSON_PG_STATEMENT_TIMEOUT_MS,
-      idleInTransactionTimeoutMs: env.KEELSON_PG_IDLE_IN_TRANSACTION_TIMEOUT_MS,
-      connectTimeoutMs: env.KEELSON_PG_CONNECT_TIMEOUT_MS,
-    },
+    pg,
+    apiTokens: apiTokenCheck(env.DATABASE_URL, pg),
   };
 }
 

@@ -95,6 +95,12 @@ export async function startSubgraph<TContext extends SubgraphContext>(opts: Star
     apollo,
     log: opts.log,
     authenticate: (req) => authenticate(headerValue(req.headers[ASSERTION_HEADER])),
+    // A scraper has no assertion: its bearer API token, checked against the token table.
+    metricsAuthenticate: async (req) => {
+      const assertion = headerValue(req.headers[ASSERTION_HEADER]);
+      if (assertion || !security.apiTokens) return authenticate(assertion);
+      return security.apiTokens.authenticate(headerValue(req.headers.authorization));
+    },
     context: async (req, caller) => opts.context({ loaders: new RequestLoaders(), caller }, req),
     routes: { '/health': healthRoute(opts.name) },
     websocket: (wss) => {
