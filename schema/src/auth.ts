@@ -34,6 +34,16 @@ export const callerSchema = z.strictObject({
   tokenId: z.string().min(1).max(64).optional(),
 });
 
+/**
+ * The stable key of a caller, for whatever is kept per caller (idempotency results, socket counts,
+ * revocation): an API token's id (`token:<id>`: a second token with the same name is another caller),
+ * otherwise the kind and subject (`jwt:<sub>` — the one configured issuer's —, `service:<name>`), so a
+ * JWT whose `sub` reads `token:<name>` is never taken for that token.
+ */
+export function callerKey(caller: Pick<Caller, 'kind' | 'subject' | 'tokenId'>): string {
+  return caller.tokenId ? `token:${caller.tokenId}` : `${caller.kind}:${caller.subject}`;
+}
+
 /** Who did something, as events and approvals record it (`actor { subject kind }`). */
 export interface Actor {
   subject: string;

@@ -1,4 +1,4 @@
-import { scopes, type Caller } from '@keelson/schema';
+import { callerKey, scopes, type Caller } from '@keelson/schema';
 
 /** An accepted credential: the caller and, for a JWT, when it expires (epoch ms). */
 export interface AcceptedCredential {
@@ -23,7 +23,5 @@ export interface CredentialCheck {
 /** The caller of every request when authentication is off (loopback only, logged loudly). */
 export const anonymousCaller: Caller = { subject: 'anonymous (KEELSON_AUTH=off)', kind: 'service', scopes: [...scopes] };
 
-/** The key sockets are counted and revoked under: the token id, else the subject. */
-export function credentialKey(caller: Caller): string {
-  return caller.tokenId ? `token:${caller.tokenId}` : `${caller.kind}:${caller.subject}`;
-}
+/** The key sockets are counted and revoked under (the caller's stable key). */
+export const credentialKey: (caller: Caller) => string = callerKey;

@@ -31,20 +31,38 @@ describe('idempotency keys (one implementation for every create/start mutation)'
     await db.drop();
   });
 
+  const userA = { kind: 'jwt' as const, subject: 'a' };
+
   it('runs the mutation once per key: a repeat with the same input gets the original, another input is CONFLICT', async () => {
-    const call = { subject: 'user:a', mutation: 'createProject', key: 'k-1', input: { name: 'x', rootPath: null } };
+    const call = { caller: userA, mutation: 'createProject', key: 'k-1', input: { name: 'x', rootPath: null } };
     const first = await keys.run(call, codec, create('x'));
     const again = await keys.run({ ...call, input: { rootPath: null, name: 'x' } }, codec, create('x'));
     expect(again).toEqual(first);
     expect(made.size).toBe(1);
     await expect(keys.run({ ...call, input: { name: 'y' } }, codec, create('y'))).rejects.toMatchObject({ code: 'CONFLICT' });
     // Keys are per caller and per mutation.
-    await keys.run({ ...call, subject: 'user:b' }, codec, create('x'));
+    await keys.run({ ...call, caller: { kind: 'jwt', subject: 'b' } }, codec, create('x'));
     await keys.run({ ...call, mutation: 'cloneProject' }, codec, create('x'));
     expect(made.size).toBe(3);
     // Without a key every call runs.
     await keys.run({ ...call, key: null }, codec, create('x'));
     expect(made.size).toBe(4);
+  });
+
+  it('keys callers by a stable id, not a name: two tokens named alike, or a JWT whose sub reads like a token, never share a result', async () => {
+    const call = { mutation: 'createProject', key: 'k-stable', input: { name: 'same' } };
+    const tokenOne = { kind: 'token' as const, subject: 'token:ci', tokenId: '00000000-0000-4000-8000-000000000001' };
+    const first = await keys.run({ ...call, caller: tokenOne }, codec, create('same'));
+    const before = made.size;
+    const results = [
+      await keys.run({ ...call, caller: { ...tokenOne, tokenId: '00000000-0000-4000-8000-000000000002' } }, codec, create('same')),
+      await keys.run({ ...call, caller: { kind: 'jwt', subject: 'token:ci' } }, codec, create('same')),
+      await keys.run({ ...call, caller: { kind: 'service', subject: 'token:ci' } }, codec, create('same')),
+    ];
+    expect(made.size).toBe(before + 3);
+    expect(new Set([first, ...results].map((r) => JSON.stringify(r))).size).toBe(4);
+    // The same token (renamed since) still gets its own result back.
+    await expect(keys.run({ ...call, caller: { ...tokenOne, subject: 'token:renamed' } }, codec, create('same'))).resolves.toEqual(first);
   });
 
   it('lets concurrent repeats wait for the first and share its result', async () => {
@@ -55,7 +73,7 @@ describe('idempotency keys (one implementation for every create/start mutation)'
       await gate;
       return create('slow')();
     };
-    const call = { subject: 'user:a', mutation: 'startWorkflow', key: 'k-2', input: { name: 'slow' } };
+    const call = { caller: userA, mutation: 'startWorkflow', key: 'k-2', input: { name: 'slow' } };
     const all = Promise.all([keys.run(call, codec, slow), keys.run(call, codec, slow), keys.run(call, codec, slow)]);
     await new Promise((r) => setTimeout(r, 200));
     release();
@@ -65,13 +83,13 @@ describe('idempotency keys (one implementation for every create/start mutation)'
   });
 
   it('releases the key when the mutation fails, and takes over a claim whose request died', async () => {
-    const call = { subject: 'user:a', mutation: 'runTask', key: 'k-3', input: { prompt: 'p' } };
+    const call = { caller: userA, mutation: 'runTask', key: 'k-3', input: { prompt: 'p' } };
     await expect(keys.run(call, codec, () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     const ok = await keys.run(call, codec, create('after-failure'));
     expect(ok.name).toBe('after-failure');
 
     // A claim left by a process that died before recording the result (claimed, no result).
-    await dataSource.query('INSERT INTO idempotency_keys (subject, mutation, key, input_hash) VALUES ($1, $2, $3, $4)', ['user:a', 'runTask', 'k-4', inputHash({ prompt: 'q' })]);
+    await dataSource.query('INSERT INTO idempotency_keys (subject, mutation, key, input_hash) VALUES ($1, $2, $3, $4)', ['jwt:a', 'runTask', 'k-4', inputHash({ prompt: 'q' })]);
     const waited = Date.now();
     const taken = await keys.run({ ...call, key: 'k-4', input: { prompt: 'q' } }, codec, create('taken-over'));
     expect(taken.name).toBe('taken-over');
@@ -79,7 +97,7 @@ describe('idempotency keys (one implementation for every create/start mutation)'
   });
 
   it('stores small answers whole, refuses a malformed key', async () => {
-    const call = { subject: 'user:a', mutation: 'sendUserTurn', key: 'k-5', input: { text: 't' } };
+    const call = { caller: userA, mutation: 'sendUserTurn', key: 'k-5', input: { text: 't' } };
     const turn = whole((j) => ({ ...(j as { turnId: string; at: string }), at: new Date((j as { at: string }).at) }));
     const first = await keys.run(call, turn, async () => ({ turnId: 't1', at: new Date(0) }));
     await expect(keys.run(call, turn, async () => ({ turnId: 't2', at: new Date(1) }))).resolves.toEqual(first);
@@ -103,7 +121,7 @@ describe('idempotency keys (one implementation for every create/start mutation)'
     });
 
     it('runs once per key: the same input gets the original row, another input is CONFLICT, no key runs each time', async () => {
-      const call = { subject: 'user:a', mutation: 'createProject', key: 'tx-1', input: { name: 'tx-one' } };
+      const call = { caller: userA, mutation: 'createProject', key: 'tx-1', input: { name: 'tx-one' } };
       const first = await lasting.runInTransaction(call, fromTable, insert('tx-one'));
       await expect(lasting.runInTransaction(call, fromTable, insert('tx-one'))).resolves.toEqual(first);
       await expect(lasting.runInTransaction({ ...call, input: { name: 'other' } }, fromTable, insert('other'))).rejects.toMatchObject({ code: 'CONFLICT' });
@@ -114,7 +132,7 @@ describe('idempotency keys (one implementation for every create/start mutation)'
     });
 
     it('a failed mutation leaves neither its rows nor the claim', async () => {
-      const call = { subject: 'user:a', mutation: 'createProject', key: 'tx-2', input: { name: 'tx-two' } };
+      const call = { caller: userA, mutation: 'createProject', key: 'tx-2', input: { name: 'tx-two' } };
       const failing = async (m: EntityManager) => {
         await insert('tx-two')(m);
         throw new Error('boom after the insert');
@@ -133,7 +151,7 @@ describe('idempotency keys (one implementation for every create/start mutation)'
         await gate;
         return insert('tx-three')(m);
       };
-      const call = { subject: 'user:a', mutation: 'createProject', key: 'tx-3', input: { name: 'tx-three' } };
+      const call = { caller: userA, mutation: 'createProject', key: 'tx-3', input: { name: 'tx-three' } };
       const first = lasting.runInTransaction(call, fromTable, slow);
       await new Promise((r) => setTimeout(r, 100));
       const repeats = [lasting.runInTransaction(call, fromTable, slow), lasting.runInTransaction(call, fromTable, slow)];
@@ -158,7 +176,7 @@ describe('idempotency keys (one implementation for every create/start mutation)'
     });
 
     it('a connection lost between the claim and the result frees the key at once (no 120 s lease)', async () => {
-      const call = { subject: 'user:a', mutation: 'createProject', key: 'tx-5', input: { name: 'tx-five' } };
+      const call = { caller: userA, mutation: 'createProject', key: 'tx-5', input: { name: 'tx-five' } };
       let claimedBy!: (pid: number) => void;
       const backend = new Promise<number>((r) => (claimedBy = r));
       let goOn!: () => void;
@@ -184,10 +202,10 @@ describe('idempotency keys (one implementation for every create/start mutation)'
     });
 
     it('takes over a result-less claim `run` left behind for the same input, refuses one for another input', async () => {
-      await dataSource.query('INSERT INTO idempotency_keys (subject, mutation, key, input_hash) VALUES ($1, $2, $3, $4)', ['user:a', 'createProject', 'tx-6', inputHash({ name: 'tx-six' })]);
-      const call = { subject: 'user:a', mutation: 'createProject', key: 'tx-6', input: { name: 'tx-six' } };
+      await dataSource.query('INSERT INTO idempotency_keys (subject, mutation, key, input_hash) VALUES ($1, $2, $3, $4)', ['jwt:a', 'createProject', 'tx-6', inputHash({ name: 'tx-six' })]);
+      const call = { caller: userA, mutation: 'createProject', key: 'tx-6', input: { name: 'tx-six' } };
       await expect(lasting.runInTransaction(call, fromTable, insert('tx-six'))).resolves.toMatchObject({ name: 'tx-six' });
-      await dataSource.query('INSERT INTO idempotency_keys (subject, mutation, key, input_hash) VALUES ($1, $2, $3, $4)', ['user:a', 'createProject', 'tx-7', inputHash({ name: 'x' })]);
+      await dataSource.query('INSERT INTO idempotency_keys (subject, mutation, key, input_hash) VALUES ($1, $2, $3, $4)', ['jwt:a', 'createProject', 'tx-7', inputHash({ name: 'x' })]);
       await expect(lasting.runInTransaction({ ...call, key: 'tx-7' }, fromTable, insert('tx-seven'))).rejects.toMatchObject({ code: 'CONFLICT' });
     });
   });

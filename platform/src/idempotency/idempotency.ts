@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { MeshError } from '@keelson/schema';
+import { callerKey, MeshError, type Caller } from '@keelson/schema';
 import type { DataSource, EntityManager } from 'typeorm';
 import { z } from 'zod';
 
@@ -65,8 +65,8 @@ export interface IdempotencyOptions {
 }
 
 export interface IdempotentCall {
-  /** The caller's subject: keys are per caller. */
-  subject: string;
+  /** Who calls: keys are per caller, by its stable key (`callerKey`: a token's id, never a display name). */
+  caller: Pick<Caller, 'kind' | 'subject' | 'tokenId'>;
   /** The mutation's field name. */
   mutation: string;
   /** The client's key; without one the mutation just runs. */
@@ -203,7 +203,7 @@ function pgCode(err: unknown): string | undefined {
 function keyOf(call: IdempotentCall): { ids: string[]; hash: string; key: string } {
   const parsed = idempotencyKeySchema.safeParse(call.key);
   if (!parsed.success) throw new MeshError('BAD_USER_INPUT', `idempotencyKey: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
-  return { ids: [call.subject, call.mutation, parsed.data], hash: inputHash(call.input), key: parsed.data };
+  return { ids: [callerKey(call.caller), call.mutation, parsed.data], hash: inputHash(call.input), key: parsed.data };
 }
 
 function differentInput(key: string, mutation: string): MeshError {

@@ -38,7 +38,7 @@ export class ProjectResolver {
     @Arg('input', () => CreateProjectInput) input: CreateProjectInput,
     @Arg('idempotencyKey', () => String, { nullable: true, description: IDEMPOTENCY_KEY }) idempotencyKey?: string | null,
   ): Promise<Project> {
-    const call = { subject: ctx.caller.subject, mutation: 'createProject', key: idempotencyKey, input: { ...input } };
+    const call = { caller: ctx.caller, mutation: 'createProject', key: idempotencyKey, input: { ...input } };
     // One transaction: the key's claim commits with the project row, so a crash between them frees the key.
     return ctx.services.idempotency.runInTransaction(call, projectById(ctx), (m) => ctx.services.projects.create({ ...input }, m));
   }
@@ -50,7 +50,7 @@ export class ProjectResolver {
     @Arg('input', () => CloneProjectInput) input: CloneProjectInput,
     @Arg('idempotencyKey', () => String, { nullable: true, description: IDEMPOTENCY_KEY }) idempotencyKey?: string | null,
   ): Promise<Project> {
-    const call = { subject: ctx.caller.subject, mutation: 'cloneProject', key: idempotencyKey, input: { ...input } };
+    const call = { caller: ctx.caller, mutation: 'cloneProject', key: idempotencyKey, input: { ...input } };
     return ctx.services.idempotency.run(call, projectById(ctx), () => ctx.services.projects.clone({ ...input }));
   }
 

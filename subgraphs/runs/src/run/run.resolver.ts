@@ -58,7 +58,7 @@ export class RunResolver {
     @Arg('idempotencyKey', () => String, { nullable: true, description: IDEMPOTENCY_KEY }) idempotencyKey?: string | null,
   ): Promise<Run> {
     const args = { name, inputs: inputs as Record<string, string> | null, projectId };
-    const call = { subject: ctx.caller.subject, mutation: 'startWorkflow', key: idempotencyKey, input: args };
+    const call = { caller: ctx.caller, mutation: 'startWorkflow', key: idempotencyKey, input: args };
     return ctx.services.idempotency.run(call, byId(async (id) => (await ctx.services.runs.byIds([id]))[0] ?? null), () => ctx.services.runs.start(args));
   }
 

@@ -119,7 +119,7 @@ export class SessionResolver {
       throw new MeshError('CAPABILITY_UNSUPPORTED', `startSession is not supported for ${id}: ${report.reasons.startSession}`, { harnessId: id, capability: 'startSession' });
     }
     const parsed = parseInput(startSessionInputSchema, input ? { ...input } : undefined, 'input');
-    const call = { subject: ctx.caller.subject, mutation: 'startSession', key: idempotencyKey, input: { harnessId: id, input: parsed ?? null } };
+    const call = { caller: ctx.caller, mutation: 'startSession', key: idempotencyKey, input: { harnessId: id, input: parsed ?? null } };
     const sessionById = byId(async (sessionId) => {
       const view = await ctx.services.plane.resolve(sessionId);
       return view ? toSession(view) : null;
@@ -150,7 +150,7 @@ export class SessionResolver {
     const id = parseInput(sessionIdArg, sessionId, 'sessionId');
     const body = parseInput(turnTextSchema, text, 'text');
     const files = parseInput(attachmentsSchema, attachments, 'attachments');
-    const call = { subject: ctx.caller.subject, mutation: 'sendUserTurn', key: idempotencyKey, input: { sessionId: id, text: body, attachments: files ?? null } };
+    const call = { caller: ctx.caller, mutation: 'sendUserTurn', key: idempotencyKey, input: { sessionId: id, text: body, attachments: files ?? null } };
     const accepted = whole((json) => {
       const saved = json as { sessionId: string; turnId: string; acceptedAt: string };
       return Object.assign(new TurnAccepted(), { ...saved, acceptedAt: new Date(saved.acceptedAt) });

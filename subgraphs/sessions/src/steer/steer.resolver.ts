@@ -1,3 +1,4 @@
+import { callerKey } from '@keelson/schema';
 import { IDEMPOTENCY_KEY, whole } from '@keelson/platform';
 import { parseInput, RequiresScope, SteerResult, steerResult } from '@keelson/kit';
 import { Arg, Ctx, ID, Mutation, Resolver } from 'type-graphql';
@@ -22,8 +23,8 @@ export class SteerResolver {
   ): Promise<SteerResult> {
     const id = parseInput(sessionIdArg, sessionId, 'sessionId');
     const body = parseInput(steerTextSchema, text, 'text');
-    const call = { subject: ctx.caller.subject, mutation: 'steerSession', key: idempotencyKey, input: { sessionId: id, text: body } };
-    const dedupe = idempotencyKey ? `${ctx.caller.subject}\u0000${idempotencyKey}` : null;
+    const call = { caller: ctx.caller, mutation: 'steerSession', key: idempotencyKey, input: { sessionId: id, text: body } };
+    const dedupe = idempotencyKey ? `${callerKey(ctx.caller)}\u0000${idempotencyKey}` : null;
     const answer = await ctx.services.idempotency.run<SteerAnswer>(call, whole(), () => ctx.services.steers.steer(id, body, dedupe));
     return steerResult(answer.status, answer.reason);
   }

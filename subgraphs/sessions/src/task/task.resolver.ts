@@ -38,7 +38,7 @@ export class TaskResolver {
     }
     const text = parseInput(turnTextSchema, prompt, 'prompt');
     const project = parseInput(optionalUuidSchema, projectId, 'projectId');
-    const call = { subject: ctx.caller.subject, mutation: 'runTask', key: idempotencyKey, input: { harnessId: id, prompt: text, projectId: project ?? null } };
+    const call = { caller: ctx.caller, mutation: 'runTask', key: idempotencyKey, input: { harnessId: id, prompt: text, projectId: project ?? null } };
     const taskById = byId(async (taskId) => {
       const [record] = await ctx.services.plane.store.tasksByIds([taskId]);
       return record ? toTask(record) : null;

@@ -55,7 +55,7 @@ export class SwarmResolver {
     @Arg('idempotencyKey', () => String, { nullable: true, description: IDEMPOTENCY_KEY }) idempotencyKey?: string | null,
   ): Promise<Swarm> {
     const raw = JSON.parse(JSON.stringify(input)) as unknown;
-    const call = { subject: ctx.caller.subject, mutation: 'startSwarm', key: idempotencyKey, input: raw };
+    const call = { caller: ctx.caller, mutation: 'startSwarm', key: idempotencyKey, input: raw };
     const swarmById = byId(async (id) => {
       const [record] = await ctx.services.swarms.byIds([id]);
       return record ? toSwarm(record) : null;
@@ -72,7 +72,7 @@ export class SwarmResolver {
     @Arg('threadRootId', () => ID, { nullable: true }) threadRootId?: string | null,
     @Arg('idempotencyKey', () => String, { nullable: true, description: IDEMPOTENCY_KEY }) idempotencyKey?: string | null,
   ): Promise<SwarmMessage> {
-    const call = { subject: ctx.caller.subject, mutation: 'postToSwarm', key: idempotencyKey, input: { id, body, threadRootId: threadRootId ?? null } };
+    const call = { caller: ctx.caller, mutation: 'postToSwarm', key: idempotencyKey, input: { id, body, threadRootId: threadRootId ?? null } };
     return ctx.services.idempotency.run(call, whole((json) => message(json as MessageView)), async () => message(await ctx.services.swarms.post(id, body, threadRootId)));
   }
 
@@ -84,7 +84,7 @@ export class SwarmResolver {
     @Arg('note') note: string,
     @Arg('idempotencyKey', () => String, { nullable: true, description: IDEMPOTENCY_KEY }) idempotencyKey?: string | null,
   ): Promise<SteerResult> {
-    const call = { subject: ctx.caller.subject, mutation: 'steerSwarm', key: idempotencyKey, input: { id, note } };
+    const call = { caller: ctx.caller, mutation: 'steerSwarm', key: idempotencyKey, input: { id, note } };
     const answer = await ctx.services.idempotency.run(call, whole<{ accepted: boolean; reason: string | null }>(), () => ctx.services.swarms.steer(id, note));
     return steerResult(answer.accepted ? 'ACCEPTED' : 'REJECTED', answer.reason);
   }
