@@ -11,6 +11,6 @@ export type { SubgraphEndpoint } from './subgraphEndpoints';
 export { loadGatewayConfig, subgraphUrlsFromEnv, subscriptionLimitsFromEnv, supergraphPath } from './config';
 export { anonymousCaller, credentialKey } from './auth/credentials';
 export type { CredentialCheck, AcceptedCredential } from './auth/credentials';
-export { readScopeMap, undeclaredRootFields, checkScopes } from './auth/scopeRequirements';
-export type { ScopeMap, Requirement } from './auth/scopeRequirements';
+export { readScopeMap, undeclaredRootFields, checkScopes } from '@keelson/service';
+export type { ScopeMap, Requirement } from '@keelson/service';
 export { supergraphForPlanning } from './auth/securityFeatures';

@@ -4,11 +4,9 @@ import { ApolloGateway } from '@apollo/gateway';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { isLoopback, type Caller } from '@keelson/schema';
-import { armor, healthRoute, serveGraphQL, type Logger, type MeshSecurity } from '@keelson/service';
+import { armor, healthRoute, readScopeMap, scopePlugin, serveGraphQL, undeclaredRootFields, type CallerContext, type Logger, type MeshSecurity, type ScopeMap } from '@keelson/service';
 import { buildSchema } from 'graphql';
 import { anonymousCaller, type CredentialCheck } from './auth/credentials';
-import { scopePlugin, type GatewayContext } from './auth/scopePlugin';
-import { readScopeMap, undeclaredRootFields, type ScopeMap } from './auth/scopeRequirements';
 import { supergraphForPlanning } from './auth/securityFeatures';
 import { createGatewayErrorFormatter } from './errors';
 import { graphiqlRoutes, loadGraphiQL } from './graphiql';
@@ -116,7 +114,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const formatError = createGatewayErrorFormatter(log);
   const introspection = isLoopback(host);
   const protection = armor(security.limits);
-  const apollo = new ApolloServer<GatewayContext>({
+  const apollo = new ApolloServer<CallerContext>({
     gateway,
     csrfPrevention: true,
     allowBatchedHttpRequests: false,
@@ -135,7 +133,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     security.auth === 'off' ? { caller: anonymousCaller } : options.credentials!.authenticate(authorization);
 
   let subscriptionRouter: SubscriptionRouter | undefined;
-  const served = await serveGraphQL<GatewayContext>({
+  const served = await serveGraphQL<CallerContext>({
     name: 'gateway',
     host,
     port: options.port ?? 4000,

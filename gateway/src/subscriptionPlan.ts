@@ -5,7 +5,7 @@ import type { Caller } from '@keelson/schema';
 import { parseLimited, type RequestLimits } from '@keelson/service';
 import { getOperationAST, getVariableValues, GraphQLError, validate, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode, type ValidationRule } from 'graphql';
 import type { SubscribePayload } from 'graphql-ws';
-import { checkScopes, type ScopeMap } from './auth/scopeRequirements';
+import { checkScopes, type ScopeMap } from '@keelson/service';
 import { gatewayError } from './errors';
 import type { SubgraphEndpoint } from './subgraphEndpoints';
 import type { Route } from './upstreamFeed';

@@ -6,7 +6,7 @@ import { GraphQLError, specifiedRules, type ExecutionResult, type GraphQLFormatt
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import type { WebSocket, WebSocketServer } from 'ws';
 import { credentialKey, type AcceptedCredential, type CredentialCheck } from './auth/credentials';
-import type { ScopeMap } from './auth/scopeRequirements';
+import type { ScopeMap } from '@keelson/service';
 import { gatewayError, type GatewayErrorFormatter } from './errors';
 import { RoutedSubscription, type RouteContext, type Shared } from './routedSubscription';
 import type { SubgraphEndpoint } from './subgraphEndpoints';

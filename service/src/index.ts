@@ -29,3 +29,7 @@ export { loadDotEnv } from './dotEnv';
 export type { DotEnvResult } from './dotEnv';
 export { apiTokenCheck, LIVE_TOKEN_SQL, TOKEN_PATTERN, TOKEN_PREFIX, tokenCaller, tokenDigest } from './auth/apiTokens';
 export type { ApiTokenCheck, LiveTokenRow } from './auth/apiTokens';
+export { checkScopes, readScopeMap, undeclaredRootFields } from './auth/scopeRequirements';
+export type { Requirement, ScopeMap } from './auth/scopeRequirements';
+export { scopePlugin } from './auth/scopePlugin';
+export type { CallerContext } from './auth/scopePlugin';

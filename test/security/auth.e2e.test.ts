@@ -6,6 +6,7 @@ import { readdir } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { AssertionKey } from '@keelson/service';
+import type { Caller } from '@keelson/schema';
 import { exportJWK, generateKeyPair, SignJWT, type KeyLike } from 'jose';
 import WebSocket from 'ws';
 import { assertionCredentials } from '../support/auth';
@@ -336,6 +337,37 @@ describe("the mesh's boundary", () => {
       [started.id],
     )) as { actor: unknown }[];
     expect(event!.actor).toEqual({ subject: 'token:operator', kind: 'token' });
+  });
+
+  describe('a caller that reaches a subgraph port directly', () => {
+    // Assertions are signed with the mesh's own key (as the gateway or a mesh service would), for
+    // callers whose scopes fall short: the subgraph checks its own @requiresScopes, as the gateway does.
+    const reader: Caller = { subject: 'token:reader', kind: 'token', scopes: ['read'], tokenId: '00000000-0000-4000-8000-00000000000a' };
+    const nobody: Caller = { subject: 'jwt:nobody', kind: 'jwt', scopes: [] };
+
+    it("is held to the subgraph's own scope rules: a reader's assertion cannot create a project, and nothing is created", async () => {
+      const before = await observe();
+      const res = await gql(mesh.subgraphUrls.projects!, CREATE, { name: 'direct' }, { auth: assertionCredentials(mesh.security.assertions, reader) });
+      expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'FORBIDDEN', requiredScopes: [['write']] });
+      expect(res.errors?.[0]?.message).toMatch(/^Mutation\.createProject needs scope write; the caller \(token:reader\) has read$/);
+      expect(await observe()).toEqual(before);
+      // The same reader still reads there.
+      await expect(gqlData(mesh.subgraphUrls.projects!, '{ projects { name } }', {}, { auth: assertionCredentials(mesh.security.assertions, reader) })).resolves.toMatchObject({
+        projects: expect.arrayContaining([{ name: 'existing' }]),
+      });
+    });
+
+    it('cannot subscribe over the subgraph WebSocket without the scope the field needs', async () => {
+      const wsUrl = mesh.subgraphUrls.runs!.replace(/^http/, 'ws');
+      const sub = subscribe(wsUrl, 'subscription { runEvents { cursor type } }', {}, { auth: assertionCredentials(mesh.security.assertions, nobody) });
+      try {
+        const first = await sub.next(10_000);
+        expect(first.errors?.[0]?.extensions).toMatchObject({ code: 'FORBIDDEN' });
+        expect(first.errors?.[0]?.message).toMatch(/^Subscription\.runEvents needs scope read/);
+      } finally {
+        await sub.close();
+      }
+    });
   });
 
   describe('limits', () => {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { scopes } from '@keelson/schema';
 import { buildSchema, parse, getOperationAST } from 'graphql';
 import { supergraphPath } from '../config';
-import { checkScopes, readScopeMap, undeclaredRootFields } from './scopeRequirements';
+import { checkScopes, readScopeMap, undeclaredRootFields } from '@keelson/service';
 import { supergraphForPlanning } from './securityFeatures';
 
 const sdl = supergraphForPlanning(readFileSync(supergraphPath(), 'utf8'));

@@ -1,7 +1,7 @@
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { ASSERTION_HEADER, ASSERTION_PARAM, closeCodes, scopes, type Caller } from '@keelson/schema';
-import { armor, healthRoute, parseLimited, serveGraphQL, subscriptionGauge, type Logger, type MeshSecurity, type Served } from '@keelson/service';
+import { armor, checkScopes, healthRoute, parseLimited, readScopeMap, scopePlugin, serveGraphQL, subscriptionGauge, type Logger, type MeshSecurity, type Served } from '@keelson/service';
 import { getOperationAST, GraphQLError, specifiedRules, validate, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import type { IncomingMessage } from 'node:http';
@@ -59,6 +59,9 @@ export async function startSubgraph<TContext extends SubgraphContext>(opts: Star
   const { security } = opts;
   const formatError = createErrorFormatter(opts.log);
   const protection = armor(security.limits);
+  // The subgraph's own @requiresScopes, checked against the asserted caller as the gateway checks
+  // the supergraph's: a caller reaching this port directly is held to the same rules.
+  const scopeMap = readScopeMap(opts.schema);
   const apollo = new ApolloServer<TContext>({
     ...((opts.execution ?? 'compiled') === 'compiled' ? { gateway: compiledExecution(opts.schema) } : { schema: opts.schema }),
     formatError,
@@ -74,7 +77,13 @@ export async function startSubgraph<TContext extends SubgraphContext>(opts: Star
     stopOnTerminationSignals: false,
     // No @cacheControl hints anywhere: the cache-control plugin's per-field hook would only make
     // Apollo wrap every resolver (a cost per field of every list a federated fetch returns).
-    plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginInlineTraceDisabled(), ApolloServerPluginCacheControlDisabled(), ...protection.plugins],
+    plugins: [
+      ApolloServerPluginLandingPageDisabled(),
+      ApolloServerPluginInlineTraceDisabled(),
+      ApolloServerPluginCacheControlDisabled(),
+      scopePlugin<TContext>(() => ({ schema: opts.schema, map: scopeMap })),
+      ...protection.plugins,
+    ],
   });
   const rules = [...specifiedRules, ...protection.validationRules];
   const format = (errors: readonly GraphQLError[]): GraphQLFormattedError[] =>
@@ -118,7 +127,7 @@ export async function startSubgraph<TContext extends SubgraphContext>(opts: Star
               return false;
             }
           },
-          onSubscribe: (_ctx, _id, payload) => {
+          onSubscribe: (ctx, _id, payload) => {
             let document;
             try {
               document = parseLimited(payload.query, security.limits);
@@ -133,6 +142,8 @@ export async function startSubgraph<TContext extends SubgraphContext>(opts: Star
             if (operation && operation.operation !== 'subscription') {
               return [meshGraphQLError('FORBIDDEN', `this WebSocket serves subscriptions only; send a ${operation.operation} over HTTP`)];
             }
+            const denied = operation ? checkScopes(opts.schema, scopeMap, document, operation, ctx.extra.caller!) : undefined;
+            if (denied) return [denied];
             // No contextValue: graphql-ws fills it from `context` below.
             return { schema: opts.schema, document, operationName: payload.operationName, variableValues: payload.variables };
           },

@@ -6,6 +6,7 @@ import {
   TypeInfo,
   visit,
   visitWithTypeInfo,
+  GraphQLError,
   type DirectiveNode,
   type DocumentNode,
   type FragmentDefinitionNode,
@@ -13,7 +14,6 @@ import {
   type OperationDefinitionNode,
   type ValueNode,
 } from 'graphql';
-import { gatewayError } from '../errors';
 
 /** What one field or type demands: an authenticated caller, and (if set) one of these scope sets. */
 export interface Requirement {
@@ -22,7 +22,10 @@ export interface Requirement {
   scopes: string[][];
 }
 
-/** Requirements by `Type.field` (fields) and by `Type` (types), read from the supergraph's directives. */
+/**
+ * Requirements by `Type.field` (fields) and by `Type` (types), read from a schema's directives: the
+ * supergraph's at the gateway, a subgraph's own in that subgraph — one rule table, checked twice.
+ */
 export interface ScopeMap {
   fields: Map<string, Requirement>;
   types: Map<string, Requirement>;
@@ -46,8 +49,8 @@ function requirementOf(directives: readonly DirectiveNode[] | undefined): Requir
 }
 
 /**
- * Reads `@authenticated` / `@requiresScopes` off every field and type of the supergraph schema
- * (composition keeps them: the supergraph links both specs `for: SECURITY`).
+ * Reads `@authenticated` / `@requiresScopes` off every field and type of a schema built from SDL: the
+ * supergraph (composition keeps them: it links both specs `for: SECURITY`) or a subgraph's.
  */
 export function readScopeMap(supergraph: GraphQLSchema): ScopeMap {
   const map: ScopeMap = { fields: new Map(), types: new Map() };
@@ -81,17 +84,16 @@ export function undeclaredRootFields(schema: GraphQLSchema, map: ScopeMap): stri
  * fragments) and every object type it reaches must be satisfied by the caller's scopes.
  * @returns the FORBIDDEN error naming the first unmet field and the scope it needs, or undefined.
  */
-export function checkScopes(schema: GraphQLSchema, map: ScopeMap, document: DocumentNode, operation: OperationDefinitionNode, caller: Caller) {
-  let denied: ReturnType<typeof gatewayError> | undefined;
+export function checkScopes(schema: GraphQLSchema, map: ScopeMap, document: DocumentNode, operation: OperationDefinitionNode, caller: Caller): GraphQLError | undefined {
+  let denied: GraphQLError | undefined;
   const fragments = new Map(document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d] as const] : [])));
   const seen = new Set<string>();
   const check = (label: string, req: Requirement | undefined) => {
     if (!req || denied) return;
     if (satisfiesScopes(caller.scopes, req.scopes)) return;
     const needed = req.scopes.map((set) => set.join(' and ')).join(', or ');
-    denied = gatewayError('FORBIDDEN', `${label} needs scope ${needed}; the caller (${caller.subject}) has ${caller.scopes.join(', ') || 'none'}`, {
-      requiredScopes: req.scopes,
-      http: { status: 403 },
+    denied = new GraphQLError(`${label} needs scope ${needed}; the caller (${caller.subject}) has ${caller.scopes.join(', ') || 'none'}`, {
+      extensions: { requiredScopes: req.scopes, http: { status: 403 }, code: 'FORBIDDEN', status: 403 },
     });
   };
   const walk = (node: OperationDefinitionNode | FragmentDefinitionNode) => {
