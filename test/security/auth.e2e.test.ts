@@ -288,6 +288,20 @@ describe("the mesh's boundary", () => {
       await gqlData(mesh.gatewayUrl, CREATE, { name: 'by-alice' }, { auth: bearer(jwt) });
     });
 
+    it('closes a WebSocket opened with one when it expires (4401), with its subscription open', async () => {
+      const jwt = await idp.sign({ sub: 'dana@example.com', scope: 'read', expiresIn: Math.floor(Date.now() / 1000) + 3 });
+      const opened = await upgrade(mesh.gatewayWsUrl);
+      if (!('socket' in opened)) throw new Error('expected an upgrade');
+      const f = frames(opened.socket);
+      f.send({ type: 'connection_init', payload: { authorization: `Bearer ${jwt}` } });
+      await f.waitFor((m) => m.type === 'connection_ack', 'connection_ack');
+      f.send({ id: '1', type: 'subscribe', payload: { query: 'subscription { runEvents { cursor type } }' } });
+      const at = Date.now();
+      expect(await opened.closed).toMatchObject({ code: 4401, reason: 'credential expired' });
+      // Closed at its exp, not at connect (without the close it would stay open: JWTs are not rechecked).
+      expect(Date.now() - at).toBeGreaterThan(500);
+    });
+
     it('refuses an expired one, a wrong audience, a wrong issuer, a foreign key and one granting no mesh scope (401); a missing scope is 403', async () => {
       const { privateKey: stranger } = await generateKeyPair('RS256');
       const cases: [string, string][] = [
