@@ -54,7 +54,12 @@ export function apiTokenCheck(databaseUrl: string, pg: PgTimeouts): ApiTokenChec
         connectionTimeoutMillis: pg.connectTimeoutMs,
         statement_timeout: pg.statementTimeoutMs,
         application_name: 'keelson-metrics-auth',
+        // Scrapes come every few seconds at most: no connection is kept between them.
+        idleTimeoutMillis: 1_000,
       });
+      // An idle connection the server ends (a restart, a dropped database) is only discarded; the
+      // next scrape opens another.
+      pool.on('error', () => undefined);
       const { rows } = await pool.query<LiveTokenRow>(LIVE_TOKEN_SQL, [tokenDigest(m[1]!)]);
       if (!rows[0]) throw new MeshError('UNAUTHENTICATED', 'the API token is unknown, revoked or expired');
       return tokenCaller(rows[0]);
