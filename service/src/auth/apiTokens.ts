@@ -42,8 +42,10 @@ export interface ApiTokenCheck {
  */
 export function apiTokenCheck(databaseUrl: string, pg: PgTimeouts): ApiTokenCheck {
   let pool: Pool | undefined;
+  let closed = false;
   return {
     async authenticate(authorization) {
+      if (closed) throw new MeshError('SERVICE_UNAVAILABLE', 'the service is stopping');
       const m = authorization ? /^Bearer\s+(\S+)\s*$/i.exec(authorization) : null;
       if (!m) throw new MeshError('UNAUTHENTICATED', 'authentication required: send authorization: Bearer <API token> (README "Traces and metrics")');
       if (!TOKEN_PATTERN.test(m[1]!)) throw new MeshError('UNAUTHENTICATED', 'the bearer token is not a valid API token');
@@ -65,6 +67,7 @@ export function apiTokenCheck(databaseUrl: string, pg: PgTimeouts): ApiTokenChec
       return tokenCaller(rows[0]);
     },
     async close() {
+      closed = true;
       await pool?.end();
       pool = undefined;
     },
