@@ -1,6 +1,6 @@
-import { lstat, readdir, readFile } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { canonicalPath, confinePath, isInside } from '@keelson/platform';
+import { canonicalPath, confinePath, isInside, openConfinedForRead } from '@keelson/platform';
 import { MeshError } from '@keelson/schema';
 
 /** True when `candidate` is `root` or beneath it (both canonical; whole components). */
@@ -26,7 +26,13 @@ export async function confinedPath(root: string, target: string, what = 'path'):
 export async function readFileInside(root: string, file: string): Promise<string | null> {
   try {
     const real = await confinedPath(root, file);
-    return await readFile(real, 'utf8');
+    // Opened only if the descriptor is still that path (a folder swapped for a link since is refused).
+    const handle = await openConfinedForRead(real);
+    try {
+      return await handle.readFile('utf8');
+    } finally {
+      await handle.close();
+    }
   } catch (err) {
     if (err instanceof MeshError || (err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;

@@ -26,7 +26,7 @@ export interface ConfineOptions {
 }
 
 /** Why a path was refused. */
-export type ConfinementReason = 'outside' | 'protected' | 'unresolvable';
+export type ConfinementReason = 'outside' | 'protected' | 'unresolvable' | 'changed';
 
 /** A path refused by {@link confinePath}: a `FORBIDDEN` MeshError naming the path and the reason. */
 export class ConfinementError extends MeshError {

@@ -1,10 +1,7 @@
-import { constants, type promises as fsp } from 'node:fs';
-import { open } from 'node:fs/promises';
+import type { promises as fsp } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
-
-/** Opening flags that refuse a symlink in the last component (it was resolved before; a swap is refused). */
-export const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW;
-export const WRITE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW;
+import { ConfinementError, openConfinedForRead, openConfinedForWrite } from '@keelson/platform';
+import { ToolRefusal } from './confine';
 
 /** Bytes sniffed for a NUL to call a file binary. */
 const SNIFF_BYTES = 8192;
@@ -78,7 +75,21 @@ export async function readLines(
   }
 }
 
-/** Opens `path` for reading without following a final symlink. */
-export function openForRead(path: string): Promise<fsp.FileHandle> {
-  return open(path, READ_FLAGS);
+/** {@link openConfinedForRead} of @keelson/platform, its refusal a tool's. */
+export async function openForRead(path: string): Promise<fsp.FileHandle> {
+  return refusing(() => openConfinedForRead(path));
+}
+
+/** {@link openConfinedForWrite} of @keelson/platform, its refusal a tool's. */
+export async function openForWrite(path: string): Promise<{ handle: fsp.FileHandle; created: boolean }> {
+  return refusing(() => openConfinedForWrite(path));
+}
+
+async function refusing<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof ConfinementError) throw new ToolRefusal(err.message);
+    throw err;
+  }
 }

@@ -1,9 +1,9 @@
-import { lstat, mkdir, open } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { fileWritingTool } from './builtinTool';
 import { displayPath } from './confine';
-import { WRITE_FLAGS } from './textFile';
+import { openForWrite } from './textFile';
 
 /** The largest content one Write takes (10 MiB). */
 export const WRITE_MAX_CHARS = 10 * 1024 * 1024;
@@ -13,20 +13,16 @@ const inputSchema = z.object({
   content: z.string().max(WRITE_MAX_CHARS).describe('The whole new content of the file.'),
 });
 
-/** Writes `content` to the canonical `path` (parents created), never through a symlink swapped in since the check. */
+/** Writes `content` to the canonical `path` (parents created), never through a symlink swapped in since the check (see `openForWrite`). */
 export async function writeConfined(path: string, content: string): Promise<'created' | 'overwrote'> {
-  const existed = await lstat(path).then(
-    () => true,
-    () => false,
-  );
   await mkdir(dirname(path), { recursive: true });
-  const handle = await open(path, WRITE_FLAGS, 0o644);
+  const { handle, created } = await openForWrite(path);
   try {
     await handle.writeFile(content, 'utf8');
   } finally {
     await handle.close();
   }
-  return existed ? 'overwrote' : 'created';
+  return created ? 'created' : 'overwrote';
 }
 
 /** `Write`: creates or overwrites a file with `content`, creating missing parent directories; never inside `.git` or `.keelson`. */

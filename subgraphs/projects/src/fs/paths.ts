@@ -1,24 +1,20 @@
-import { lstat, mkdir, readdir, realpath, rm, stat } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { lstat, mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { canonicalPath, SymlinkLoopError } from '@keelson/platform';
+import { MeshError } from '@keelson/schema';
 
 /**
- * The canonical form of a path that may not exist yet: the realpath of its deepest existing
- * ancestor joined with the rest, so a symlink alias and its target compare equal.
+ * The canonical form of a path that may not exist yet, as the kernel would resolve it (the mesh's one
+ * resolver, `canonicalPath` of @keelson/platform): every symlink followed, `..` taken from the
+ * resolved parent (`link/..` is the parent of the link's target, not the folder holding the link), a
+ * missing tail joined as written. A symlink alias and its target compare equal.
+ * @throws MeshError BAD_USER_INPUT for a symlink loop
  */
 export async function canonicalPathAsync(p: string): Promise<string> {
-  const abs = resolve(p);
-  const rest: string[] = [];
-  let cur = abs;
-  for (;;) {
-    try {
-      const real = await realpath(cur);
-      return rest.length ? join(real, ...rest.reverse()) : real;
-    } catch {
-      const parent = dirname(cur);
-      if (parent === cur) return abs;
-      rest.push(basename(cur));
-      cur = parent;
-    }
+  try {
+    return canonicalPath(p, process.cwd());
+  } catch (err) {
+    if (err instanceof SymlinkLoopError) throw new MeshError('BAD_USER_INPUT', `${p}: ${err.message}`);
+    throw err;
   }
 }
 

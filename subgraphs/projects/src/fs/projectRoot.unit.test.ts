@@ -52,6 +52,16 @@ describe('project roots', () => {
       expect(await refusal('/')).toContain('is the filesystem root');
     });
 
+    it('resolves `..` as the kernel does: after a symlink, from its target; after a missing name, back into real folders', async () => {
+      // work/harness-link/.. is the home (the parent of the link's target), not work/ as a lexical `..` says.
+      symlinkSync(join(home, 'harness'), join(tmp, 'work', 'harness-link'));
+      expect(await refusal(join(tmp, 'work', 'harness-link') + '/..')).toContain('is the Keelson home');
+      expect(await refusal(`${join(tmp, 'work')}/nope/../harness-link/../new-project`)).toContain('is inside the Keelson home');
+      // A loop is a clear refusal too.
+      symlinkSync(join(tmp, 'work', 'loop'), join(tmp, 'work', 'loop'));
+      expect(await refusal(join(tmp, 'work', 'loop', 'x'))).toMatch(/too many levels of symbolic links/);
+    });
+
     it('accepts a folder beside the home, canonical', async () => {
       expect(await allowedProjectRoot(join(tmp, 'work', 'app'), home, 'input.rootPath')).toBe(join(tmp, 'work', 'app'));
       expect(await allowedProjectRoot(join(tmp, 'work', 'up', 'work', 'app') + '/', home, 'input.rootPath')).toBe(join(tmp, 'work', 'app'));

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { git, gitSucceeds } from '../../test/support/gitFixtures';
 import { expectData, startProjectsHarness, type ProjectsHarness } from '../../test/support/projectsHarness';
@@ -115,6 +115,17 @@ describe('acquireWorkspace', () => {
     const plain = await createProject('plain', root);
     await h.expectRejectedUnchanged(() => h.gql(ACQUIRE, { projectId: plain.id }), 'BAD_USER_INPUT');
     expect(existsSync(join(h.settings.keelsonHome, 'worktrees', 'plain'))).toBe(false);
+  });
+
+  it('refuses a lease whose worktree folder would resolve outside <keelsonHome>/worktrees (a planted symlink), creating nothing', async () => {
+    const linked = await createProject('linked');
+    const elsewhere = mkdtempSync(join(h.tmp, 'elsewhere-'));
+    mkdirSync(join(h.settings.keelsonHome, 'worktrees'), { recursive: true });
+    symlinkSync(elsewhere, join(h.settings.keelsonHome, 'worktrees', 'linked'));
+    const error = await h.expectRejectedUnchanged(() => h.gql(ACQUIRE, { projectId: linked.id }), 'INTERNAL');
+    expect(error.message).toMatch(/resolves outside .*worktrees/);
+    expect(readdirSync(elsewhere)).toEqual([]);
+    expect(git(linked.rootPath, h.settings.gitEnv, 'worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(1);
   });
 
   it('rejects an unknown project with NOT_FOUND', async () => {

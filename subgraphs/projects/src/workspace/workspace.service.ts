@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { MeshError, isUuid } from '@keelson/schema';
 import { parseInput } from '@keelson/kit';
-import { runGit } from '@keelson/platform';
+import { canonicalPath, isInside, runGit } from '@keelson/platform';
 import { In, IsNull } from 'typeorm';
 import { z } from 'zod';
 import { exists, removeCreated } from '../fs/paths';
@@ -53,7 +53,13 @@ export class WorkspaceService {
     }
     const id = randomUUID();
     const branch = `keelson/${project.name}-${id.slice(0, 8)}`;
-    const path = join(this.deps.settings.keelsonHome, 'worktrees', project.name, id);
+    const worktrees = join(this.deps.settings.keelsonHome, 'worktrees');
+    const path = join(worktrees, project.name, id);
+    // Through the mesh's one path resolver: a symlink planted under worktrees/ (a project folder named
+    // like a link) cannot send a lease elsewhere.
+    if (!isInside(canonicalPath(worktrees, '/'), canonicalPath(path, '/'))) {
+      throw new MeshError('INTERNAL', `the worktree path for "${project.name}" (${path}) resolves outside ${worktrees}; remove what links out of it`);
+    }
     const env = this.deps.settings.gitEnv;
     try {
       await runGit(['worktree', 'add', '--quiet', '-b', branch, path, 'HEAD'], { cwd: project.rootPath, env });
