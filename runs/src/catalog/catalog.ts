@@ -83,29 +83,35 @@ function overlay(base: Catalog, layer: { entries: CatalogEntry[]; errors: Catalo
 }
 
 /**
- * Adds a project's own workflows, which never shadow anything: one whose name a rib, bundled or home
- * workflow already has is listed as `project:<name>` (a name no file can declare, since `:` is not a
- * name character), and that other workflow keeps the plain name.
+ * Adds a project's own workflows. In a trusted project one may shadow the home folder's workflow of
+ * its name (seed 000: "a project workflow can shadow the global one"): it takes the plain name and the
+ * home one is listed as shadowed. Otherwise — a rib's or a bundled workflow's name, or any name in a
+ * project that is not trusted — it shadows nothing: it is listed as `project:<name>` (a name no file
+ * can declare, since `:` is not a name character), and the other workflow keeps the plain name.
  */
-function addProjectLayer(base: Catalog, layer: { entries: CatalogEntry[]; errors: CatalogLoadError[] }): Catalog {
+function addProjectLayer(base: Catalog, layer: { entries: CatalogEntry[]; errors: CatalogLoadError[] }, trusted: boolean): Catalog {
   const byName = new Map(base.entries.map((e) => [e.name, e]));
   const qualified = [...base.qualified];
+  const shadowed = [...base.shadowed];
   for (const entry of layer.entries) {
     const keeps = byName.get(entry.name);
-    if (keeps) {
+    if (keeps && trusted && keeps.scope === 'GLOBAL') {
+      shadowed.push({ entry: keeps, by: entry });
+      byName.set(entry.name, entry);
+    } else if (keeps) {
       const renamed: CatalogEntry = { ...entry, name: `${PROJECT_QUALIFIER}${entry.name}` };
       qualified.push({ entry: renamed, keeps });
       byName.set(renamed.name, renamed);
     } else byName.set(entry.name, entry);
   }
-  return { entries: [...byName.values()], errors: [...base.errors, ...layer.errors], shadowed: base.shadowed, qualified };
+  return { entries: [...byName.values()], errors: [...base.errors, ...layer.errors], shadowed, qualified };
 }
 
 /**
  * The workflow catalog: rib contributions, then the bundled and global folders, each overriding what
  * came before (the global folder shadows a bundled workflow; any file shadows a rib entry), then the
- * project's own folder, which shadows nothing: a colliding project workflow is listed as
- * `project:<name>` (see `addProjectLayer`). Whether a project workflow may run is the project's trust,
+ * project's own folder, which shadows a home workflow only in a trusted project and nothing else: a
+ * colliding project workflow is otherwise listed as `project:<name>` (see `addProjectLayer`). Whether a project workflow may run is the project's trust,
  * checked where a run starts. Read per call, so edits to the folders apply to the next start (a file
  * whose text did not change is not parsed again).
  */
@@ -115,8 +121,12 @@ export class WorkflowCatalog {
 
   constructor(private readonly opts: CatalogOptions) {}
 
-  /** The catalog as seen from a project (its root's `.keelson/workflows` included), or globally. */
-  async load(projectRoot?: string | null): Promise<Catalog> {
+  /**
+   * The catalog as seen from a project (its root's `.keelson/workflows` included), or globally.
+   * `trustedDigest`: the digest the project's trust was given for; when the files read have it, the
+   * project's workflows may shadow home ones.
+   */
+  async load(projectRoot?: string | null, trustedDigest?: string | null): Promise<Catalog> {
     // The sources are read together; they are layered in their fixed order below.
     const [ribs, bundled, global, project] = await Promise.all([
       this.opts.ribs ? this.opts.ribs.list() : [],
@@ -125,7 +135,10 @@ export class WorkflowCatalog {
       projectRoot ? loadWorkflowDir(projectWorkflowsDir(projectRoot), 'PROJECT', this.parsed) : undefined,
     ]);
     let catalog = overlay(overlay(mergeRibCandidates(ribs), bundled), global);
-    if (project) catalog = { ...addProjectLayer(catalog, project), ...(project.digest ? { projectDigest: project.digest } : {}) };
+    if (project) {
+      const trusted = !!trustedDigest && project.digest === trustedDigest;
+      catalog = { ...addProjectLayer(catalog, project, trusted), ...(project.digest ? { projectDigest: project.digest } : {}) };
+    }
     catalog.entries.sort((a, b) => a.name.localeCompare(b.name));
     return catalog;
   }
@@ -139,7 +152,7 @@ export class CatalogService {
   ) {}
 
   load(project: ProjectRef | null): Promise<Catalog> {
-    return this.catalog.load(project?.rootPath);
+    return this.catalog.load(project?.rootPath, project?.trusted ? project.trustedWorkflowsDigest : null);
   }
 
   /** NOT_FOUND for a project id that names no project. */
@@ -147,6 +160,6 @@ export class CatalogService {
     if (!projectId) return this.catalog.load();
     const project = isUuid(projectId) ? await this.projects.project(projectId) : null;
     if (!project) throw new MeshError('NOT_FOUND', `project ${JSON.stringify(projectId)} does not exist`);
-    return this.catalog.load(project.rootPath);
+    return this.load(project);
   }
 }

@@ -30,7 +30,7 @@ describe('the workflow catalog', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('lets the global scope shadow the bundled one and any file a rib entry; a project workflow shadows nothing and is qualified instead', async () => {
+  it('lets the global scope shadow the bundled one and any file a rib entry; an untrusted project workflow shadows nothing and is qualified instead', async () => {
     await writeFile(join(bundled, 'a.yaml'), yaml('shared', 'bundled'));
     await writeFile(join(bundled, 'b.yml'), yaml('bundled-only', 'bundled'));
     await writeFile(join(global, 'shared.yaml'), yaml('shared', 'global'));
@@ -75,6 +75,32 @@ describe('the workflow catalog', () => {
     ]);
     const shared = inProject.entries.find((e) => e.name === 'project:shared')!;
     expect(shared).toMatchObject({ path: join(projectWorkflowsDir(project), 'x.yaml'), source: yaml('shared', 'project') });
+  });
+
+  it('lets a trusted project shadow a home workflow (seed 000), never a bundled or a rib one; changed files lose that', async () => {
+    await writeFile(join(bundled, 'check.yaml'), yaml('project-check', 'bundled'));
+    await writeFile(join(global, 'shared.yaml'), yaml('shared', 'global'));
+    await writeFile(join(projectWorkflowsDir(project), 'x.yaml'), yaml('shared', 'project'));
+    await writeFile(join(projectWorkflowsDir(project), 'y.yaml'), yaml('project-check', 'project'));
+    await writeFile(join(projectWorkflowsDir(project), 'z.yaml'), yaml('rib-flow', 'project'));
+    const ribs: RibWorkflowCandidate[] = [{ ribId: 'demo', origin: 'code', definition: obj('rib-flow', 'demo-code') }];
+    const catalog = new WorkflowCatalog({ bundledDir: bundled, globalDir: global, ribs: { list: () => ribs } });
+    const trustedFor = await workflowsDigest(project);
+
+    const trusted = await catalog.load(project, trustedFor);
+    expect(who(trusted, 'shared')).toBe('PROJECT:project');
+    expect(trusted.entries.some((e) => e.name === 'project:shared')).toBe(false);
+    expect(trusted.shadowed.map((x) => `${x.entry.name}: ${x.entry.scope} < ${x.by.scope}`)).toEqual(['shared: GLOBAL < PROJECT']);
+    expect([who(trusted, 'project-check'), who(trusted, 'project:project-check')]).toEqual(['BUNDLED:bundled', 'PROJECT:project']);
+    expect([who(trusted, 'rib-flow'), who(trusted, 'project:rib-flow')]).toEqual(['RIB:demo:code:demo-code', 'PROJECT:project']);
+
+    // Untrusted (no digest), or trusted for other files: today's rule, the home workflow keeps its name.
+    for (const digest of [null, 'sha256:other']) {
+      const inProject = await catalog.load(project, digest);
+      expect([who(inProject, 'shared'), who(inProject, 'project:shared')]).toEqual(['GLOBAL:global', 'PROJECT:project']);
+    }
+    await writeFile(join(projectWorkflowsDir(project), 'x.yaml'), yaml('shared', 'changed'));
+    expect(who(await catalog.load(project, trustedFor), 'shared')).toBe('GLOBAL:global');
   });
 
   it('never lets a project workflow take a bundled name, even with no home folder', async () => {

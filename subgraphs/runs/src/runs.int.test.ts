@@ -205,6 +205,21 @@ describe('the runs subgraph', () => {
       expect(await runCount()).toBe(before);
     });
 
+    it('lets a trusted project shadow a home workflow through the API (seed 000), and runs it; untrusted, the home one keeps the name', async () => {
+      const id = randomUUID();
+      const root = join(dir, 'shadowing');
+      await mkdir(projectWorkflowsDir(root), { recursive: true });
+      await writeFile(join(projectWorkflowsDir(root), 'mine.yaml'), 'name: shadowed\ndescription: the project\'s own\nnodes:\n  - { id: a, type: bash, bash: "true" }\n');
+      const lookup = 'query ($p: ID) { workflow(name: "shadowed", projectId: $p) { scope description } qualified: workflow(name: "project:shadowed", projectId: $p) { scope } }';
+      projects.set(id, { id, name: 'shadowing', rootPath: root, trusted: false, trustedWorkflowsDigest: null });
+      await expect(gqlData(runs.url, lookup, { p: id })).resolves.toEqual({ workflow: { scope: 'GLOBAL', description: 'global file' }, qualified: { scope: 'PROJECT' } });
+      projects.set(id, { id, name: 'shadowing', rootPath: root, trusted: true, trustedWorkflowsDigest: await workflowsDigest(root) });
+      await expect(gqlData(runs.url, lookup, { p: id })).resolves.toEqual({ workflow: { scope: 'PROJECT', description: "the project's own" }, qualified: null });
+      const { startWorkflow } = await gqlData<{ startWorkflow: { workflowName: string; scope: string; temporalWorkflowId: string } }>(runs.url, START, { n: 'shadowed', p: id });
+      expect(startWorkflow).toMatchObject({ workflowName: 'shadowed', scope: 'PROJECT' });
+      await temporal.workflow.getHandle(startWorkflow.temporalWorkflowId).terminate('test over');
+    });
+
     it('refuses a start whose files are not the ones trust was given for (changed after the trust check): FORBIDDEN, no run', async () => {
       // The projects subgraph said trusted, for the files as they were; one changed before the catalog read them.
       const trustedFor = await workflowsDigest(project.rootPath);
