@@ -47,7 +47,7 @@ const sandboxMessage =
   'Workflow code runs in the deterministic sandbox and is replayed from history: do I/O in an activity and reach it through proxyActivities.';
 
 module.exports = defineConfig(
-  { ignores: ['**/node_modules/**', '**/dist/**', '**/coverage/**', 'client/src/gql/**'] },
+  { ignores: ['**/node_modules/**', '**/dist/**', '**/coverage/**', 'client/src/gql/**', 'test/fixtures/seed000/**'] },
   tseslint.configs.recommended,
   {
     rules: {

@@ -133,4 +133,4 @@ export type { RibProviderInfo } from './providers';
 export type { RibContext } from './context';
 export { RIB_HOOK_NAMES } from './rib';
 export type { Rib, RibHookName } from './rib';
-export type { RibSummary, ListRibsResponse, AgentRef, CommandRef } from './wire';
+export type { RibSummary, ListRibsResponse, AgentRef, CommandRef, RibActionResponse, ListAgentsResponse } from './wire';

@@ -1,3 +1,4 @@
+import type { RibActionResult } from './actions';
 import type { AgentSummary } from './agents';
 import type { RibAuthStatus } from './auth';
 import type { RibCommandDescriptor } from './commands';
@@ -41,4 +42,12 @@ export interface AgentRef extends AgentSummary {
 /** A command with its owning rib. */
 export interface CommandRef extends RibCommandDescriptor {
   ribId: string;
+}
+
+/** `POST …/ribs/:id/action` (seed 000): the discriminated result the rib's onAction produced. */
+export type RibActionResponse = RibActionResult;
+
+/** `GET …/agents` (seed 000): the named chat agents ribs offer. */
+export interface ListAgentsResponse {
+  agents: AgentRef[];
 }
