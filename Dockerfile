@@ -19,6 +19,7 @@ COPY subgraphs/swarms/package.json subgraphs/swarms/
 COPY operator/package.json operator/
 COPY harness/package.json harness/
 COPY ribs/contract/package.json ribs/contract/
+COPY ribs/shared/package.json ribs/shared/
 COPY ribs/host/package.json ribs/host/
 COPY ribs/projects/package.json ribs/projects/
 COPY ribs/notes/package.json ribs/notes/
