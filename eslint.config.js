@@ -5,7 +5,7 @@ const { defineConfig } = require('eslint/config');
 const tseslint = require('typescript-eslint');
 const importX = require('eslint-plugin-import-x');
 const { readFileSync } = require('node:fs');
-const { join } = require('node:path');
+const { dirname, join, relative, resolve } = require('node:path');
 const { layers } = require('./scripts/layers');
 
 const packageOf = (workspace) => JSON.parse(readFileSync(join(__dirname, workspace, 'package.json'), 'utf8')).name;
@@ -34,12 +34,58 @@ const layerRules = layers.flatMap((layer, index) =>
                 message: `A subgraph never imports another (${w}): share through a lower layer or call its GraphQL API.`,
               })),
             ],
+            // …nor a file deep inside one (`@keelson/stack/src/compose`).
+            patterns: [
+              ...above.map(({ workspace: w, layer: l }) => ({
+                group: [`${packageOf(w)}/*`],
+                message: `${workspace} (layer "${layer.name}") may not import from ${w} (layer "${l}", above it): see ARCHITECTURE.md.`,
+              })),
+              ...siblings.map(({ workspace: w }) => ({
+                group: [`${packageOf(w)}/*`],
+                message: `A subgraph never imports another (${w}): share through a lower layer or call its GraphQL API.`,
+              })),
+            ],
           },
         ],
       },
     };
   }),
 );
+
+const workspaceDirs = JSON.parse(readFileSync(join(__dirname, 'package.json'), 'utf8'))
+  .workspaces.map((w) => join(__dirname, w))
+  .sort((a, b) => b.length - a.length);
+/** The workspace folder holding an absolute path, or null (the root package: test/, bench/, scripts/). */
+const workspaceOf = (file) => workspaceDirs.find((w) => file === w || file.startsWith(`${w}/`)) ?? null;
+
+/**
+ * `keelson/no-relative-cross-workspace`: a relative import (with or without an extension, `import`,
+ * `export … from`, `import()` or `require`) that lands in another workspace than the importing file's.
+ * import-x's no-relative-packages misses the extensionless ones (it resolves to nothing), which is
+ * how this codebase writes imports; this rule resolves the path itself. Reach another workspace by
+ * its package name, where the layer rules see it.
+ */
+const noRelativeCrossWorkspace = {
+  meta: { type: 'problem', schema: [], messages: { cross: '{{spec}} reaches into {{target}} by a relative path: import it as {{name}} (where the layer rules apply).' } },
+  create(context) {
+    const from = workspaceOf(context.filename);
+    const check = (node, spec) => {
+      if (typeof spec !== 'string' || !spec.startsWith('.')) return;
+      const target = workspaceOf(resolve(dirname(context.filename), spec));
+      if (!target || target === from) return;
+      const rel = relative(__dirname, target);
+      context.report({ node, messageId: 'cross', data: { spec, target: rel, name: packageOf(rel) } });
+    };
+    return {
+      ImportDeclaration: (node) => check(node.source, node.source.value),
+      ExportNamedDeclaration: (node) => node.source && check(node.source, node.source.value),
+      ExportAllDeclaration: (node) => check(node.source, node.source.value),
+      ImportExpression: (node) => node.source.type === 'Literal' && check(node.source, node.source.value),
+      CallExpression: (node) =>
+        node.callee.type === 'Identifier' && node.callee.name === 'require' && node.arguments[0]?.type === 'Literal' && check(node.arguments[0], node.arguments[0].value),
+    };
+  },
+};
 
 const nodeBuiltins = [...new Set(builtinModules.filter((name) => !name.startsWith('_')).map((name) => name.replace(/^node:/, '')))];
 
@@ -57,10 +103,11 @@ module.exports = defineConfig(
   {
     // Undeclared dependencies and reaching into another package by a relative path fail lint.
     files: ['**/*.ts'],
-    plugins: { 'import-x': importX },
+    plugins: { 'import-x': importX, keelson: { rules: { 'no-relative-cross-workspace': noRelativeCrossWorkspace } } },
     rules: {
       'import-x/no-extraneous-dependencies': ['error', { includeTypes: true }],
       'import-x/no-relative-packages': 'error',
+      'keelson/no-relative-cross-workspace': 'error',
     },
   },
   {

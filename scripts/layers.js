@@ -6,7 +6,7 @@ const layers = [
   { name: 'serving', workspaces: ['service'], note: 'one port for Apollo Server + graphql-ws, caller assertions, limits, logging' },
   { name: 'platform', workspaces: ['platform'], note: 'data source, migrations, event log, durable consumers, confinement, sandbox, git' },
   { name: 'subgraph kit', workspaces: ['subgraphs/kit'], note: 'type-graphql → federation, startSubgraph, loaders, errors, connections' },
-  { name: 'contracts', workspaces: ['ribs/contract', 'modelserver', 'operator'], note: 'the Rib contract; the local model server; the operator plane (approval inbox, capability changes)' },
+  { name: 'contracts', workspaces: ['ribs/contract', 'ribs/shared', 'modelserver', 'operator'], note: 'the Rib contract (and @keelson/shared, its seed-000 name); the local model server; the operator plane (approval inbox, capability changes)' },
   { name: 'domains', workspaces: ['identity', 'harness', 'ribs/host'], note: 'tokens and JWTs; the harness control plane; the rib host' },
   { name: 'ribs and providers', workspaces: ['ribs/projects', 'ribs/notes', 'ribs/swarm', 'providers'], note: 'built-in ribs; model providers and agent turns' },
   { name: 'runs', workspaces: ['runs'], note: 'the runs domain: runs/ops tables, entities, migrations, stores, services (over a RunsExecutor the executor implements), RunsPort, the workflow catalog; below the executor, whose activities write through its stores' },

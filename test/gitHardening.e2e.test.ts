@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { serveDumbHttps, selfSignedCert, type DumbHttpsRemote } from '../subgraphs/projects/test/support/dumbHttpsRemote';
+import { serveDumbHttps, selfSignedCert, type DumbHttpsRemote } from '@keelson/subgraph-projects/test/support/dumbHttpsRemote';
 import { gql, gqlData } from './support/client';
 import { startTestMesh, type TestMesh } from './support/mesh';
 import { until } from './support/until';

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { createLogger } from '@keelson/service';
-import { tracingCheck } from '../stack/src/doctor';
+import { tracingCheck } from '@keelson/stack/src/doctor';
 import { freePort } from '@keelson/service';
 import { startTestMesh, type TestMesh } from './support/mesh';
 import { quietTemporalRuntime } from './support/temporalServer';

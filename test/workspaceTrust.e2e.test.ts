@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { serveDumbHttps, selfSignedCert, type DumbHttpsRemote } from '../subgraphs/projects/test/support/dumbHttpsRemote';
+import { serveDumbHttps, selfSignedCert, type DumbHttpsRemote } from '@keelson/subgraph-projects/test/support/dumbHttpsRemote';
 import { gql, gqlData } from './support/client';
 import { startTestMesh, type TestMesh } from './support/mesh';
 import { startWorkflow, waitForRun } from './support/runs';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { composeSupergraph } from './compose';
 import { subgraphs } from './subgraphs';
-import { schemaFiles } from '../../schema/scripts/schemaFiles';
+import { schemaFiles } from '../scripts/schemaFiles';
 
 describe('the checked-in contract', () => {
   // One composition read by both specs (it builds every subgraph's schema: the bulk of this file's time).

@@ -7,7 +7,7 @@ import { startModelServer, type ModelServer, type Rule } from '@keelson/model-se
 import swarmRib, { ClickClackClient, type SwarmRecord } from '@keelson/rib-swarm';
 import { startSwarmInputSchema, streams, type EventEnvelope, type StartSwarmInput, type SwarmEventPayload } from '@keelson/schema';
 import { silentLogger } from '@keelson/service';
-import { clickclackBinary, freePort } from '../../ribs/swarm/test/support/binary';
+import { clickclackBinary, freePort } from '@keelson/rib-swarm/test/support/binary';
 import { until } from '../../test/support/until';
 import { createTestDatabase, type TestDatabase } from '../../test/support/db';
 import { testTemporalAddress, testWorkflowBundleFile } from '../../test/support/temporalServer';

@@ -6,8 +6,8 @@ import type { MessageChunk, ToolContext } from '@keelson/ribs-contract';
 import { codingTools, createExec } from '@keelson/host';
 import { createSandbox, runGit } from '@keelson/platform';
 import { commitWriterTurn, cutWriterWorktree, detectWriteBase, pruneWriterBranch } from '@keelson/rib-swarm';
-import { readGitState, missingGitIdentity } from '../../subgraphs/projects/src/git/gitState';
-import { gitVersion, inspectProject, recentCommits } from '../../ribs/projects/src/inspect';
+import { readGitState, missingGitIdentity } from '@keelson/subgraph-projects/src/git/gitState';
+import { gitVersion, inspectProject, recentCommits } from '@keelson/rib-projects/src/inspect';
 
 // A repository whose own config, hooks and remote name a command for every key git runs one from,
 // each leaving a marker file; then every call site of the mesh's git (test/gitCallSites.unit.test.ts

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ClickClackClient, MANAGED_OWNER } from '@keelson/rib-swarm';
-import { clickclackBinary, freePort } from '../../ribs/swarm/test/support/binary';
+import { clickclackBinary, freePort } from '@keelson/rib-swarm/test/support/binary';
 import { gqlData, subscribe } from './client';
 
 export { clickclackBinary, freePort };

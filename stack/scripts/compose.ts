@@ -3,7 +3,7 @@
 import 'reflect-metadata';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { composeSupergraph } from '../../stack/src/compose';
+import { composeSupergraph } from '../src/compose';
 import { schemaFiles } from './schemaFiles';
 
 async function main(): Promise<void> {
@@ -12,7 +12,7 @@ async function main(): Promise<void> {
   const files = schemaFiles(composition);
   const stale: string[] = [];
   for (const [rel, content] of Object.entries(files)) {
-    const path = join(__dirname, '..', rel);
+    const path = join(__dirname, '..', '..', 'schema', rel);
     const current = await readFile(path, 'utf8').catch(() => undefined);
     if (current === content) continue;
     if (check) stale.push(rel);

@@ -1,0 +1,42 @@
+import { join } from 'node:path';
+import { ESLint } from 'eslint';
+
+// The layer rules' hole, planted: a file of one workspace reaching into another by a relative path
+// (with or without an extension, import/export/require) or a deep import of a higher layer's file.
+// The repository's own lint config must refuse each, and keep allowing what is legal.
+
+const root = join(__dirname, '..');
+// The repository's config, handed over as is (ESLint's own loader imports it dynamically, which Jest's VM refuses).
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const config = require(join(root, 'eslint.config.js')) as ESLint.Options['overrideConfig'];
+const eslint = new ESLint({ cwd: root, overrideConfigFile: true, overrideConfig: config });
+
+async function problems(file: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: join(root, file) });
+  return result!.messages.map((m) => `${m.ruleId}: ${m.message}`);
+}
+
+describe('lint keeps workspaces apart', () => {
+  it.each([
+    ["import { composeSupergraph } from '../../stack/src/compose';\nexport const x = composeSupergraph;\n"],
+    ["import { composeSupergraph } from '../../stack/src/compose.ts';\nexport const x = composeSupergraph;\n"],
+    ["export { composeSupergraph } from '../../stack/src/compose';\n"],
+    ["export * from '../../stack/src/compose';\n"],
+    ["// eslint-disable-next-line @typescript-eslint/no-require-imports\nexport const x = require('../../stack/src/compose');\n"],
+  ])('refuses a relative import into another workspace: %s', async (code) => {
+    expect(await problems('schema/src/planted.ts', code)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^keelson\/no-relative-cross-workspace: \.\.\/\.\.\/stack\/src\/compose(\.ts)? reaches into stack by a relative path: import it as @keelson\/stack/)]),
+    );
+  });
+
+  it('refuses a deep import of a higher layer, as it refuses the package itself', async () => {
+    expect(await problems('schema/src/planted.ts', "import { composeSupergraph } from '@keelson/stack/src/compose';\nexport const x = composeSupergraph;\n")).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^@typescript-eslint\/no-restricted-imports: '@keelson\/stack\/src\/compose' import is restricted .*may not import from stack/)]),
+    );
+  });
+
+  it('allows a relative import inside the workspace, and root suites reaching a workspace by name', async () => {
+    expect(await problems('schema/src/planted.ts', "import { parseEnv } from './config';\nexport const x = parseEnv;\n")).toEqual([]);
+    expect(await problems('test/planted.unit.test.ts', "import { composeSupergraph } from '@keelson/stack/src/compose';\nexport const x = composeSupergraph;\n")).toEqual([]);
+  });
+});
