@@ -1,8 +1,19 @@
+import { execFileSync } from 'node:child_process';
 import { freePort } from '@keelson/service';
 import { gqlData, subscribe } from './support/client';
 import { startTestMesh, type TestMesh } from './support/mesh';
 import { promQuery, startPrometheus, type Prometheus } from './support/observability';
 import { until } from './support/until';
+
+/** `promtool check metrics` of an exposition: its complaints ('' when clean). */
+function promtoolCheck(text: string): string {
+  try {
+    return execFileSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] }).trim();
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string; message: string };
+    return `${e.stdout ?? ''}${e.stderr ?? ''}`.trim() || e.message;
+  }
+}
 
 // No quietTemporalRuntime(): the mesh installs the SDK's Runtime itself, with the worker's metrics endpoint.
 
@@ -67,6 +78,32 @@ describe('metrics into a real Prometheus', () => {
     } finally {
       await events.close();
     }
+    // Every service's exposition passes promtool's lint, and the process series have their standard names.
+    const exposition = async (url: string) => {
+      const res = await fetch(new URL('/metrics', url), { headers: { authorization: `Bearer ${createApiToken.token}` } });
+      expect(res.status).toBe(200);
+      return res.text();
+    };
+    for (const url of [mesh.gatewayUrl, mesh.subgraphUrls.runs!]) {
+      const text = await exposition(url);
+      expect({ url, promtool: promtoolCheck(text) }).toEqual({ url, promtool: '' });
+      expect(text).toMatch(/^process_cpu_user_seconds_total /m);
+      expect(text).toMatch(/^nodejs_eventloop_lag_seconds /m);
+      expect(text).toMatch(/^nodejs_active_handles\{type=/m);
+    }
+    // Refusals by reason and failures by code: a request without a credential, a reader's mutation.
+    await fetch(mesh.gatewayUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ projects { id } }"}' });
+    const refused = await fetch(mesh.gatewayUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${createApiToken.token}` },
+      body: JSON.stringify({ query: 'mutation Denied { createProject(input: { name: "nope" }) { id } }' }),
+    });
+    expect(((await refused.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code).toBe('FORBIDDEN');
+    const after = await exposition(mesh.gatewayUrl);
+    expect(after).toMatch(/^keelson_refusals_total\{service="gateway",reason="unauthenticated"\} [1-9]/m);
+    expect(after).toMatch(/^keelson_refusals_total\{service="gateway",reason="scope"\} [1-9]/m);
+    expect(after).toMatch(/^keelson_graphql_requests_total\{service="gateway",operation="Denied",type="mutation",outcome="error",code="FORBIDDEN"\} 1$/m);
+
     // Closed: the gauge comes back down.
     await until('the closed subscription to leave the gauge', () => promQuery(prometheus!, 'keelson_graphql_subscriptions_open{job="gateway",service="gateway",operation="WatchRuns"}'), (r) => r[0]?.value[1] === '0', 30_000);
   });

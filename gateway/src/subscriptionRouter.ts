@@ -1,7 +1,7 @@
 import type { Supergraph } from '@apollo/federation-internals';
 import type { GraphQLDataSource } from '@apollo/gateway';
 import { closeCodes, type Caller } from '@keelson/schema';
-import { armor, subscriptionGauge, type AssertionKey, type Logger, type RequestLimits } from '@keelson/service';
+import { armor, countRefusal, subscriptionGauge, type AssertionKey, type Logger, type RequestLimits } from '@keelson/service';
 import { GraphQLError, specifiedRules, type ExecutionResult, type GraphQLFormattedError, type GraphQLSchema, type ValidationRule } from 'graphql';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import type { WebSocket, WebSocketServer } from 'ws';
@@ -163,12 +163,14 @@ export function useSubscriptionRouter(wss: WebSocketServer, options: Subscriptio
         try {
           accepted = await options.authenticate(typeof raw === 'string' ? raw : undefined);
         } catch (err) {
+          countRefusal('gateway', 'unauthenticated');
           socket.close(closeCodes.unauthenticated, (err as Error).message.slice(0, 120));
           return false;
         }
         const key = credentialKey(accepted.caller);
         const open = sockets.get(key) ?? new Set<WebSocket>();
         if (open.size >= maxConnections) {
+          countRefusal('gateway', 'connections');
           socket.close(closeCodes.tooManyConnections, `too many connections: at most ${maxConnections} per credential`);
           return false;
         }
@@ -190,10 +192,14 @@ export function useSubscriptionRouter(wss: WebSocketServer, options: Subscriptio
       onSubscribe: (ctx, id, payload) => {
         try {
           if (Object.keys(ctx.subscriptions).length > maxSubscriptions) {
+            countRefusal('gateway', 'subscriptions');
             return [gatewayError('BAD_REQUEST', `too many subscriptions on this socket: at most ${maxSubscriptions}; complete one or open another connection`)];
           }
           const route = current.planner.plan(payload, ctx.extra.caller!);
-          if (Array.isArray(route)) return route;
+          if (Array.isArray(route)) {
+            if (route.some((e) => e.extensions?.requiredScopes)) countRefusal('gateway', 'scope');
+            return route;
+          }
           const routeContext: RouteContext = { route, pool: poolOf(ctx), shared: current.shared, client: { socket: ctx.extra.socket, id } };
           return {
             schema: current.schema,

@@ -9,7 +9,7 @@ import { corsOrigin, hostAllowed, originAllowed, type AccessPolicy } from './aut
 import { runAsCaller } from './auth/callerContext';
 import { assertBindAllowed } from './bindGuard';
 import type { Logger } from './logger';
-import { metricsPlugin, metricsRoute } from './telemetry/metrics';
+import { countRefusal, metricsPlugin, metricsRoute, type RefusalReason } from './telemetry/metrics';
 import { serverSpan, tracingPlugin } from './telemetry/httpSpans';
 
 /** The largest request body accepted, in bytes, after decompression. @default 1 MiB */
@@ -72,7 +72,13 @@ export interface Served {
 
 /** A refusal answered as a GraphQL error body with a registry code. */
 class Refusal extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    /** Why, as `keelson_refusals_total` counts it. */
+    readonly reason: RefusalReason,
+  ) {
     super(message);
   }
 }
@@ -91,7 +97,7 @@ function decoded(req: IncomingMessage): Readable {
     case 'br':
       return req.pipe(createBrotliDecompress());
     default:
-      throw new Refusal(415, 'BAD_REQUEST', `content-encoding "${encoding}" is not supported (gzip, deflate, br or none)`);
+      throw new Refusal(415, 'BAD_REQUEST', `content-encoding "${encoding}" is not supported (gzip, deflate, br or none)`, 'encoding');
   }
 }
 
@@ -122,7 +128,7 @@ function readBody(req: IncomingMessage, max: number): Promise<string> {
     const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size > max) {
-        settle(() => reject(new Refusal(413, 'BAD_REQUEST', `request body exceeds ${max} bytes (after decompression)`)));
+        settle(() => reject(new Refusal(413, 'BAD_REQUEST', `request body exceeds ${max} bytes (after decompression)`, 'body_limit')));
         // Stop a decompressor; the request itself is drained by the refusal, so the client reads the 413.
         if (stream !== req) stream.destroy();
         return;
@@ -130,9 +136,9 @@ function readBody(req: IncomingMessage, max: number): Promise<string> {
       chunks.push(chunk);
     };
     const onEnd = () => settle(() => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString('utf8')));
-    const onError = (err: Error) => settle(() => reject(new Refusal(400, 'BAD_REQUEST', `request body could not be read (${err.message})`)));
+    const onError = (err: Error) => settle(() => reject(new Refusal(400, 'BAD_REQUEST', `request body could not be read (${err.message})`, 'body_unreadable')));
     // Closed before its end (the client went away mid-body): nothing more will come.
-    const onClose = () => settle(() => reject(new Refusal(400, 'BAD_REQUEST', 'request body could not be read (the connection closed before its end)')));
+    const onClose = () => settle(() => reject(new Refusal(400, 'BAD_REQUEST', 'request body could not be read (the connection closed before its end)', 'body_unreadable')));
     stream.on('data', onData);
     stream.on('end', onEnd);
     stream.on('error', onError);
@@ -192,11 +198,11 @@ export async function serveGraphQL<TContext extends BaseContext>(opts: ServeOpti
   const screen = (req: IncomingMessage): void => {
     const host = req.headers.host;
     if (!hostAllowed(host, opts.access)) {
-      throw new Refusal(403, 'FORBIDDEN', `host "${host ?? ''}" is not served here; add it to KEELSON_PUBLIC_HOSTS if it is this mesh's name`);
+      throw new Refusal(403, 'FORBIDDEN', `host "${host ?? ''}" is not served here; add it to KEELSON_PUBLIC_HOSTS if it is this mesh's name`, 'host');
     }
     const origin = req.headers.origin;
     if (!originAllowed(origin, host, opts.access)) {
-      throw new Refusal(403, 'FORBIDDEN', `origin "${origin}" may not call this service; add it to KEELSON_ALLOWED_ORIGINS to allow it`);
+      throw new Refusal(403, 'FORBIDDEN', `origin "${origin}" may not call this service; add it to KEELSON_ALLOWED_ORIGINS to allow it`, 'origin');
     }
   };
 
@@ -206,10 +212,10 @@ export async function serveGraphQL<TContext extends BaseContext>(opts: ServeOpti
     try {
       caller = await (opts.metricsAuthenticate ?? opts.authenticate)(req);
     } catch (err) {
-      if (isMeshError(err)) throw new Refusal(err.status, err.code, err.message);
+      if (isMeshError(err)) throw new Refusal(err.status, err.code, err.message, err.code === 'UNAUTHENTICATED' ? 'unauthenticated' : 'credential');
       throw err;
     }
-    if (!caller.scopes.includes('read')) throw new Refusal(403, 'FORBIDDEN', 'reading metrics needs a credential with the read scope');
+    if (!caller.scopes.includes('read')) throw new Refusal(403, 'FORBIDDEN', 'reading metrics needs a credential with the read scope', 'scope');
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -242,7 +248,7 @@ export async function serveGraphQL<TContext extends BaseContext>(opts: ServeOpti
     try {
       caller = await opts.authenticate(req);
     } catch (err) {
-      if (isMeshError(err)) throw new Refusal(err.status, err.code, err.message);
+      if (isMeshError(err)) throw new Refusal(err.status, err.code, err.message, err.code === 'UNAUTHENTICATED' ? 'unauthenticated' : 'credential');
       throw err;
     }
     let body: unknown = undefined;
@@ -253,7 +259,7 @@ export async function serveGraphQL<TContext extends BaseContext>(opts: ServeOpti
         try {
           body = JSON.parse(raw);
         } catch {
-          throw new Refusal(400, 'BAD_REQUEST', 'request body is not valid JSON');
+          throw new Refusal(400, 'BAD_REQUEST', 'request body is not valid JSON', 'bad_json');
         }
       } else {
         body = raw;
@@ -278,6 +284,7 @@ export async function serveGraphQL<TContext extends BaseContext>(opts: ServeOpti
   const server = createServer((req, res) => {
     serverSpan(opts.name, req, res, () => handle(req, res)).catch((err: unknown) => {
       if (err instanceof Refusal) {
+        countRefusal(opts.name, err.reason);
         // Drain what the client still sends, so it reads the answer instead of a reset.
         req.resume();
         sendJsonError(res, err.status, err.message, err.code);
@@ -306,10 +313,14 @@ export async function serveGraphQL<TContext extends BaseContext>(opts: ServeOpti
         socket.end(`HTTP/1.1 ${status} ${status === 404 ? 'Not Found' : 'Forbidden'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
       };
       socket.on('error', () => undefined);
-      if (new URL(req.url ?? '/', 'http://localhost').pathname !== path) return refuse(404, `no WebSocket at ${req.url}; subscriptions are served at ${path}`);
+      if (new URL(req.url ?? '/', 'http://localhost').pathname !== path) {
+        countRefusal(opts.name, 'not_found');
+        return refuse(404, `no WebSocket at ${req.url}; subscriptions are served at ${path}`);
+      }
       try {
         screen(req);
       } catch (err) {
+        countRefusal(opts.name, err instanceof Refusal ? err.reason : 'origin');
         return refuse(403, (err as Error).message);
       }
       ws.handleUpgrade(req, socket, head, (client) => ws.emit('connection', client, req));

@@ -11,7 +11,8 @@ import type { RouteHandler } from '../serveGraphQL';
  */
 interface MeshMetrics {
   registry: Registry;
-  requests: Counter<'service' | 'operation' | 'type' | 'outcome'>;
+  requests: Counter<'service' | 'operation' | 'type' | 'outcome' | 'code'>;
+  refusals: Counter<'service' | 'reason'>;
   duration: Histogram<'service' | 'operation' | 'type'>;
   subscriptions: Gauge<'service' | 'operation'>;
   lagSources: Set<() => LagSample[]>;
@@ -34,14 +35,24 @@ let metrics: MeshMetrics | undefined;
 function meshMetrics(): MeshMetrics {
   if (metrics) return metrics;
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'keelson_' });
+  // The Node runtime and process series under their standard names (what stock dashboards read)…
+  collectDefaultMetrics({ register: registry });
+  // …less three gauges prom-client also exports under a counter's `_total` suffix (promtool flags
+  // them): their values stay in `nodejs_active_handles`, `_requests` and `_resources` (by type).
+  for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) registry.removeSingleMetric(name);
   const lagSources = new Set<() => LagSample[]>();
   metrics = {
     registry,
     requests: new Counter({
       name: 'keelson_graphql_requests_total',
-      help: 'GraphQL operations served, per service, operation name, type and outcome (ok or error)',
-      labelNames: ['service', 'operation', 'type', 'outcome'],
+      help: 'GraphQL operations served, per service, operation name, type, outcome (ok or error) and the first error code (none when ok)',
+      labelNames: ['service', 'operation', 'type', 'outcome', 'code'],
+      registers: [registry],
+    }),
+    refusals: new Counter({
+      name: 'keelson_refusals_total',
+      help: 'Requests, upgrades and operations refused before they ran, per service and reason (unauthenticated, scope, host, origin, body_limit, connections, …)',
+      labelNames: ['service', 'reason'],
       registers: [registry],
     }),
     duration: new Histogram({
@@ -81,9 +92,34 @@ function meshMetrics(): MeshMetrics {
   return metrics;
 }
 
+/** Why something was refused before it ran (`keelson_refusals_total{reason}`). */
+export type RefusalReason =
+  | 'unauthenticated'
+  | 'credential'
+  | 'scope'
+  | 'host'
+  | 'origin'
+  | 'body_limit'
+  | 'body_unreadable'
+  | 'bad_json'
+  | 'encoding'
+  | 'not_found'
+  | 'connections'
+  | 'subscriptions';
+
+/** Counts one refusal of `service`. */
+export function countRefusal(service: string, reason: RefusalReason): void {
+  meshMetrics().refusals.inc({ service, reason });
+}
+
 /** The process registry (tests, and exporters other than the `/metrics` route). */
 export function metricsRegistry(): Registry {
   return meshMetrics().registry;
+}
+
+/** An error code as a label: the mesh's and GraphQL's codes are a closed set of upper-case names; anything else is `OTHER`. */
+function errorCodeLabel(code: unknown): string {
+  return typeof code === 'string' && /^[A-Z][A-Z_]{1,40}$/.test(code) ? code : 'OTHER';
 }
 
 /** A bounded operation label: the client's operation name, `anonymous`, or `other` past the cap. */
@@ -112,8 +148,11 @@ export function metricsPlugin<TContext extends BaseContext>(service: string, log
           const operation = operationLabel(service, ctx.operationName ?? ctx.request.operationName);
           const type = ctx.operation?.operation ?? 'unknown';
           const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-          const failed = ctx.response.body.kind === 'single' && (ctx.response.body.singleResult.errors?.length ?? 0) > 0;
-          m.requests.inc({ service, operation, type, outcome: failed ? 'error' : 'ok' });
+          const errors = ctx.response.body.kind === 'single' ? ctx.response.body.singleResult.errors : undefined;
+          const failed = (errors?.length ?? 0) > 0;
+          const code = failed ? errorCodeLabel(errors![0]!.extensions?.code) : 'none';
+          m.requests.inc({ service, operation, type, outcome: failed ? 'error' : 'ok', code });
+          if (code === 'FORBIDDEN' && errors![0]!.extensions?.requiredScopes) m.refusals.inc({ service, reason: 'scope' });
           m.duration.observe({ service, operation, type }, seconds);
           log?.debug({ operation, type, outcome: failed ? 'error' : 'ok', ms: Math.round(seconds * 1000) }, 'graphql operation');
         },
@@ -127,7 +166,7 @@ export function subscriptionOpened(service: string, operationName: string | null
   const m = meshMetrics();
   const labels = { service, operation: operationLabel(service, operationName) };
   m.subscriptions.inc(labels);
-  m.requests.inc({ ...labels, type: 'subscription', outcome: 'ok' });
+  m.requests.inc({ ...labels, type: 'subscription', outcome: 'ok', code: 'none' });
   let open = true;
   return () => {
     if (!open) return;

@@ -1,7 +1,7 @@
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { ASSERTION_HEADER, ASSERTION_PARAM, closeCodes, scopes, type Caller } from '@keelson/schema';
-import { armor, checkScopes, healthRoute, parseLimited, readScopeMap, scopePlugin, serveGraphQL, subscriptionGauge, type Logger, type MeshSecurity, type Served } from '@keelson/service';
+import { armor, checkScopes, countRefusal, healthRoute, parseLimited, readScopeMap, scopePlugin, serveGraphQL, subscriptionGauge, type Logger, type MeshSecurity, type Served } from '@keelson/service';
 import { getOperationAST, GraphQLError, specifiedRules, validate, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import type { IncomingMessage } from 'node:http';
@@ -123,6 +123,7 @@ export async function startSubgraph<TContext extends SubgraphContext>(opts: Star
               ctx.extra.caller = await authenticate(typeof assertion === 'string' ? assertion : undefined);
               return true;
             } catch (err) {
+              countRefusal(opts.name, 'unauthenticated');
               ctx.extra.socket.close(closeCodes.unauthenticated, (err as Error).message.slice(0, 120));
               return false;
             }
@@ -143,7 +144,10 @@ export async function startSubgraph<TContext extends SubgraphContext>(opts: Star
               return [meshGraphQLError('FORBIDDEN', `this WebSocket serves subscriptions only; send a ${operation.operation} over HTTP`)];
             }
             const denied = operation ? checkScopes(opts.schema, scopeMap, document, operation, ctx.extra.caller!) : undefined;
-            if (denied) return [denied];
+            if (denied) {
+              countRefusal(opts.name, 'scope');
+              return [denied];
+            }
             // No contextValue: graphql-ws fills it from `context` below.
             return { schema: opts.schema, document, operationName: payload.operationName, variableValues: payload.variables };
           },
