@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startModelServer, type ModelServer } from '@keelson/model-server';
 import { Client } from 'pg';
-import { gqlData, subscribeResumable } from './support/client';
+import { bearer, gqlData, subscribeResumable } from './support/client';
 import { modelServerEnv, startTestMesh, type TestMesh } from './support/mesh';
 import { projectWithWorkflow, respond, startWorkflow, waitForRun } from './support/runs';
 import { quietTemporalRuntime } from './support/temporalServer';
@@ -294,6 +294,20 @@ describe('a prompt node in a gated DAG, through the gateway', () => {
     } finally {
       server.setRules([]);
     }
+  });
+
+  it("acts as the run's starter in the swarm rib's operator tools: an operator's run cannot stop the bus (admin only), an admin's can", async () => {
+    const project = await projectWithWorkflow(url, 'bus-op', {
+      'bus-op.yaml': 'name: bus-op\nnodes:\n  - id: stop\n    type: prompt\n    modelClass: fast\n    allowed_tools: [chat_server_stop]\n    prompt: CALL_TOOL chat_server_stop {}\n',
+    });
+    const { createApiToken } = await gqlData<{ createApiToken: { token: string } }>(url, 'mutation { createApiToken(name: "run-operator", scopes: ["operate"]) { token } }');
+    const START = 'mutation ($p: ID) { startWorkflow(name: "bus-op", projectId: $p) { id } }';
+    const asOperator = await gqlData<{ startWorkflow: { id: string } }>(url, START, { p: project.id }, { auth: bearer(createApiToken.token) });
+    const asAdmin = await gqlData<{ startWorkflow: { id: string } }>(url, START, { p: project.id });
+    const output = async (id: string) => (await waitForRun(url, id, (r) => r.status === 'SUCCEEDED' || r.status === 'FAILED', 60_000)).nodes.find((n) => n.id === 'stop')!.output!;
+    // Before, the tools called the swarms service as an all-scope service, whoever drove the turn.
+    expect(await output(asOperator.startWorkflow.id)).toMatch(/chat_server_stop: .*Mutation\.stopSwarmServer needs scope admin; the caller \(token:run-operator\) has read, operate/);
+    expect(await output(asAdmin.startWorkflow.id)).not.toMatch(/needs scope/);
   });
 
   it('cancelRun stops a streaming prompt node within the heartbeat, and a provider error fails its node naming the cause', async () => {

@@ -12,7 +12,7 @@ export { AssertionKey, loadAssertionKey, assertionKeyPath } from './auth/asserti
 export { runAsCaller, currentCaller } from './auth/callerContext';
 export { accessPolicyFromEnv, loopbackOnly, hostAllowed, originAllowed, corsOrigin, hostName } from './auth/accessPolicy';
 export type { AccessPolicy } from './auth/accessPolicy';
-export { serviceIdentity } from './auth/serviceIdentity';
+export { serviceIdentity, callerIdentity } from './auth/serviceIdentity';
 export type { ServiceIdentity } from './auth/serviceIdentity';
 export { armor, parseLimited, limitsFromEnv, defaultLimits } from './limits';
 export type { RequestLimits, ArmorProtection } from './limits';

@@ -3,8 +3,8 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { startGateway, subscriptionLimitsFromEnv, supergraphPath } from '@keelson/gateway';
 import { jwtSettingsFromEnv } from '@keelson/identity';
-import { keelsonHome, parseEnv, type MeshEnv } from '@keelson/schema';
-import { createLogger, meshSecurityFromEnv, serviceIdentity, startTracing, tracingFromEnv, type Logger, type MeshSecurity, type TracingSettings } from '@keelson/service';
+import { keelsonHome, parseEnv, type Caller, type MeshEnv } from '@keelson/schema';
+import { callerIdentity, createLogger, meshSecurityFromEnv, serviceIdentity, startTracing, tracingFromEnv, type Logger, type MeshSecurity, type TracingSettings } from '@keelson/service';
 import { startIdentitySubgraph as startIdentity, type RunningIdentity } from '@keelson/subgraph-identity';
 import { memorySettings, type RunningMemory } from '@keelson/subgraph-memory';
 import { projectsSettings, startProjectsSubgraph as startProjects, type RunningProjects } from '@keelson/subgraph-projects';
@@ -312,7 +312,10 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
     });
     stops.push({ name: 'swarms subgraph', stop: () => swarms.stop() });
     // The swarm rib's operator tools (in this process's rib hosts) call this swarms subgraph.
-    configureSwarmOperator(graphqlSwarmApi(swarms.url, serviceIdentity(security.assertions, 'ribs')));
+    // As the turn's originating caller; without one (a rib's own turn, the board), read-only.
+    configureSwarmOperator((caller) =>
+      graphqlSwarmApi(swarms.url, caller ? callerIdentity(security.assertions, caller as Caller) : serviceIdentity(security.assertions, 'ribs', ['read'])),
+    );
     stops.push({ name: 'swarm operator tools', stop: async () => configureSwarmOperator(undefined) });
     progress(`Swarms: the bus is ${swarms.bus.setup.mode === 'UNAVAILABLE' ? `unavailable (${swarms.bus.setup.reason})` : `${swarms.bus.setup.mode.toLowerCase()} at ${swarms.bus.setup.url}`}`);
 

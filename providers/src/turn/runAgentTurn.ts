@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import type { Logger } from '@keelson/service';
-import type { MessageChunk, PolicyContext, RibAgentTurn, RibAgentTurnRequest, RibAgentTurnResult, StopReason, TokenUsage } from '@keelson/ribs-contract';
+import type { MessageChunk, PolicyContext, RibAgentTurn, RibAgentTurnRequest, RibAgentTurnResult, StopReason, TokenUsage, ToolCaller } from '@keelson/ribs-contract';
 import type { UsageLedger } from '../ledger/usageLedger';
 import type { ProviderRegistry } from '../registry/providerRegistry';
 import type { SessionStore, StoredSession } from '../sessions/sessionStore';
@@ -51,6 +51,8 @@ export interface AgentTurnRequest extends RibAgentTurnRequest {
   turnId?: string;
   /** Called on every streamed event (a heartbeat). */
   onProgress?: () => void;
+  /** Who the turn runs for: its tools act as this caller (`ToolContext.caller`). */
+  caller?: Readonly<ToolCaller>;
 }
 
 class Stopped {
@@ -281,6 +283,7 @@ async function runTool(
       ...(req.workflowName ? { workflowName: req.workflowName } : {}),
       ...(req.nodeId ? { nodeId: req.nodeId } : {}),
       ...(req.turnContext ? { turnContext: req.turnContext } : {}),
+      ...(req.caller ? { caller: req.caller } : {}),
     });
     isError = outcome.isError;
     content = outcome.content || (outcome.isError ? `tool '${call.name}' failed (${outcome.status})` : '');

@@ -65,7 +65,7 @@ export { ribAuthStatusSchema } from './auth';
 export type { RibAuthStatus } from './auth';
 export type { StopReason, MessageChunk, ToolResultChunk } from './chunks';
 export { toolNameSchema, OTHER_TOOL_FAMILY, toolFamily } from './tools';
-export type { ToolContext, ToolDefinition, RegisteredToolInfo } from './tools';
+export type { ToolContext, ToolDefinition, RegisteredToolInfo, ToolCaller } from './tools';
 export { toolReachabilityStatusSchema, crossRibGrantsSchema, GRANT_ALL_TOOLS } from './crossRib';
 export type {
   CallToolOptions,

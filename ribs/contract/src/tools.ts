@@ -24,6 +24,19 @@ export interface ToolContext {
   callerRibId?: string;
   /** Forwarded verbatim from the turn request; interpreted only by the calling rib. */
   turnContext?: Readonly<Record<string, unknown>>;
+  /**
+   * Who the turn runs for (the caller that started the run, or the request): a tool that reaches
+   * another mesh service acts as this caller, never with more scopes. Absent when nobody is known.
+   */
+  caller?: Readonly<ToolCaller>;
+}
+
+/** A turn's originating caller, as the mesh's assertions name one. */
+export interface ToolCaller {
+  subject: string;
+  kind: 'token' | 'jwt' | 'service';
+  scopes: readonly ('read' | 'write' | 'operate' | 'admin')[];
+  tokenId?: string;
 }
 
 /**

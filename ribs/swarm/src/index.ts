@@ -26,7 +26,7 @@ export const SWARM_RIB_ID = 'swarm';
 const rib: Rib = {
   id: SWARM_RIB_ID,
   displayName: 'Swarm',
-  registerTools: (ctx: RibContext) => [...operatorTools(() => operatorApi(), ctx), ...agentTools()],
+  registerTools: (ctx: RibContext) => [...operatorTools((caller) => operatorApi(caller), ctx), ...agentTools()],
   async composeBundle() {
     try {
       return renderBoard(await operatorApi().live());
@@ -72,6 +72,7 @@ export { SwarmTables1764460800600 } from './store/swarmTables.migration';
 // The operator side: the tools' service API and the docs.
 export { operatorTools, OPERATOR_TOOL_NAMES, describeSwarm, WAIT_MAX_S } from './tools/operatorTools';
 export { graphqlSwarmApi, configureSwarmOperator, operatorApi } from './operator/operatorApi';
+export type { SwarmOperatorFactory } from './operator/operatorApi';
 export type { SwarmOperatorApi, SwarmSummary, ServerSummary, TranscriptMessage } from './operator/operatorApi';
 export { SWARM_DOCS, swarmDocs } from './docs';
 export { SWARM_BOARD_KEY, renderBoard } from './board';

@@ -63,9 +63,14 @@ function fakeApi() {
 describe('the swarm rib', () => {
   let host: RibHost;
   const fake = fakeApi();
+  /** The caller each operator call was made as (the factory's argument). */
+  const callers: (string | undefined)[] = [];
 
   beforeAll(async () => {
-    configureSwarmOperator(fake.api);
+    configureSwarmOperator((caller) => {
+      callers.push(caller ? `${caller.kind}:${caller.subject}:${caller.scopes.join(',')}` : undefined);
+      return fake.api;
+    });
     host = await createRibHost({
       available: { swarm: swarmRib },
       env: {},
@@ -139,6 +144,14 @@ describe('the swarm rib', () => {
       expect((await run('chat_swarm_transcript', { swarmId: id })).content).toBe('Local Captain: kickoff\n  ↳ @s1-lead: on it');
       await run('chat_swarm_stop', { swarmId: id, reason: 'enough' });
       expect(fake.calls).toContain(`stop ${id} enough`);
+    });
+
+    it("reaches the swarms service as the turn's originating caller, or read-only as none", async () => {
+      callers.length = 0;
+      const operator = { subject: 'token:ops', kind: 'token' as const, scopes: ['read', 'operate'] as const, tokenId: '00000000-0000-4000-8000-000000000001' };
+      await host.executeTool({ name: 'chat_swarm_stop', input: { swarmId: '11111111-1111-4111-8111-111111111111' }, surface: 'workflow', caller: operator });
+      await run('chat_swarm_status', {});
+      expect(callers).toEqual(['token:token:ops:read,operate', undefined]);
     });
 
     it('resets the managed server only with confirm: true', async () => {

@@ -1,6 +1,7 @@
 import { OperatorApprovals1764460800600 } from '@keelson/operator';
 import { AgentTurnTables1764460800320 } from '@keelson/providers';
 import { RunNodePrompt1764460800330 } from './runNodePrompt.migration';
+import { RunStartedBy1764460800340 } from './runStartedBy.migration';
 import { RunsTables1764460800300 } from './runsTables.migration';
 
 /**
@@ -8,7 +9,7 @@ import { RunsTables1764460800300 } from './runsTables.migration';
  * and so does a worker process (it may start first). The names and the table never change, so an
  * existing database upgrades in place.
  */
-export const runsMigrations = [RunsTables1764460800300, AgentTurnTables1764460800320, RunNodePrompt1764460800330, OperatorApprovals1764460800600];
+export const runsMigrations = [RunsTables1764460800300, AgentTurnTables1764460800320, RunNodePrompt1764460800330, RunStartedBy1764460800340, OperatorApprovals1764460800600];
 export const RUNS_MIGRATIONS_TABLE = 'runs_migrations';
 
-export { RunsTables1764460800300, RunNodePrompt1764460800330 };
+export { RunsTables1764460800300, RunNodePrompt1764460800330, RunStartedBy1764460800340 };

@@ -1,4 +1,4 @@
-import type { RunStatus, WorkflowDefinition } from '@keelson/schema';
+import type { Caller, RunStatus, WorkflowDefinition } from '@keelson/schema';
 import type { WorkflowScope } from '../catalog/catalogEntry';
 import type { RunCheckoutRecord } from '../store/runRecords';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
@@ -83,6 +83,7 @@ export interface RunRow {
   completed_at: Date | null;
   error: string | null;
   started_by_rib_id: string | null;
+  started_by: Caller | null;
   rib_id: string | null;
   project_id: string | null;
   project_name: string | null;

@@ -10,6 +10,7 @@ import {
   MeshError,
   runLimits,
   utf8Bytes,
+  type Caller,
   type RunStatus,
   workflowDefinitionSchema,
   type WorkflowDefinition,
@@ -214,6 +215,8 @@ export class RunService {
       projectName: project?.name ?? null,
       ribId: entry.ribId ?? null,
       startedByRibId: args.startedByRibId ?? null,
+      // Who started it: its agent turns act as this caller, never with more (see RunStartedBy).
+      startedBy: startingCaller(),
       // Without a project a run works in a scratch folder of its own, never in the Keelson home
       // itself (its config, home workflows and keys must not be an agent's to write).
       cwd: project?.rootPath ?? join(home, 'runs', runId, 'work'),
@@ -407,4 +410,11 @@ export function resolveInputs(def: WorkflowDefinition, given: Record<string, str
   }
   if (problems.length) throw new MeshError('BAD_USER_INPUT', problems.join('; '));
   return declared.length ? resolved : { ...given };
+}
+
+/** The caller of the request starting a run, as recorded on it (the assertion's fields only). */
+function startingCaller(): Caller | null {
+  const caller = currentCaller();
+  if (!caller) return null;
+  return { subject: caller.subject, kind: caller.kind, scopes: [...caller.scopes], ...(caller.tokenId ? { tokenId: caller.tokenId } : {}) };
 }

@@ -1,4 +1,4 @@
-import { WHEN_VALUE_CHARS, type RunNodeStatus, type RunStatus, type WorkflowDefinition } from '@keelson/schema';
+import { WHEN_VALUE_CHARS, type Caller, type RunNodeStatus, type RunStatus, type WorkflowDefinition } from '@keelson/schema';
 import type { RunRow } from '../run/run.entity';
 
 // The run store's records and the rows they are read from: the one mapping of the runs tables.
@@ -23,6 +23,8 @@ export interface NewRun {
   /** The rib whose workflow this is. */
   ribId: string | null;
   startedByRibId: string | null;
+  /** The caller that started the run; its agent turns act as it (null: none recorded). */
+  startedBy?: Caller | null;
   cwd: string;
   artifactsDir: string;
   temporalWorkflowId: string;
@@ -42,6 +44,7 @@ export interface RunRecord {
   projectId: string | null;
   ribId: string | null;
   startedByRibId: string | null;
+  startedBy: Caller | null;
   temporalWorkflowId: string;
 }
 
@@ -73,7 +76,7 @@ export interface CapturedOutput {
 /** The columns of a run an activity reads ({@link RUN_COLUMNS}). */
 export type RunRecordRow = Pick<
   RunRow,
-  'id' | 'workflow_name' | 'definition' | 'inputs' | 'status' | 'launch' | 'cwd' | 'artifacts_dir' | 'checkout' | 'project_id' | 'rib_id' | 'started_by_rib_id' | 'temporal_workflow_id'
+  'id' | 'workflow_name' | 'definition' | 'inputs' | 'status' | 'launch' | 'cwd' | 'artifacts_dir' | 'checkout' | 'project_id' | 'rib_id' | 'started_by_rib_id' | 'started_by' | 'temporal_workflow_id'
 >;
 
 export interface NodeRow {
@@ -100,6 +103,7 @@ export const toRun = (r: RunRecordRow): RunRecord => ({
   projectId: r.project_id,
   ribId: r.rib_id,
   startedByRibId: r.started_by_rib_id,
+  startedBy: r.started_by ?? null,
   temporalWorkflowId: r.temporal_workflow_id,
 });
 
@@ -115,7 +119,7 @@ export const toNode = (r: NodeRow): NodeRecord => ({
 });
 
 export const RUN_COLUMNS =
-  'id, workflow_name, definition, inputs, status, launch, cwd, artifacts_dir, checkout, project_id, rib_id, started_by_rib_id, temporal_workflow_id';
+  'id, workflow_name, definition, inputs, status, launch, cwd, artifacts_dir, checkout, project_id, rib_id, started_by_rib_id, started_by, temporal_workflow_id';
 export const NODE_COLUMNS = 'node_id, status, launch, attempt, failures, output, exit_code, error';
 
 /** The approval inbox's name of a pause. */

@@ -67,8 +67,8 @@ export class RunStore {
     await this.dataSource.query(
       `WITH r AS (
          INSERT INTO runs (id, workflow_name, title, definition, scope, inputs, project_id, project_name, rib_id, started_by_rib_id,
-                           status, cwd, artifacts_dir, temporal_workflow_id, launch)
-         VALUES ($1, $2, $3, $4::jsonb, $5, $6::jsonb, $7, $8, $9, $10, 'RUNNING', $11, $12, $13, 1)
+                           status, cwd, artifacts_dir, temporal_workflow_id, launch, started_by)
+         VALUES ($1, $2, $3, $4::jsonb, $5, $6::jsonb, $7, $8, $9, $10, 'RUNNING', $11, $12, $13, 1, $15::jsonb)
          RETURNING id
        )
        INSERT INTO run_nodes (run_id, node_id, position, type, depends_on)
@@ -89,6 +89,7 @@ export class RunStore {
         run.artifactsDir,
         run.temporalWorkflowId,
         JSON.stringify(run.definition.nodes.map((n, position) => ({ id: n.id, position, type: n.type, deps: n.depends_on }))),
+        run.startedBy ? JSON.stringify(run.startedBy) : null,
       ],
     );
   }

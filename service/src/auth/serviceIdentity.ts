@@ -1,4 +1,4 @@
-import { ASSERTION_HEADER, ASSERTION_PARAM, scopes, type Caller } from '@keelson/schema';
+import { ASSERTION_HEADER, ASSERTION_PARAM, scopes, type Caller, type Scope } from '@keelson/schema';
 import type { AssertionKey } from './assertionKey';
 
 /**
@@ -14,11 +14,19 @@ export interface ServiceIdentity {
   connectionParams(): Promise<Record<string, string>>;
 }
 
-export function serviceIdentity(key: AssertionKey, name: string): ServiceIdentity {
-  const caller: Caller = { subject: `service:${name}`, kind: 'service', scopes: [...scopes] };
+export function serviceIdentity(key: AssertionKey, name: string, granted: readonly Scope[] = scopes): ServiceIdentity {
+  return callerIdentity(key, { subject: `service:${name}`, kind: 'service', scopes: [...granted] });
+}
+
+/**
+ * Acting for someone else inside the mesh: assertions of `caller` exactly as it was asserted to this
+ * service (a run's starter, a turn's originator), so the service called holds it to its own scopes.
+ */
+export function callerIdentity(key: AssertionKey, caller: Caller): ServiceIdentity {
+  const own: Caller = { subject: caller.subject, kind: caller.kind, scopes: [...caller.scopes], ...(caller.tokenId ? { tokenId: caller.tokenId } : {}) };
   return {
-    caller,
-    headers: async () => ({ [ASSERTION_HEADER]: await key.sign(caller) }),
-    connectionParams: async () => ({ [ASSERTION_PARAM]: await key.sign(caller) }),
+    caller: own,
+    headers: async () => ({ [ASSERTION_HEADER]: await key.sign(own) }),
+    connectionParams: async () => ({ [ASSERTION_PARAM]: await key.sign(own) }),
   };
 }

@@ -1,5 +1,5 @@
 import { describeZodError } from '@keelson/schema';
-import type { MessageChunk, PolicyContext, PolicySurface, ToolContext, ToolResultChunk } from '@keelson/ribs-contract';
+import type { MessageChunk, PolicyContext, PolicySurface, ToolCaller, ToolContext, ToolResultChunk } from '@keelson/ribs-contract';
 import { errorMessage } from '../errors';
 import type { PolicyEngine } from '../policy/policyEngine';
 import type { ToolRegistry } from './toolRegistry';
@@ -28,6 +28,8 @@ export interface ToolRunRequest {
   workflowName?: string;
   nodeId?: string;
   turnContext?: Readonly<Record<string, unknown>>;
+  /** Who the turn runs for; handed to the tool (`ToolContext.caller`). */
+  caller?: Readonly<ToolCaller>;
 }
 
 /** How an execution ended. */
@@ -155,6 +157,7 @@ export class ToolRunner {
         abortSignal: controller.signal,
         ...(req.callerRibId ? { callerRibId: req.callerRibId } : {}),
         ...(req.turnContext ? { turnContext: req.turnContext } : {}),
+        ...(req.caller ? { caller: req.caller } : {}),
       };
       const execution = (async () => {
         try {

@@ -1,5 +1,6 @@
-import { parseEnv, type StartSwarmInput } from '@keelson/schema';
-import { meshSecurityFromEnv, serviceCaller, serviceIdentity, type ServiceIdentity } from '@keelson/service';
+import { parseEnv, type Caller, type StartSwarmInput } from '@keelson/schema';
+import type { ToolCaller } from '@keelson/ribs-contract';
+import { callerIdentity, meshSecurityFromEnv, serviceCaller, serviceIdentity, type ServiceIdentity } from '@keelson/service';
 
 /** A swarm as the operator tools show it. */
 export interface SwarmSummary {
@@ -101,25 +102,29 @@ export function graphqlSwarmApi(url: string, identity: ServiceIdentity): SwarmOp
   };
 }
 
-let configured: SwarmOperatorApi | undefined;
+/** The swarms service as one caller sees it; without a caller, a read-only service identity. */
+export type SwarmOperatorFactory = (caller?: Readonly<ToolCaller>) => SwarmOperatorApi;
+
+let configured: SwarmOperatorFactory | undefined;
 
 /**
  * Points this process's operator tools at a swarms service (the stack does, with the URL it booted);
  * otherwise they call KEELSON_SWARMS_URL, else the local port KEELSON_SWARMS_PORT (4006).
  */
-export function configureSwarmOperator(api: SwarmOperatorApi | undefined): void {
-  configured = api;
+export function configureSwarmOperator(factory: SwarmOperatorFactory | undefined): void {
+  configured = factory;
 }
 
 /**
- * The swarms service the operator tools call: the configured one, else KEELSON_SWARMS_URL (or the
- * local port) as the service `swarm-rib`, with the mesh's assertion key from the environment.
+ * The swarms service the operator tools call, as `caller` — the turn's originating caller, held to
+ * its own scopes there (a reader cannot reset the bus through a tool) — or, when no caller is known
+ * (a rib's own turn, the board), as the read-only service `swarm-rib`. The configured factory, else
+ * KEELSON_SWARMS_URL (or the local port) with the mesh's assertion key from the environment.
  */
-export function operatorApi(env: Record<string, string | undefined> = process.env): SwarmOperatorApi {
-  if (configured) return configured;
+export function operatorApi(caller?: Readonly<ToolCaller>, env: Record<string, string | undefined> = process.env): SwarmOperatorApi {
+  if (configured) return configured(caller);
   const e = parseEnv(env);
-  fromEnv ??= graphqlSwarmApi(e.KEELSON_SWARMS_URL ?? `http://127.0.0.1:${e.KEELSON_SWARMS_PORT}/graphql`, serviceIdentity(meshSecurityFromEnv(e).assertions, 'swarm-rib'));
-  return fromEnv;
+  const key = meshSecurityFromEnv(e).assertions;
+  const url = e.KEELSON_SWARMS_URL ?? `http://127.0.0.1:${e.KEELSON_SWARMS_PORT}/graphql`;
+  return graphqlSwarmApi(url, caller ? callerIdentity(key, caller as Caller) : serviceIdentity(key, 'swarm-rib', ['read']));
 }
-
-let fromEnv: SwarmOperatorApi | undefined;

@@ -40,13 +40,14 @@ function describeServer(s: ServerSummary): string {
  * GraphQL's startSwarm, swarm, stopSwarm, Swarm.messages and the server mutations). `chat_server_reset`
  * takes a `confirm` input, because a slash command must not mutate state.
  */
-export function operatorTools(api: () => SwarmOperatorApi, ribCtx?: RibContext): ToolDefinition[] {
+export function operatorTools(apiFor: (caller?: ToolContext['caller']) => SwarmOperatorApi, ribCtx?: RibContext): ToolDefinition[] {
   const refreshBoard = () => void ribCtx?.getSnapshotManager?.().recompose('swarm').catch(() => undefined);
+  // Every call reaches the swarms service as the turn's originating caller (ctx.caller).
   const run =
-    <I>(name: string, body: (input: I, ctx: ToolContext) => Promise<string>): ToolDefinition<I>['execute'] =>
+    <I>(name: string, body: (input: I, ctx: ToolContext, api: SwarmOperatorApi) => Promise<string>): ToolDefinition<I>['execute'] =>
     async (input, ctx) => {
       try {
-        reply(ctx, await body(input, ctx));
+        reply(ctx, await body(input, ctx, apiFor(ctx.caller)));
       } catch (err) {
         reply(ctx, `${name}: ${(err as Error).message}`, true);
       }
@@ -58,8 +59,8 @@ export function operatorTools(api: () => SwarmOperatorApi, ribCtx?: RibContext):
       'Start a swarm: a lead agent (and named workers) working on the task in a ClickClack channel. Supply evidence (issue bodies, diffs, check results) verbatim: the swarm never fetches. Returns at once with the swarm and op ids.',
     inputSchema: startSwarmInputSchema as unknown as z.ZodType<StartSwarmInput>,
     state_changing: true,
-    execute: run('chat_swarm_start', async (input) => {
-      const s = await api().start(input);
+    execute: run('chat_swarm_start', async (input, _ctx, api) => {
+      const s = await api.start(input);
       refreshBoard();
       return `${describeSwarm(s)}\nFollow it with chat_swarm_wait or chat_swarm_status; watch and speak in ClickClack${s.channel.webUrl ? ` at ${s.channel.webUrl}` : ''}.`;
     }),
@@ -68,13 +69,13 @@ export function operatorTools(api: () => SwarmOperatorApi, ribCtx?: RibContext):
     name: 'chat_swarm_status',
     description: 'One swarm\'s status (agents, turns, conclusion), or every live swarm without swarmId.',
     inputSchema: z.strictObject({ swarmId: idSchema.optional() }),
-    execute: run('chat_swarm_status', async (input) => {
+    execute: run('chat_swarm_status', async (input, _ctx, api) => {
       if (input.swarmId) {
-        const s = await api().get(input.swarmId);
+        const s = await api.get(input.swarmId);
         if (!s) throw new Error(`no swarm ${input.swarmId}`);
         return describeSwarm(s);
       }
-      const live = await api().live();
+      const live = await api.live();
       return live.length ? live.map(describeSwarm).join('\n\n') : 'No swarm is running.';
     }),
   };
@@ -82,10 +83,10 @@ export function operatorTools(api: () => SwarmOperatorApi, ribCtx?: RibContext):
     name: 'chat_swarm_wait',
     description: `Wait until a swarm ends (or timeoutS passes, at most ${WAIT_MAX_S} s, default 120), then report it.`,
     inputSchema: z.strictObject({ swarmId: idSchema, timeoutS: z.number().int().min(1).max(WAIT_MAX_S).optional() }),
-    execute: run('chat_swarm_wait', async (input, ctx) => {
+    execute: run('chat_swarm_wait', async (input, ctx, api) => {
       const deadline = Date.now() + (input.timeoutS ?? 120) * 1000;
       for (;;) {
-        const s = await api().get(input.swarmId);
+        const s = await api.get(input.swarmId);
         if (!s) throw new Error(`no swarm ${input.swarmId}`);
         if (s.status !== 'RUNNING') return describeSwarm(s);
         if (Date.now() >= deadline || ctx.abortSignal.aborted) return `still running after the wait:\n${describeSwarm(s)}`;
@@ -98,8 +99,8 @@ export function operatorTools(api: () => SwarmOperatorApi, ribCtx?: RibContext):
     description: 'Stop a running swarm (its turns are interrupted and every token it held is revoked).',
     inputSchema: z.strictObject({ swarmId: idSchema, reason: z.string().max(500).optional() }),
     state_changing: true,
-    execute: run('chat_swarm_stop', async (input) => {
-      const s = await api().stop(input.swarmId, input.reason);
+    execute: run('chat_swarm_stop', async (input, _ctx, api) => {
+      const s = await api.stop(input.swarmId, input.reason);
       refreshBoard();
       return `stopping: ${describeSwarm(s)}`;
     }),
@@ -108,9 +109,9 @@ export function operatorTools(api: () => SwarmOperatorApi, ribCtx?: RibContext):
     name: 'chat_swarm_transcript',
     description: 'The swarm\'s conversation from the bus: each top-level message with its thread, oldest first.',
     inputSchema: z.strictObject({ swarmId: idSchema, limit: z.number().int().min(1).max(200).optional() }),
-    execute: run('chat_swarm_transcript', async (input) => {
+    execute: run('chat_swarm_transcript', async (input, _ctx, api) => {
       const who = (m: { author: { handle: string | null; displayName: string } }) => (m.author.handle ? `@${m.author.handle}` : m.author.displayName);
-      const threads = await api().transcript(input.swarmId, input.limit ?? 50);
+      const threads = await api.transcript(input.swarmId, input.limit ?? 50);
       if (!threads.length) return 'The channel is empty.';
       return threads.map((t) => [`${who(t.root)}: ${t.root.body}`, ...t.replies.map((r) => `  ↳ ${who(r)}: ${r.body}`)].join('\n')).join('\n\n');
     }),
@@ -120,14 +121,14 @@ export function operatorTools(api: () => SwarmOperatorApi, ribCtx?: RibContext):
     description: 'Start (or adopt) the ClickClack the mesh runs itself. Refused for a server the mesh was pointed at (CLICKCLACK_URL / CLICKCLACK_TOKEN).',
     inputSchema: z.strictObject({}),
     state_changing: true,
-    execute: run('chat_server_start', async () => describeServer(await api().startServer())),
+    execute: run('chat_server_start', async (_input, _ctx, api) => describeServer(await api.startServer())),
   };
   const serverStop: ToolDefinition<Record<string, never>> = {
     name: 'chat_server_stop',
     description: 'Stop the ClickClack the mesh runs itself (refused while a swarm runs, and for a server the mesh was pointed at).',
     inputSchema: z.strictObject({}),
     state_changing: true,
-    execute: run('chat_server_stop', async () => describeServer(await api().stopServer())),
+    execute: run('chat_server_stop', async (_input, _ctx, api) => describeServer(await api.stopServer())),
   };
   const serverReset: ToolDefinition<{ confirm?: boolean }> = {
     name: 'chat_server_reset',
@@ -135,12 +136,12 @@ export function operatorTools(api: () => SwarmOperatorApi, ribCtx?: RibContext):
     inputSchema: z.strictObject({ confirm: z.boolean().optional() }),
     state_changing: true,
     requires_confirmation: true,
-    execute: run('chat_server_reset', async (input) => {
+    execute: run('chat_server_reset', async (input, _ctx, api) => {
       if (input.confirm !== true) {
-        const s = await api().server();
+        const s = await api.server();
         return `Nothing was reset. ${describeServer(s)}. Resetting deletes every identity, channel and message of this server: call chat_server_reset again with confirm: true to do it.`;
       }
-      return `reset: ${describeServer(await api().resetServer(true))}`;
+      return `reset: ${describeServer(await api.resetServer(true))}`;
     }),
   };
   return [start, status, wait, stop, transcript, serverStart, serverStop, serverReset] as ToolDefinition[];

@@ -35,6 +35,7 @@ export function createPromptNodeExecutor(deps: AgentTurnDeps, opts: { ready?: ()
       turnContext: { runId: req.runId, nodeId: req.nodeId, workflowName: req.workflowName, inputs: req.inputs, artifactsDir: req.artifactsDir },
       ...(req.ribId ? { ribId: req.ribId } : {}),
       surface: 'workflow',
+      ...(req.caller ? { caller: req.caller } : {}),
       runId: req.runId,
       nodeId: req.nodeId,
       workflowName: req.workflowName,

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { createSandbox, sandboxEnv, SandboxUnavailableError, type ProcessSandbox } from '@keelson/platform';
-import { isTerminalRunStatus, MeshError, planOf, runLimits, type PlanNode, type RunNodeStatus, type WorkflowNode, type Actor } from '@keelson/schema';
+import { isTerminalRunStatus, MeshError, planOf, runLimits, type PlanNode, type RunNodeStatus, type WorkflowNode, type Actor, type Caller } from '@keelson/schema';
 import { processSpan, type Logger } from '@keelson/service';
 import type { ProjectsApi } from '@keelson/runs';
 import { whenValue, type CapturedOutput, type LaunchNodeState, type RunCheckoutRecord, type RunRecord, type RunStore } from '@keelson/runs';
@@ -29,6 +29,8 @@ export interface PromptNodeRequest {
   cwd: string;
   artifactsDir: string;
   inputs: Record<string, string>;
+  /** Who started the run: the turn's tools act as this caller where they reach other services. */
+  caller: Caller | null;
   /** The node's own timeout: the turn stops (and the attempt fails) after it. */
   timeoutMs: number;
   /** Aborted when the run is cancelled; pass it on to the provider. */
@@ -285,6 +287,7 @@ export function createRunActivities(deps: RunActivityDeps | undefined) {
             cwd: run.cwd,
             artifactsDir: run.artifactsDir,
             inputs: run.inputs,
+            caller: run.startedBy,
             timeoutMs: planOf(run.definition).find((n) => n.id === node.id)!.timeoutMs,
             signal: ctx.cancellationSignal,
             heartbeat: () => ctx.heartbeat(),
