@@ -1,4 +1,5 @@
 import { httpSubscriptionsPlugin } from './httpSubscriptions';
+import { serveEventStream } from './sseSubscriptions';
 import { Supergraph } from '@apollo/federation-internals';
 import { ApolloGateway } from '@apollo/gateway';
 import { ApolloServer } from '@apollo/server';
@@ -133,6 +134,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     security.auth === 'off' ? { caller: anonymousCaller } : options.credentials!.authenticate(authorization);
 
   let subscriptionRouter: SubscriptionRouter | undefined;
+  /** Where an event stream opens its subscription: this gateway's own WebSocket, on loopback when bound to every address. */
+  let ownWsUrl = '';
   const served = await serveGraphQL<CallerContext>({
     name: 'gateway',
     host,
@@ -147,6 +150,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     callerContext: false,
     context: async (_req, caller) => ({ caller }),
     routes: { ...graphiql, '/health': healthRoute('gateway') },
+    eventStream: (req, res, body) => serveEventStream(req, res, body, { wsUrl: ownWsUrl }),
     websocket: (wss) => {
       const router = useSubscriptionRouter(wss, {
         ...options.subscriptions,
@@ -166,6 +170,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       return () => router.dispose();
     },
   });
+
+  const loopback = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '[::1]' : host.includes(':') ? `[${host}]` : host;
+  ownWsUrl = `ws://${loopback}:${served.port}/graphql`;
 
   const reload = async (supergraphSdl: string): Promise<void> => {
     const next = graphOf(supergraphSdl);

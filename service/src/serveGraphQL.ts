@@ -46,6 +46,11 @@ export interface ServeOptions<TContext extends BaseContext> {
   routes?: Record<string, RouteHandler>;
   /** Who is reading `/metrics` (a scraper's bearer token). @default authenticate */
   metricsAuthenticate?: (req: IncomingMessage) => Promise<Caller>;
+  /**
+   * Serves an authenticated GraphQL request that asks for `accept: text/event-stream` (its body read
+   * and bounded); resolves true when it answered, false to let Apollo Server answer it.
+   */
+  eventStream?: (req: IncomingMessage, res: ServerResponse, body: unknown, caller: Caller) => Promise<boolean>;
   /** @default /graphql */
   path?: string;
   /** @default 1 MiB */
@@ -265,6 +270,7 @@ export async function serveGraphQL<TContext extends BaseContext>(opts: ServeOpti
         body = raw;
       }
     }
+    if (opts.eventStream && /text\/event-stream/i.test(String(req.headers.accept ?? '')) && (await opts.eventStream(req, res, body, caller))) return;
     const execute = () =>
       opts.apollo.executeHTTPGraphQLRequest({
         httpGraphQLRequest: { method: req.method ?? 'GET', headers: headerMap(req), search: url.search, body },

@@ -1,0 +1,148 @@
+import { createClient } from 'graphql-sse';
+import { gqlData } from './support/client';
+import { startTestMesh, type TestMesh } from './support/mesh';
+import { quietTemporalRuntime } from './support/temporalServer';
+
+quietTemporalRuntime();
+
+// Subscriptions over Server-Sent Events at the gateway's GraphQL URL (graphql-sse's distinct
+// connections mode): graphql-sse's own client, a dropped stream resumed with Last-Event-ID, the
+// same authentication and revocation as WebSocket.
+
+const CREATE = 'mutation ($name: String!) { createProject(input: { name: $name }) { id } }';
+const WATCH = 'subscription Watch($after: String) { projectEvents(after: $after) { cursor type project { name } } }';
+
+interface SseEvent {
+  id?: string;
+  event: string;
+  data: string;
+}
+
+/** A raw event stream (as curl -N would read it): POST with accept text/event-stream, events parsed as they come. */
+async function openStream(url: string, body: object, headers: Record<string, string>) {
+  const abort = new AbortController();
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...headers }, body: JSON.stringify(body), signal: abort.signal });
+  const events: SseEvent[] = [];
+  const waiters: (() => void)[] = [];
+  const done = (async () => {
+    if (!res.body || !res.headers.get('content-type')?.startsWith('text/event-stream')) return;
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(chunk, { stream: true });
+        let at: number;
+        while ((at = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, at);
+          buffer = buffer.slice(at + 2);
+          const lines = block.split('\n').filter((l) => !l.startsWith(':'));
+          if (!lines.length) continue;
+          const field = (name: string) => lines.filter((l) => l.startsWith(`${name}:`)).map((l) => l.slice(name.length + 1).trimStart());
+          events.push({ ...(field('id')[0] ? { id: field('id')[0] } : {}), event: field('event')[0] ?? 'message', data: field('data').join('\n') });
+          waiters.splice(0).forEach((w) => w());
+        }
+      }
+    } catch {
+      // aborted
+    }
+  })();
+  const until = async (n: number, timeoutMs = 15_000) => {
+    const deadline = Date.now() + timeoutMs;
+    while (events.length < n) {
+      if (Date.now() > deadline) throw new Error(`only ${events.length} events of ${n}: ${JSON.stringify(events)}`);
+      await new Promise<void>((r) => {
+        waiters.push(r);
+        setTimeout(r, 200);
+      });
+    }
+    return events.slice(0, n);
+  };
+  return { res, events, until, done, drop: () => abort.abort() };
+}
+
+describe('subscriptions over Server-Sent Events', () => {
+  let mesh: TestMesh;
+  let token: string;
+  beforeAll(async () => {
+    mesh = await startTestMesh();
+    token = mesh.adminToken!.token;
+  });
+  afterAll(() => mesh?.teardown());
+
+  it("streams a subscription to graphql-sse's own client, with the same credentials", async () => {
+    const client = createClient({ url: mesh.gatewayUrl, headers: { authorization: `Bearer ${token}` }, retryAttempts: 0 });
+    const stream = client.iterate<{ projectEvents: { type: string; project: { name: string } | null } }>({ query: WATCH });
+    try {
+      // The stream is open once the gateway holds its WebSocket: create until the event arrives.
+      const first = stream.next();
+      let created = 0;
+      const creating = setInterval(() => void gqlData(mesh.gatewayUrl, CREATE, { name: `sse-${created++}` }).catch(() => undefined), 300);
+      try {
+        const { value } = await first;
+        expect(value).toMatchObject({ data: { projectEvents: { type: 'PROJECT_CREATED', project: { name: expect.stringMatching(/^sse-\d+$/) } } } });
+      } finally {
+        clearInterval(creating);
+      }
+    } finally {
+      await stream.return?.();
+      client.dispose();
+    }
+  });
+
+  it('resumes a dropped stream from Last-Event-ID: every event once, in order', async () => {
+    const auth = { authorization: `Bearer ${token}` };
+    const first = await openStream(mesh.gatewayUrl, { query: WATCH }, auth);
+    expect(first.res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    // Nothing is streamed until the subscription is live upstream: create one project at a time until seen.
+    let seen: SseEvent | undefined;
+    for (let i = 0; !seen && i < 20; i++) {
+      await gqlData(mesh.gatewayUrl, CREATE, { name: `resume-a${i}` });
+      seen = (await first.until(1, 1_000).catch(() => undefined))?.[0];
+    }
+    expect(seen).toMatchObject({ event: 'next', id: expect.any(String) });
+    first.drop();
+    await first.done;
+    const lastName = (JSON.parse(seen!.data) as { data: { projectEvents: { project: { name: string } } } }).data.projectEvents.project.name;
+    // While disconnected: two more.
+    await gqlData(mesh.gatewayUrl, CREATE, { name: 'resume-b' });
+    await gqlData(mesh.gatewayUrl, CREATE, { name: 'resume-c' });
+    const again = await openStream(mesh.gatewayUrl, { query: WATCH }, { ...auth, 'last-event-id': seen!.id! });
+    const nameOf = (e: SseEvent) => (JSON.parse(e.data) as { data: { projectEvents: { project: { name: string } } } }).data.projectEvents.project.name;
+    for (let n = 1; !again.events.some((e) => nameOf(e) === 'resume-c'); n++) await again.until(n);
+    const names = again.events.map(nameOf);
+    // Everything after the last event seen, once each, in order; nothing seen before is repeated.
+    expect(names).not.toContain(lastName);
+    expect(names.indexOf('resume-b')).toBeGreaterThanOrEqual(0);
+    expect(names.indexOf('resume-b')).toBeLessThan(names.indexOf('resume-c'));
+    expect(new Set(names).size).toBe(names.length);
+    const cursors = again.events.map((e) => Number(e.id));
+    expect(cursors.every((c, i) => c > Number(seen!.id) && (i === 0 || c > cursors[i - 1]!))).toBe(true);
+    again.drop();
+    await again.done;
+  });
+
+  it('refuses a stream without a credential (401, nothing streamed) and ends one whose token is revoked', async () => {
+    const anonymous = await openStream(mesh.gatewayUrl, { query: WATCH }, {});
+    expect(anonymous.res.status).toBe(401);
+    expect(((await anonymous.res.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code).toBe('UNAUTHENTICATED');
+
+    const { createApiToken } = await gqlData<{ createApiToken: { token: string; apiToken: { id: string } } }>(
+      mesh.gatewayUrl,
+      'mutation { createApiToken(name: "sse-reader", scopes: ["read"]) { token apiToken { id } } }',
+    );
+    const stream = await openStream(mesh.gatewayUrl, { query: WATCH }, { authorization: `Bearer ${createApiToken.token}` });
+    expect(stream.res.status).toBe(200);
+    // A reader cannot create, but can watch: the stream is live once an admin's project shows up.
+    for (let i = 0; stream.events.length === 0 && i < 20; i++) {
+      await gqlData(mesh.gatewayUrl, CREATE, { name: `revoked-${i}` });
+      await stream.until(1, 1_000).catch(() => undefined);
+    }
+    await gqlData(mesh.gatewayUrl, 'mutation ($id: ID!) { revokeApiToken(id: $id) { id } }', { id: createApiToken.apiToken.id });
+    await stream.done;
+    const tail = stream.events.slice(-2);
+    expect(tail[0]).toMatchObject({ event: 'next', data: expect.stringContaining('"code":"UNAUTHENTICATED"') });
+    expect(tail[1]).toEqual({ event: 'complete', data: '' });
+    // The revoked token opens no new stream.
+    expect((await openStream(mesh.gatewayUrl, { query: WATCH }, { authorization: `Bearer ${createApiToken.token}` })).res.status).toBe(401);
+  });
+});
