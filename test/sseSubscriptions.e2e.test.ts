@@ -60,11 +60,58 @@ async function openStream(url: string, body: object, headers: Record<string, str
   return { res, events, until, done, drop: () => abort.abort() };
 }
 
+/** Apollo's multipart subscription response, read as its spec says: parts after `---`, `-----` ends it, `{}` is a heartbeat. */
+async function openMultipart(url: string, body: object, headers: Record<string, string>) {
+  const abort = new AbortController();
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'multipart/mixed;subscriptionSpec=1.0, application/json', ...headers },
+    body: JSON.stringify(body),
+    signal: abort.signal,
+  });
+  const parts: { payload?: unknown; errors?: { extensions?: { code?: string } }[] }[] = [];
+  let ended = false;
+  const done = (async () => {
+    if (!res.body || !res.headers.get('content-type')?.startsWith('multipart/mixed')) return;
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(chunk, { stream: true });
+        for (;;) {
+          if (buffer.startsWith('\r\n-----')) {
+            ended = true;
+            return;
+          }
+          const next = buffer.indexOf('\r\n---', 1);
+          if (!buffer.startsWith('\r\n---\r\n') || next < 0) break;
+          const part = buffer.slice(0, next);
+          buffer = buffer.slice(next);
+          const json = JSON.parse(part.slice(part.indexOf('\r\n\r\n') + 4)) as (typeof parts)[number];
+          if (Object.keys(json).length) parts.push(json); // {} is a heartbeat
+        }
+      }
+      // The last part has no boundary after it until the closing one arrives with it.
+    } catch {
+      // aborted
+    }
+  })();
+  const until = async (n: number, timeoutMs = 15_000) => {
+    const deadline = Date.now() + timeoutMs;
+    while (parts.length < n) {
+      if (Date.now() > deadline) throw new Error(`only ${parts.length} parts of ${n}: ${JSON.stringify(parts)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return parts.slice(0, n);
+  };
+  return { res, parts, until, done, ended: () => ended, drop: () => abort.abort() };
+}
+
 describe('subscriptions over Server-Sent Events', () => {
   let mesh: TestMesh;
   let token: string;
   beforeAll(async () => {
-    mesh = await startTestMesh();
+    mesh = await startTestMesh({ KEELSON_MAX_CONNECTIONS_PER_CREDENTIAL: '2' });
     token = mesh.adminToken!.token;
   });
   afterAll(() => mesh?.teardown());
@@ -119,6 +166,48 @@ describe('subscriptions over Server-Sent Events', () => {
     expect(cursors.every((c, i) => c > Number(seen!.id) && (i === 0 || c > cursors[i - 1]!))).toBe(true);
     again.drop();
     await again.done;
+  });
+
+  it("streams Apollo's multipart subscriptions too: results as parts, resumed by $after, a revoked token's stream ended with its error", async () => {
+    const { createApiToken } = await gqlData<{ createApiToken: { token: string; apiToken: { id: string } } }>(
+      mesh.gatewayUrl,
+      'mutation { createApiToken(name: "multipart-reader", scopes: ["read"]) { token apiToken { id } } }',
+    );
+    const auth = { authorization: `Bearer ${createApiToken.token}` };
+    const first = await openMultipart(mesh.gatewayUrl, { query: WATCH }, auth);
+    expect(first.res.headers.get('content-type')).toBe('multipart/mixed; boundary="-"; subscriptionSpec=1.0');
+    for (let i = 0; first.parts.length === 0 && i < 20; i++) {
+      await gqlData(mesh.gatewayUrl, CREATE, { name: `multipart-a${i}` });
+      // A part is complete once the next boundary arrives: one more event flushes it.
+      await gqlData(mesh.gatewayUrl, CREATE, { name: `multipart-flush${i}` });
+      await first.until(1, 1_000).catch(() => undefined);
+    }
+    const seen = first.parts[0]!.payload as { data: { projectEvents: { cursor: string; project: { name: string } } } };
+    expect(seen.data.projectEvents.cursor).toMatch(/^\d+$/);
+    first.drop();
+    await first.done;
+    // Resumed by the client's own cursor: the events after it, the one seen not again.
+    const again = await openMultipart(mesh.gatewayUrl, { query: WATCH, variables: { after: seen.data.projectEvents.cursor } }, auth);
+    const resumed = (await again.until(1)).map((p) => (p.payload as typeof seen).data.projectEvents);
+    expect(Number(resumed[0]!.cursor)).toBeGreaterThan(Number(seen.data.projectEvents.cursor));
+    await gqlData(mesh.gatewayUrl, 'mutation ($id: ID!) { revokeApiToken(id: $id) { id } }', { id: createApiToken.apiToken.id });
+    await again.done;
+    expect(again.ended()).toBe(true);
+    expect(again.parts.at(-1)).toMatchObject({ payload: null, errors: [{ extensions: { code: 'UNAUTHENTICATED' } }] });
+  });
+
+  it('holds the per-credential connection cap: a stream past it is refused 429 before anything streams', async () => {
+    const { createApiToken } = await gqlData<{ createApiToken: { token: string } }>(mesh.gatewayUrl, 'mutation { createApiToken(name: "capped", scopes: ["read"]) { token } }');
+    const auth = { authorization: `Bearer ${createApiToken.token}` };
+    const open = [await openStream(mesh.gatewayUrl, { query: WATCH }, auth), await openMultipart(mesh.gatewayUrl, { query: WATCH }, auth)];
+    expect(open.map((s) => s.res.status)).toEqual([200, 200]);
+    const third = await openStream(mesh.gatewayUrl, { query: WATCH }, auth);
+    expect(third.res.status).toBe(429);
+    expect(((await third.res.json()) as { errors: { message: string }[] }).errors[0]!.message).toMatch(/too many connections: at most 2 per credential/);
+    for (const s of open) {
+      s.drop();
+      await s.done;
+    }
   });
 
   it('refuses a stream without a credential (401, nothing streamed) and ends one whose token is revoked', async () => {

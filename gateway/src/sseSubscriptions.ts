@@ -4,9 +4,10 @@ import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 
 /**
- * Subscriptions over Server-Sent Events at the GraphQL URL: the `graphql-sse` protocol's distinct
- * connections mode (a POST, or a GET with `query`/`variables` in the URL, carrying
- * `accept: text/event-stream`; each result an `event: next`, the end `event: complete`).
+ * Subscriptions over HTTP at the GraphQL URL: Server-Sent Events in the `graphql-sse` protocol's
+ * distinct connections mode (a POST, or a GET with `query`/`variables` in the URL, carrying
+ * `accept: text/event-stream`; each result an `event: next`, the end `event: complete`), or Apollo's
+ * multipart subscriptions (`accept: multipart/mixed;subscriptionSpec=1.0`).
  *
  * The stream is the very subscription a WebSocket client would get: it is opened over the gateway's
  * own WebSocket endpoint with the request's own `authorization`, so authentication, scopes, limits,
@@ -16,9 +17,9 @@ import WebSocket from 'ws';
  * `$after` variable resumes after it, so a dropped stream reconnects with nothing lost or repeated.
  */
 
-/** Whether a request asks for an event stream (graphql-sse sends `accept: text/event-stream`). */
+/** Whether a request asks for a streamed answer: graphql-sse's `text/event-stream`, or Apollo's multipart subscriptions. */
 export function wantsEventStream(req: IncomingMessage): boolean {
-  return String(req.headers.accept ?? '').toLowerCase().includes('text/event-stream');
+  return String(req.headers.accept ?? '').toLowerCase().includes('text/event-stream') || wantsMultipart(req);
 }
 
 interface Params {
@@ -95,20 +96,41 @@ export async function serveEventStream(req: IncomingMessage, res: ServerResponse
   const variables = { ...(params.variables ?? {}) };
   if (lastEventId && declaresAfter(document, params.operationName)) variables.after = lastEventId;
 
+  const framing = wantsMultipart(req) ? MULTIPART : SSE;
+  let connected!: () => void;
+  let refused!: (event: unknown) => void;
+  const ready = new Promise<void>((resolve, reject) => {
+    connected = resolve;
+    refused = reject;
+  });
   const client = createClient({
     url: opts.wsUrl,
     webSocketImpl: WebSocket,
     lazy: true,
     retryAttempts: 0,
     connectionParams: () => ({ ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}) }),
+    on: { connected: () => connected(), closed: (event) => refused(event) },
   });
   const results = client.iterate<Record<string, unknown>>({ query: params.query, variables, ...(params.operationName ? { operationName: params.operationName } : {}) });
+  // Refused before the stream opens (a credential revoked since, the per-credential cap): an HTTP
+  // status, as a plain request would get, and nothing streamed.
+  try {
+    await ready;
+  } catch (event) {
+    const code = (event as { code?: number }).code;
+    const reason = (event as { reason?: string }).reason || 'the subscription could not open';
+    await client.dispose();
+    if (code === 4429) sseError(res, 429, 'BAD_REQUEST', reason);
+    else if (code === 4401) sseError(res, 401, 'UNAUTHENTICATED', reason);
+    else sseError(res, 503, 'SERVICE_UNAVAILABLE', reason);
+    return true;
+  }
 
-  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+  res.writeHead(200, { 'content-type': framing.contentType, 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
   res.flushHeaders();
   const write = (chunk: string) => res.writable && res.write(chunk);
-  // A comment now and then keeps proxies from timing the stream out.
-  const keepAlive = setInterval(() => write(':\n\n'), opts.keepAliveMs ?? 15_000);
+  // A beat now and then keeps proxies (and Apollo's clients) from timing the stream out.
+  const keepAlive = setInterval(() => write(framing.heartbeat), opts.keepAliveMs ?? framing.heartbeatMs);
   keepAlive.unref();
   const closed = new Promise<void>((resolve) => res.once('close', () => resolve()));
   let clientGone = false;
@@ -119,23 +141,64 @@ export async function serveEventStream(req: IncomingMessage, res: ServerResponse
   try {
     for await (const result of results) {
       if (clientGone) break;
-      const id = cursorOf(result);
-      write(`${id ? `id: ${id}\n` : ''}event: next\ndata: ${JSON.stringify(result)}\n\n`);
+      write(framing.next(result, cursorOf(result)));
     }
   } catch (err) {
-    // The upstream socket closed (a revoked or expired credential: 4401; the cap: 4429) or refused.
+    // The upstream socket closed (a revoked or expired credential: 4401) or the operation was refused.
     const e = err as { code?: number; reason?: string; message?: string } | readonly { message: string; extensions?: Record<string, unknown> }[];
     const errors = Array.isArray(e)
       ? e
       : [{ message: (e as { reason?: string }).reason || (e as Error).message || 'the subscription ended', extensions: { code: closeCodeName((e as { code?: number }).code) } }];
-    write(`event: next\ndata: ${JSON.stringify({ errors })}\n\n`);
+    write(framing.error(errors));
   } finally {
     clearInterval(keepAlive);
-    write('event: complete\ndata:\n\n');
+    write(framing.end);
     res.end();
     await client.dispose();
   }
   return true;
+}
+
+/** How results travel on one HTTP response. */
+interface Framing {
+  contentType: string;
+  next(result: unknown, id: string | undefined): string;
+  /** Errors that end the stream (not those of a result). */
+  error(errors: readonly unknown[]): string;
+  heartbeat: string;
+  heartbeatMs: number;
+  end: string;
+}
+
+/** graphql-sse's events. */
+const SSE: Framing = {
+  contentType: 'text/event-stream; charset=utf-8',
+  next: (result, id) => `${id ? `id: ${id}\n` : ''}event: next\ndata: ${JSON.stringify(result)}\n\n`,
+  error: (errors) => `event: next\ndata: ${JSON.stringify({ errors })}\n\n`,
+  heartbeat: ':\n\n',
+  heartbeatMs: 15_000,
+  end: 'event: complete\ndata:\n\n',
+};
+
+/**
+ * Apollo's multipart HTTP subscriptions (`multipart/mixed;subscriptionSpec=1.0`): each result a part
+ * `{"payload": <result>}`, an empty `{}` part as a heartbeat every 5 s, transport errors as
+ * `{"payload": null, "errors": [...]}`, and the closing boundary at the end.
+ */
+const PART = '\r\n---\r\ncontent-type: application/json; charset=utf-8\r\n\r\n';
+const MULTIPART: Framing = {
+  contentType: 'multipart/mixed; boundary="-"; subscriptionSpec=1.0',
+  next: (result) => `${PART}${JSON.stringify({ payload: result })}`,
+  error: (errors) => `${PART}${JSON.stringify({ payload: null, errors })}`,
+  heartbeat: `${PART}{}`,
+  heartbeatMs: 5_000,
+  end: '\r\n-----\r\n',
+};
+
+/** Whether a request asks for Apollo's multipart subscription response. */
+export function wantsMultipart(req: IncomingMessage): boolean {
+  const accept = String(req.headers.accept ?? '').toLowerCase();
+  return accept.includes('multipart/mixed') && /subscriptionspec="?1\.0/.test(accept);
 }
 
 function closeCodeName(code: number | undefined): string {

@@ -1,5 +1,5 @@
 import { httpSubscriptionsPlugin } from './httpSubscriptions';
-import { serveEventStream } from './sseSubscriptions';
+import { serveEventStream, wantsEventStream } from './sseSubscriptions';
 import { Supergraph } from '@apollo/federation-internals';
 import { ApolloGateway } from '@apollo/gateway';
 import { ApolloServer } from '@apollo/server';
@@ -150,7 +150,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     callerContext: false,
     context: async (_req, caller) => ({ caller }),
     routes: { ...graphiql, '/health': healthRoute('gateway') },
-    eventStream: (req, res, body) => serveEventStream(req, res, body, { wsUrl: ownWsUrl }),
+    eventStream: async (req, res, body) => wantsEventStream(req) && serveEventStream(req, res, body, { wsUrl: ownWsUrl }),
     websocket: (wss) => {
       const router = useSubscriptionRouter(wss, {
         ...options.subscriptions,

@@ -47,8 +47,9 @@ export interface ServeOptions<TContext extends BaseContext> {
   /** Who is reading `/metrics` (a scraper's bearer token). @default authenticate */
   metricsAuthenticate?: (req: IncomingMessage) => Promise<Caller>;
   /**
-   * Serves an authenticated GraphQL request that asks for `accept: text/event-stream` (its body read
-   * and bounded); resolves true when it answered, false to let Apollo Server answer it.
+   * Serves an authenticated GraphQL request that asks for a streamed answer (`accept:
+   * text/event-stream` or `multipart/mixed`; its body read and bounded); resolves true when it
+   * answered, false to let Apollo Server answer it.
    */
   eventStream?: (req: IncomingMessage, res: ServerResponse, body: unknown, caller: Caller) => Promise<boolean>;
   /** @default /graphql */
@@ -270,7 +271,7 @@ export async function serveGraphQL<TContext extends BaseContext>(opts: ServeOpti
         body = raw;
       }
     }
-    if (opts.eventStream && /text\/event-stream/i.test(String(req.headers.accept ?? '')) && (await opts.eventStream(req, res, body, caller))) return;
+    if (opts.eventStream && /text\/event-stream|multipart\/mixed/i.test(String(req.headers.accept ?? '')) && (await opts.eventStream(req, res, body, caller))) return;
     const execute = () =>
       opts.apollo.executeHTTPGraphQLRequest({
         httpGraphQLRequest: { method: req.method ?? 'GET', headers: headerMap(req), search: url.search, body },
