@@ -41,6 +41,21 @@ export function subgraphUrlsFromEnv(env: MeshEnv, names: readonly string[], raw:
   return urls;
 }
 
+/**
+ * The gateway's TLS from the environment: KEELSON_TLS_CERT and KEELSON_TLS_KEY (PEM files, both or
+ * neither), read now so a wrong path stops the start naming the variable.
+ */
+export async function gatewayTlsFromEnv(env: MeshEnv): Promise<GatewayOptions['tls']> {
+  const { KEELSON_TLS_CERT: certFile, KEELSON_TLS_KEY: keyFile } = env;
+  if (!certFile && !keyFile) return undefined;
+  if (!certFile || !keyFile) throw new Error(`TLS needs both KEELSON_TLS_CERT and KEELSON_TLS_KEY (${certFile ? 'KEELSON_TLS_KEY' : 'KEELSON_TLS_CERT'} is not set)`);
+  const read = (name: string, file: string) =>
+    readFile(file).catch((err: unknown) => {
+      throw new Error(`${name}=${file} cannot be read: ${(err as Error).message}`);
+    });
+  return { cert: await read('KEELSON_TLS_CERT', certFile), key: await read('KEELSON_TLS_KEY', keyFile) };
+}
+
 /** Subscription router bounds from the environment. */
 export function subscriptionLimitsFromEnv(env: MeshEnv): NonNullable<GatewayOptions['subscriptions']> {
   return {
@@ -69,7 +84,14 @@ export async function loadGatewayConfig(
     security: meshSecurityFromEnv(env),
     subgraphUrls: subgraphUrlsFromEnv(env, names, rawEnv),
     subscriptions: subscriptionLimitsFromEnv(env),
+    ...(await tlsOptions(env)),
     logLevel: env.KEELSON_LOG_LEVEL,
     supergraphFile,
   };
+}
+
+/** `tls` and `tlsTerminatedBy` of GatewayOptions, as the environment sets them. */
+export async function tlsOptions(env: MeshEnv): Promise<Pick<GatewayOptions, 'tls' | 'tlsTerminatedBy'>> {
+  const tls = await gatewayTlsFromEnv(env);
+  return { ...(tls ? { tls } : {}), ...(env.KEELSON_TLS_TERMINATED_BY ? { tlsTerminatedBy: env.KEELSON_TLS_TERMINATED_BY } : {}) };
 }

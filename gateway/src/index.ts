@@ -8,7 +8,7 @@ export type { GatewayErrorCode, GatewayErrorFormatter } from './errors';
 export { graphiqlRoutes, loadGraphiQL, GRAPHIQL_ASSETS } from './graphiql';
 export { resolveSubgraphEndpoints, SubgraphDataSource } from './subgraphEndpoints';
 export type { SubgraphEndpoint } from './subgraphEndpoints';
-export { loadGatewayConfig, subgraphUrlsFromEnv, subscriptionLimitsFromEnv, supergraphPath } from './config';
+export { gatewayTlsFromEnv, loadGatewayConfig, subgraphUrlsFromEnv, subscriptionLimitsFromEnv, supergraphPath, tlsOptions } from './config';
 export { anonymousCaller, credentialKey } from './auth/credentials';
 export type { CredentialCheck, AcceptedCredential } from './auth/credentials';
 export { readScopeMap, undeclaredRootFields, checkScopes } from '@keelson/service';

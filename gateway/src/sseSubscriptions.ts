@@ -72,7 +72,7 @@ const declaresAfter = (document: DocumentNode, operationName?: string | null): b
  * caller). Resolves when the stream has ended; returns false when the request is not a subscription
  * (the caller answers it as any other request).
  */
-export async function serveEventStream(req: IncomingMessage, res: ServerResponse, body: unknown, opts: { wsUrl: string; keepAliveMs?: number }): Promise<boolean> {
+export async function serveEventStream(req: IncomingMessage, res: ServerResponse, body: unknown, opts: { wsUrl: string; keepAliveMs?: number; ca?: string | Buffer }): Promise<boolean> {
   const params = paramsOf(req, body);
   if (typeof params === 'string') {
     sseError(res, 400, 'BAD_REQUEST', params);
@@ -105,7 +105,7 @@ export async function serveEventStream(req: IncomingMessage, res: ServerResponse
   });
   const client = createClient({
     url: opts.wsUrl,
-    webSocketImpl: WebSocket,
+    webSocketImpl: opts.ca ? trusting(opts.ca) : WebSocket,
     lazy: true,
     retryAttempts: 0,
     connectionParams: () => ({ ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}) }),
@@ -210,4 +210,17 @@ function closeCodeName(code: number | undefined): string {
 
 function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * A WebSocket that trusts exactly the gateway's own certificate (the stream's connection to itself
+ * over wss on loopback, where the name in the certificate is not the address dialled).
+ */
+function trusting(ca: string | Buffer): typeof WebSocket {
+  return class extends WebSocket {
+    constructor(url: string | URL, protocols?: string | string[]) {
+      // Node's tls takes `undefined` as "the name is fine" (ws types it as a boolean).
+      super(url, protocols, { ca, checkServerIdentity: (() => undefined) as unknown as () => boolean });
+    }
+  } as typeof WebSocket;
 }

@@ -22,6 +22,13 @@ export interface GatewayOptions {
   host?: string;
   /** 0 picks a free port. @default 4000 */
   port?: number;
+  /** Serve HTTPS and WSS with this certificate chain and key (PEM). */
+  tls?: { cert: string | Buffer; key: string | Buffer };
+  /**
+   * The proxy in front that terminates TLS (KEELSON_TLS_TERMINATED_BY). Without `tls` or this, a
+   * non-loopback `host` refuses to start: bearer tokens would cross the network in clear.
+   */
+  tlsTerminatedBy?: string;
   /** Authentication mode, the assertion key, Host/Origin allowlists and request limits. */
   security: MeshSecurity;
   /** Who a credential stands for; required unless `security.auth` is `off`. */
@@ -81,6 +88,14 @@ function enforcedScopes(planningSdl: string, log: Logger): ScopeMap {
  */
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const host = options.host ?? '127.0.0.1';
+  // (With authentication off the bind guard refuses any non-loopback address anyway.)
+  if (options.security.auth === 'on' && !isLoopback(host) && !options.tls && !options.tlsTerminatedBy) {
+    throw new Error(
+      `gateway: refusing to serve plain HTTP on ${host}: credentials would cross the network in clear. Set KEELSON_TLS_CERT and ` +
+        'KEELSON_TLS_KEY to serve HTTPS, or KEELSON_TLS_TERMINATED_BY=<the proxy> when a proxy in front terminates TLS (README "Put it on a network"); ' +
+        'or bind KEELSON_HOST=127.0.0.1.',
+    );
+  }
   const { log, security } = options;
   if (security.auth === 'on' && !options.credentials) throw new Error('the gateway needs a credential check while authentication is on');
 
@@ -150,7 +165,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     callerContext: false,
     context: async (_req, caller) => ({ caller }),
     routes: { ...graphiql, '/health': healthRoute('gateway') },
-    eventStream: async (req, res, body) => wantsEventStream(req) && serveEventStream(req, res, body, { wsUrl: ownWsUrl }),
+    eventStream: async (req, res, body) => wantsEventStream(req) && serveEventStream(req, res, body, { wsUrl: ownWsUrl, ...(options.tls ? { ca: options.tls.cert } : {}) }),
+    ...(options.tls ? { tls: options.tls } : {}),
     websocket: (wss) => {
       const router = useSubscriptionRouter(wss, {
         ...options.subscriptions,
@@ -172,7 +188,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   });
 
   const loopback = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '[::1]' : host.includes(':') ? `[${host}]` : host;
-  ownWsUrl = `ws://${loopback}:${served.port}/graphql`;
+  ownWsUrl = `${options.tls ? 'wss' : 'ws'}://${loopback}:${served.port}/graphql`;
 
   const reload = async (supergraphSdl: string): Promise<void> => {
     const next = graphOf(supergraphSdl);

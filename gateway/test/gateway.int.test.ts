@@ -1,6 +1,13 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseEnv } from '@keelson/schema';
+import WebSocket from 'ws';
 import { createLogger, freePort, silentLogger } from '@keelson/service';
-import { startGateway, type RunningGateway } from '../src';
+import { gatewayTlsFromEnv, startGateway, type RunningGateway } from '../src';
 import { bearers, buildSchemas, executions, security, startSubgraphs, TestCredentials, type Subgraphs } from './fixtures';
 
 const credentials = new TestCredentials();
@@ -231,11 +238,25 @@ describe('startGateway configuration', () => {
     await new Promise<void>((resolve) => probe.close(() => resolve()));
   });
 
-  it('binds 0.0.0.0 with authentication on, still asks every request for a credential, and refuses introspection', async () => {
+  it('refuses plain HTTP on a non-loopback bind, naming the fix, and binds nothing', async () => {
+    const { supergraphSdl } = await buildSchemas();
+    const port = await freePort('0.0.0.0');
+    await expect(startGateway({ security, credentials, supergraphSdl, host: '0.0.0.0', port, log: silentLogger() })).rejects.toThrow(
+      /gateway: refusing to serve plain HTTP on 0\.0\.0\.0: .*KEELSON_TLS_CERT and KEELSON_TLS_KEY .*KEELSON_TLS_TERMINATED_BY/,
+    );
+    const probe = createServer();
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.listen(port, '0.0.0.0', resolve);
+    });
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+  });
+
+  it('binds 0.0.0.0 behind a TLS-terminating proxy with authentication on, still asks every request for a credential, and refuses introspection', async () => {
     const { supergraphSdl } = await buildSchemas();
     const log = silentLogger();
 
-    const gateway = await startGateway({ security, credentials, supergraphSdl, host: '0.0.0.0', port: 0, log });
+    const gateway = await startGateway({ security, credentials, supergraphSdl, host: '0.0.0.0', port: 0, log, tlsTerminatedBy: 'the test harness' });
     try {
       const anonymous = await post(`http://127.0.0.1:${gateway.port}/graphql`, { query: '{ products { id } }' }, { authorization: '' });
       expect(anonymous.status).toBe(401);
@@ -245,6 +266,48 @@ describe('startGateway configuration', () => {
       expect(body.errors?.[0]?.message).toMatch(/introspection is not allowed/i);
     } finally {
       await gateway.stop();
+    }
+  });
+
+  it('serves HTTPS and WSS with KEELSON_TLS_CERT/KEY (a certificate made now), and nothing in clear on that port', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keelson-tls-'));
+    try {
+      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'], { stdio: 'ignore' });
+      const tls = await gatewayTlsFromEnv(parseEnv({ KEELSON_TLS_CERT: join(dir, 'cert.pem'), KEELSON_TLS_KEY: join(dir, 'key.pem') }));
+      await expect(gatewayTlsFromEnv(parseEnv({ KEELSON_TLS_CERT: join(dir, 'cert.pem') }))).rejects.toThrow('TLS needs both KEELSON_TLS_CERT and KEELSON_TLS_KEY (KEELSON_TLS_KEY is not set)');
+      await expect(gatewayTlsFromEnv(parseEnv({ KEELSON_TLS_CERT: join(dir, 'nope.pem'), KEELSON_TLS_KEY: join(dir, 'key.pem') }))).rejects.toThrow(/^KEELSON_TLS_CERT=.*nope\.pem cannot be read/);
+      const subgraphs = await startSubgraphs();
+      const gateway = await startGateway({ security, credentials, supergraphSdl: subgraphs.supergraphSdl, port: 0, subgraphUrls: { catalog: subgraphs.catalog.url, reviews: subgraphs.reviews.url }, log: silentLogger(), tls: tls! });
+      try {
+        expect(gateway.url).toBe(`https://127.0.0.1:${gateway.port}/graphql`);
+        const ca = readFileSync(join(dir, 'cert.pem'));
+        const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+          const req = httpsRequest(gateway.url, { method: 'POST', ca, headers: { 'content-type': 'application/json', authorization: bearers.admin } }, (res) => {
+            let body = '';
+            res.on('data', (c: Buffer) => (body += c.toString()));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+          });
+          req.on('error', reject);
+          req.end(JSON.stringify({ query: '{ products { id } }' }));
+        });
+        expect(answer).toEqual({ status: 200, body: JSON.stringify({ data: { products: [{ id: 'p1' }, { id: 'p2' }] } }) + '\n' });
+        // Plain HTTP to the TLS port gets no GraphQL answer.
+        await expect(fetch(`http://127.0.0.1:${gateway.port}/graphql`, { method: 'POST', body: '{}' })).rejects.toThrow();
+        // WSS: the socket authenticates as over WS.
+        const socket = new WebSocket(gateway.wsUrl, 'graphql-transport-ws', { ca });
+        const acked = await new Promise<string>((resolve, reject) => {
+          socket.once('open', () => socket.send(JSON.stringify({ type: 'connection_init', payload: { authorization: bearers.admin } })));
+          socket.once('message', (data) => resolve(JSON.parse(String(data)).type as string));
+          socket.once('error', reject);
+        });
+        socket.close();
+        expect({ wsUrl: gateway.wsUrl.startsWith('wss://'), acked }).toEqual({ wsUrl: true, acked: 'connection_ack' });
+      } finally {
+        await gateway.stop();
+        await subgraphs.stop();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

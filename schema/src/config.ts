@@ -36,6 +36,16 @@ export const envSchema = z.object({
   KEELSON_WORKSPACE: z.string().min(1).optional(),
   /** Address every service binds. With KEELSON_AUTH=off only loopback is allowed. @default 127.0.0.1 */
   KEELSON_HOST: z.string().min(1).default('127.0.0.1'),
+  /** The gateway's certificate chain (PEM file): with KEELSON_TLS_KEY it serves HTTPS and WSS. */
+  KEELSON_TLS_CERT: z.string().min(1).optional(),
+  /** The gateway's private key (PEM file), with KEELSON_TLS_CERT. */
+  KEELSON_TLS_KEY: z.string().min(1).optional(),
+  /**
+   * Names the proxy or load balancer in front of the gateway that terminates TLS: lets the gateway
+   * serve plain HTTP on a non-loopback KEELSON_HOST, which it otherwise refuses (tokens would travel
+   * in clear). Documentation in one variable: the gateway trusts that it is true.
+   */
+  KEELSON_TLS_TERMINATED_BY: z.string().min(1).max(200).optional(),
   /**
    * `on`: every request needs a credential (API token or JWT), loopback included. `off`: nobody is
    * asked, allowed only with a loopback KEELSON_HOST and logged loudly at every start. @default on

@@ -1,4 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable } from 'node:stream';
@@ -44,6 +45,8 @@ export interface ServeOptions<TContext extends BaseContext> {
    * with the read scope only (see `metricsAuthenticate`).
    */
   routes?: Record<string, RouteHandler>;
+  /** Serve HTTPS and WSS with this certificate chain and key (PEM). @default plain HTTP and WS */
+  tls?: { cert: string | Buffer; key: string | Buffer };
   /** Who is reading `/metrics` (a scraper's bearer token). @default authenticate */
   metricsAuthenticate?: (req: IncomingMessage) => Promise<Caller>;
   /**
@@ -288,7 +291,7 @@ export async function serveGraphQL<TContext extends BaseContext>(opts: ServeOpti
     res.end();
   };
 
-  const server = createServer((req, res) => {
+  const listener: RequestListener = (req, res) => {
     serverSpan(opts.name, req, res, () => handle(req, res)).catch((err: unknown) => {
       if (err instanceof Refusal) {
         countRefusal(opts.name, err.reason);
@@ -300,7 +303,8 @@ export async function serveGraphQL<TContext extends BaseContext>(opts: ServeOpti
       opts.log.error({ err }, 'http handler failed');
       sendJsonError(res, 500, 'internal server error', 'INTERNAL_SERVER_ERROR');
     });
-  });
+  };
+  const server: Server = opts.tls ? createTlsServer({ cert: opts.tls.cert, key: opts.tls.key }, listener) : createServer(listener);
 
   // Idle keep-alive connections outlive the clients' own idle timeouts (the gateway's pool closes
   // first, at the hint this sends), so no request goes out on a connection the server is closing.
@@ -344,8 +348,8 @@ export async function serveGraphQL<TContext extends BaseContext>(opts: ServeOpti
   });
   const port = (server.address() as AddressInfo).port;
   const hostForUrl = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
-  const url = `http://${hostForUrl}:${port}${path}`;
-  const wsUrl = `ws://${hostForUrl}:${port}${path}`;
+  const url = `${opts.tls ? 'https' : 'http'}://${hostForUrl}:${port}${path}`;
+  const wsUrl = `${opts.tls ? 'wss' : 'ws'}://${hostForUrl}:${port}${path}`;
   opts.log.info({ url }, `${opts.name} listening`);
 
   let stopping: Promise<void> | undefined;

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { startGateway, subscriptionLimitsFromEnv, supergraphPath } from '@keelson/gateway';
+import { startGateway, subscriptionLimitsFromEnv, supergraphPath, tlsOptions } from '@keelson/gateway';
 import { jwtSettingsFromEnv } from '@keelson/identity';
 import { keelsonHome, parseEnv, type Caller, type MeshEnv } from '@keelson/schema';
 import { callerIdentity, createLogger, meshSecurityFromEnv, serviceIdentity, startTracing, tracingFromEnv, type Logger, type MeshSecurity, type TracingSettings } from '@keelson/service';
@@ -400,6 +400,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
         subgraphUrls,
         ...(security.auth === 'on' ? { credentials: identity.identity.authenticator } : {}),
         subscriptions: subscriptionLimitsFromEnv(env),
+        ...(await tlsOptions(env)),
         log: log.child({ service: 'gateway' }),
       });
       stops.push({ name: 'gateway', stop: () => inProcess.stop() });
