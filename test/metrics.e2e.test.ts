@@ -1,9 +1,15 @@
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { freePort } from '@keelson/service';
 import { gqlData, subscribe } from './support/client';
 import { startTestMesh, type TestMesh } from './support/mesh';
 import { promQuery, startPrometheus, type Prometheus } from './support/observability';
+import { startWorkflow, waitForRun } from './support/runs';
 import { until } from './support/until';
+
+const RULES = join(__dirname, '..', 'ops', 'prometheus', 'keelson.rules.yml');
+const DASHBOARD = join(__dirname, '..', 'ops', 'grafana', 'keelson-mesh.json');
 
 /** `promtool check metrics` of an exposition: its complaints ('' when clean). */
 function promtoolCheck(text: string): string {
@@ -47,7 +53,7 @@ describe('metrics into a real Prometheus', () => {
         { job: 'runs', address: hostOf(mesh.subgraphUrls.runs!) },
         { job: 'worker', address: `127.0.0.1:${workerMetricsPort}` },
       ],
-      { bearerToken: createApiToken.token },
+      { bearerToken: createApiToken.token, ruleFiles: [RULES] },
     );
     expect(mesh.workerMetricsUrl).toBe(`http://127.0.0.1:${workerMetricsPort}/metrics`);
     const url = mesh.gatewayUrl;
@@ -103,6 +109,34 @@ describe('metrics into a real Prometheus', () => {
     expect(after).toMatch(/^keelson_refusals_total\{service="gateway",reason="unauthenticated"\} [1-9]/m);
     expect(after).toMatch(/^keelson_refusals_total\{service="gateway",reason="scope"\} [1-9]/m);
     expect(after).toMatch(/^keelson_graphql_requests_total\{service="gateway",operation="Denied",type="mutation",outcome="error",code="FORBIDDEN"\} 1$/m);
+
+    // The shipped alert rules: valid for promtool, and every one evaluates against this live mesh.
+    expect(execFileSync('promtool', ['check', 'rules', RULES], { encoding: 'utf8' })).toMatch(/SUCCESS: 6 rules found/);
+    const rules = await until(
+      'every shipped rule evaluated',
+      async () => {
+        const res = (await (await fetch(`${prometheus!.url}/api/v1/rules`)).json()) as { data: { groups: { rules: { name: string; health: string; lastError?: string }[] }[] } };
+        return res.data.groups.flatMap((g) => g.rules);
+      },
+      (r) => r.length === 6 && r.every((rule) => rule.health !== 'unknown'),
+      30_000,
+    );
+    expect(rules.map((r) => ({ name: r.name, health: r.health, lastError: r.lastError ?? '' }))).toEqual(rules.map((r) => ({ name: r.name, health: 'ok', lastError: '' })));
+    // The worker-absent rule watches a series the worker really serves.
+    expect((await promQuery(prometheus!, 'temporal_worker_task_slots_available')).length).toBeGreaterThan(0);
+    // The shipped dashboard: every panel's query runs against this Prometheus; the gateway's requests show.
+    const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as { panels: { title: string; targets: { expr: string }[] }[] };
+    expect(dashboard.panels.length).toBeGreaterThan(8);
+    for (const panel of dashboard.panels) for (const t of panel.targets) await expect(promQuery(prometheus!, t.expr)).resolves.toEqual(expect.any(Array));
+    await until('the dashboard\'s gateway requests panel to show data', () => promQuery(prometheus!, dashboard.panels[0]!.targets[0]!.expr), (r) => r.length > 0, 30_000);
+
+    // Open approvals, from the runs domain: a gated run paused at its gate shows up.
+    const { createProject } = await gqlData<{ createProject: { id: string } }>(mesh.gatewayUrl, 'mutation { createProject(input: { name: "metrics-gated" }) { id } }');
+    const started = await startWorkflow(mesh.gatewayUrl, 'project-check', { projectId: createProject.id });
+    await waitForRun(mesh.gatewayUrl, started.id, (r) => r.status === 'PAUSED', 60_000);
+    const gated = await exposition(mesh.subgraphUrls.runs!);
+    expect(gated).toMatch(/^keelson_approvals_open\{kind="RUN_GATE"\} [1-9]/m);
+    expect(gated).toMatch(/^keelson_approvals_oldest_open_seconds\{kind="RUN_GATE"\} \d/m);
 
     // Closed: the gauge comes back down.
     await until('the closed subscription to leave the gauge', () => promQuery(prometheus!, 'keelson_graphql_subscriptions_open{job="gateway",service="gateway",operation="WatchRuns"}'), (r) => r[0]?.value[1] === '0', 30_000);

@@ -148,7 +148,7 @@ export interface Prometheus {
  * A real Prometheus (the Debian package's binary, run directly) with a temp config and data dir,
  * scraping `targets` (`host:port` → metrics path) every second.
  */
-export async function startPrometheus(targets: { job: string; address: string; path?: string }[], opts: { bearerToken?: string } = {}): Promise<Prometheus> {
+export async function startPrometheus(targets: { job: string; address: string; path?: string }[], opts: { bearerToken?: string; ruleFiles?: string[] } = {}): Promise<Prometheus> {
   const bin = findBinary('prometheus', 'PROMETHEUS_BIN', 'apt-get install -y prometheus');
   const dir = await mkdtemp(join(tmpdir(), 'keelson-prometheus-'));
   const port = await freePort();
@@ -158,7 +158,8 @@ export async function startPrometheus(targets: { job: string; address: string; p
   const jobs = targets
     .map((t) => `  - job_name: ${JSON.stringify(t.job)}\n    metrics_path: ${JSON.stringify(t.path ?? '/metrics')}${auth}\n    static_configs:\n      - targets: [${JSON.stringify(t.address)}]`)
     .join('\n');
-  await writeFile(join(dir, 'prometheus.yml'), `global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n${jobs}\n`);
+  const rules = opts.ruleFiles?.length ? `rule_files:\n${opts.ruleFiles.map((f) => `  - ${JSON.stringify(f)}`).join('\n')}\n` : '';
+  await writeFile(join(dir, 'prometheus.yml'), `global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n${rules}scrape_configs:\n${jobs}\n`);
   const url = `http://127.0.0.1:${port}`;
   const backend = await launch(
     bin,

@@ -16,7 +16,15 @@ interface MeshMetrics {
   duration: Histogram<'service' | 'operation' | 'type'>;
   subscriptions: Gauge<'service' | 'operation'>;
   lagSources: Set<() => LagSample[]>;
+  approvalSources: Set<() => Promise<ApprovalSample[]>>;
   operations: Map<string, Set<string>>;
+}
+
+/** Approval gates open now, of one kind (run gate, harness tool, policy ask, …), and the oldest one's age. */
+export interface ApprovalSample {
+  kind: string;
+  open: number;
+  oldestSeconds: number;
 }
 
 /** One consumer of an event stream and how far behind the stream's head it is. */
@@ -41,6 +49,7 @@ function meshMetrics(): MeshMetrics {
   // them): their values stay in `nodejs_active_handles`, `_requests` and `_resources` (by type).
   for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) registry.removeSingleMetric(name);
   const lagSources = new Set<() => LagSample[]>();
+  const approvalSources = new Set<() => Promise<ApprovalSample[]>>();
   metrics = {
     registry,
     requests: new Counter({
@@ -69,8 +78,41 @@ function meshMetrics(): MeshMetrics {
       registers: [registry],
     }),
     lagSources,
+    approvalSources,
     operations: new Map(),
   };
+  // Read at each scrape from the process that owns the approval inbox (the runs domain).
+  const approvalsByKind = async (): Promise<Map<string, ApprovalSample>> => {
+    const merged = new Map<string, ApprovalSample>();
+    for (const source of approvalSources) {
+      const samples = await source().catch(() => [] as ApprovalSample[]);
+      for (const s of samples) {
+        const seen = merged.get(s.kind);
+        merged.set(s.kind, seen ? { kind: s.kind, open: seen.open + s.open, oldestSeconds: Math.max(seen.oldestSeconds, s.oldestSeconds) } : s);
+      }
+    }
+    return merged;
+  };
+  new Gauge({
+    name: 'keelson_approvals_open',
+    help: 'Approval gates waiting for an answer now, per kind',
+    labelNames: ['kind'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const s of (await approvalsByKind()).values()) this.set({ kind: s.kind }, s.open);
+    },
+  });
+  new Gauge({
+    name: 'keelson_approvals_oldest_open_seconds',
+    help: 'How long the oldest open approval gate of each kind has waited',
+    labelNames: ['kind'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const s of (await approvalsByKind()).values()) this.set({ kind: s.kind }, s.oldestSeconds);
+    },
+  });
   new Gauge({
     name: 'keelson_event_log_lag_events',
     help: 'Events committed to a stream past a consumer\'s cursor (the largest among that consumer\'s open tails)',
@@ -222,4 +264,11 @@ export function metricsRoute(): RouteHandler {
       res.end(`metrics failed: ${(err as Error).message}`);
     }
   };
+}
+
+/** Adds a source of open-approval samples (read at each scrape); returns its removal. */
+export function registerApprovalSource(source: () => Promise<ApprovalSample[]>): () => void {
+  const m = meshMetrics();
+  m.approvalSources.add(source);
+  return () => m.approvalSources.delete(source);
 }

@@ -1,5 +1,5 @@
 import { startSubgraph } from '@keelson/kit';
-import { serviceIdentity, type Logger, type MeshSecurity, type PgTimeouts, type ServiceIdentity } from '@keelson/service';
+import { registerApprovalSource, serviceIdentity, type Logger, type MeshSecurity, type PgTimeouts, type ServiceIdentity } from '@keelson/service';
 import { openRunsDomain, type ProjectsApi, type RunsServices, type RunsSettings } from '@keelson/runs';
 import { connectRunsExecutor } from '@keelson/temporal';
 import type { RunsContext } from './context';
@@ -76,6 +76,15 @@ export async function startRunsSubgraph(opts: StartRunsOptions): Promise<Running
   try {
     const { services } = opened;
     const { schema } = await buildRunsSchema();
+    // The approval inbox lives in the runs domain's tables: its open gates, for alerts on waiting too long.
+    const unregisterApprovals = registerApprovalSource(async () =>
+      (
+        (await services.dataSource.query(
+          `SELECT kind, count(*)::int AS open, COALESCE(EXTRACT(EPOCH FROM now() - min(opened_at)), 0)::float8 AS "oldestSeconds"
+             FROM approvals WHERE status = 'OPEN' GROUP BY kind`,
+        )) as { kind: string; open: number; oldestSeconds: number }[]
+      ).map((r) => ({ kind: r.kind, open: r.open, oldestSeconds: Number(r.oldestSeconds) })),
+    );
     const served = await startSubgraph<RunsContext>({
       name: 'runs',
       schema,
@@ -84,7 +93,10 @@ export async function startRunsSubgraph(opts: StartRunsOptions): Promise<Running
       security: opts.security,
       log: opts.log,
       context: (base) => ({ ...base, services }),
-      onStop: opened.close,
+      onStop: async () => {
+        unregisterApprovals();
+        await opened.close();
+      },
     });
     return { url: served.url, wsUrl: served.wsUrl, services, queryCount: opened.queryCount, stop: served.stop };
   } catch (err) {
