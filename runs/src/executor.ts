@@ -12,6 +12,8 @@ export interface RunLaunchRequest {
   project: string | null;
   /** The rib that started the run, else the rib whose workflow it is (searchable). */
   rib: string | null;
+  /** Who started it (a subject, for the operator's eyes). */
+  startedBy?: string | null;
   heartbeatTimeoutMs: number;
   maxHistoryEvents?: number;
 }

@@ -25,6 +25,29 @@ export interface StartRunOptions {
   project?: string | null;
   /** KeelsonRib: the rib that started the run, else the rib whose workflow it is. */
   rib?: string | null;
+  /** Who started it, shown in the run's details. */
+  startedBy?: string | null;
+}
+
+/** The one line the Temporal UI lists a run under: its workflow, its project, its mesh id. */
+export function runSummary(opts: Pick<StartRunOptions, 'workflowName' | 'project' | 'input'>): string {
+  return `${opts.workflowName}${opts.project ? ` in ${opts.project}` : ''} · run ${opts.input.runId.slice(0, 8)}${opts.input.launch > 1 ? ` (launch ${opts.input.launch})` : ''}`;
+}
+
+/** What the run's page says about it (markdown): ids, who, and where to look from the mesh's side. */
+export function runDetails(opts: Pick<StartRunOptions, 'workflowName' | 'project' | 'rib' | 'startedBy' | 'title' | 'input'>): string {
+  const { runId, launch } = opts.input;
+  return [
+    `**${opts.title}**`,
+    '',
+    `- workflow: \`${opts.workflowName}\``,
+    `- run: \`${runId}\` (launch ${launch})`,
+    ...(opts.project ? [`- project: ${opts.project}`] : []),
+    ...(opts.rib ? [`- rib: ${opts.rib}`] : []),
+    ...(opts.startedBy ? [`- started by: ${opts.startedBy}`] : []),
+    '',
+    `GraphQL: \`{ run(id: "${runId}") { status nodes { id status error } pendingApproval { nodeId prompt pauseId } } }\``,
+  ].join('\n');
 }
 
 /**
@@ -39,7 +62,16 @@ export function startRunWorkflow(client: Client, opts: StartRunOptions): Promise
     args: [opts.input],
     workflowIdReusePolicy: 'ALLOW_DUPLICATE',
     typedSearchAttributes: keelsonSearchAttributes({ kind: workflowKinds.run, workflowName: opts.workflowName, project: opts.project, rib: opts.rib }),
-    memo: { title: opts.title, runId: opts.input.runId, launch: opts.input.launch },
+    memo: {
+      title: opts.title,
+      runId: opts.input.runId,
+      launch: opts.input.launch,
+      workflowName: opts.workflowName,
+      ...(opts.project ? { project: opts.project } : {}),
+      ...(opts.startedBy ? { startedBy: opts.startedBy } : {}),
+    },
+    staticSummary: runSummary(opts),
+    staticDetails: runDetails(opts),
   });
 }
 

@@ -45,6 +45,7 @@ export function temporalRunsExecutor(client: Client, target: Omit<TemporalTarget
           title: req.title,
           project: req.project,
           rib: req.rib,
+          startedBy: req.startedBy ?? null,
           input: {
             runId: req.runId,
             launch: req.launch,

@@ -262,7 +262,7 @@ export class RunService {
   }
 
   /** Starts launch `launch` of a registered run on the executor; a start that fails marks the run FAILED. */
-  private async launch(run: Pick<Run, 'id' | 'temporalWorkflowId' | 'workflowName' | 'title' | 'projectName' | 'ribId' | 'startedByRibId'>, launch: number): Promise<void> {
+  private async launch(run: Pick<Run, 'id' | 'temporalWorkflowId' | 'workflowName' | 'title' | 'projectName' | 'ribId' | 'startedByRibId'> & { startedBy?: Caller | null }, launch: number): Promise<void> {
     const { settings } = this.deps;
     const started = await this.deps.executor.startRun({
       workflowId: run.temporalWorkflowId,
@@ -272,6 +272,7 @@ export class RunService {
       title: run.title,
       project: run.projectName,
       rib: run.startedByRibId ?? run.ribId,
+      startedBy: run.startedBy?.subject ?? (run.startedByRibId ? `rib:${run.startedByRibId}` : null),
       heartbeatTimeoutMs: settings.heartbeatTimeoutMs,
       ...(settings.maxHistoryEvents ? { maxHistoryEvents: settings.maxHistoryEvents } : {}),
     });

@@ -13,6 +13,8 @@ const LOST_WORKER_RETRIES = 3;
 
 function nodeActivities(node: PlanNode, heartbeatTimeoutMs: number) {
   return proxyActivities<RunActivities>({
+    // What the Temporal UI shows for the activity: the node and its kind (`lint: bash`).
+    summary: `${node.id}: ${node.type}`,
     // The node's own timeout is enforced by the activity (it kills the command); this is the backstop.
     startToCloseTimeout: node.timeoutMs + 60_000,
     heartbeatTimeout: heartbeatTimeoutMs,

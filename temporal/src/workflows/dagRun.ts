@@ -1,12 +1,12 @@
 // Deterministic code only: this module runs in the workflow sandbox and is replayed from history.
 // The launch lifecycle of a run: begin (or take over a hand-over), the loop, continue-as-new, finish,
 // cancel. Its state is dagState.ts, its gates dagGates.ts, its node execution dagNodes.ts.
-import { allHandlersFinished, ApplicationFailure, CancellationScope, condition, continueAsNew, isCancellation, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, ApplicationFailure, CancellationScope, condition, continueAsNew, isCancellation, setCurrentDetails, setHandler, workflowInfo } from '@temporalio/workflow';
 import { book } from './dagBook';
 import { awaitGate, handleRespond } from './dagGates';
 import type { Gate } from './dagGraph';
 import { describeFailure, launchTask, startReadyNodes } from './dagNodes';
-import { DagLaunch, type CarriedDagState } from './dagState';
+import { DagLaunch, describeLaunch, type CarriedDagState } from './dagState';
 import { runStatusQuery } from './messages';
 
 export type { NodeState } from './dagGraph';
@@ -112,6 +112,7 @@ export async function dagRun(input: DagRunInput): Promise<DagRunResult> {
     const readyToHandOver = () => run.quietForHandOver() && allHandlersFinished();
     for (;;) {
       if (!run.closing) startReadyNodes(run, input.heartbeatTimeoutMs);
+      setCurrentDetails(describeLaunch(run));
       if (run.running.size === 0 || readyToHandOver()) break;
       const seen = run.version;
       await condition(() => run.version !== seen || readyToHandOver());

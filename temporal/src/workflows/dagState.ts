@@ -133,3 +133,23 @@ export class DagLaunch {
     return { runId, plan, nodes, gates, answered, closing, cancelled };
   }
 }
+
+/**
+ * What a launch is doing now, for the Temporal UI's "current details" (markdown): the nodes running,
+ * the gates waiting for an answer, how many nodes are done, and how the launch is closing.
+ */
+export function describeLaunch(run: DagLaunch): string {
+  const byStatus = (status: string) => [...run.nodes.entries()].filter(([, s]) => s.status === status).map(([id]) => id);
+  const kind = (id: string) => run.planNode(id)?.type ?? 'node';
+  const working = [...run.running.entries()].filter(([, t]) => t.kind === 'work').map(([id]) => `\`${id}\` (${kind(id)})`);
+  const gates = [...run.gates.values()].map((g) => `\`${g.nodeId}\` (pause \`${g.pauseId}\`)`);
+  const done = byStatus('SUCCEEDED').length + byStatus('SKIPPED').length;
+  return [
+    `**Run** \`${run.runId}\`, launch ${run.launch}: ${done} of ${run.nodes.size} nodes done`,
+    working.length ? `- running: ${working.join(', ')}` : '- running: nothing',
+    ...(gates.length ? [`- waiting for an answer at: ${gates.join(', ')} (respondToRun)`] : []),
+    ...(run.failure ? [`- failed at \`${run.failure.nodeId}\`: ${run.failure.message.slice(0, 300)}`] : []),
+    ...(run.stopped ? [`- stopped at \`${run.stopped.nodeId}\`: ${run.stopped.reason}`] : []),
+    ...(run.closing ? [`- closing: ${run.closing}`] : []),
+  ].join('\n');
+}
