@@ -89,6 +89,10 @@ describe('steerOp: a Temporal Update, answered, capped, deduplicated, across con
       for await (const e of client.workflow.list({ query: `WorkflowId = '${op.temporalWorkflowId}'` })) runs.push(e.runId);
       console.log(`op ${op.id} ran as ${runs.length} executions`);
       expect(runs.length).toBeGreaterThan(1);
+      // What the Temporal UI lists it under (kept across continue-as-new by the first execution's start).
+      const first = await client.workflow.getHandle(op.temporalWorkflowId, runs.at(-1)).describe();
+      expect(await first.staticSummary()).toMatch(new RegExp(`· op ${op.id.slice(0, 8)}$`));
+      expect(await first.staticDetails()).toContain(`- op: \`${op.id}\``);
     } finally {
       await client.connection.close();
     }

@@ -104,6 +104,16 @@ export function startOpExecution<W extends Workflow>(
     args: [input],
     typedSearchAttributes: keelsonSearchAttributes({ kind: workflowKinds.op, workflowName: input.kind, project: opts.project, rib: opts.rib }),
     memo: { title: opts.title, opId: input.opId },
+    staticSummary: `${opts.title.slice(0, 180)} · op ${input.opId.slice(0, 8)}`,
+    staticDetails: [
+      `**${opts.title}**`,
+      '',
+      `- op: \`${input.opId}\` (${input.kind})`,
+      ...(opts.project ? [`- project: ${opts.project}`] : []),
+      ...(opts.rib ? [`- rib: ${opts.rib}`] : []),
+      '',
+      `GraphQL: \`{ op(id: "${input.opId}") { status result error } }\``,
+    ].join('\n'),
   };
   // The caller's wrapper types `input` as W's argument; the options object cannot say so generically.
   return client.workflow.start<W>(workflowType, options as unknown as WorkflowStartOptions<W>);

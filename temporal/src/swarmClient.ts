@@ -78,6 +78,16 @@ export async function launchSwarm(deps: LaunchSwarmDeps, args: LaunchSwarmArgs):
       args: [wf],
       typedSearchAttributes: keelsonSearchAttributes({ kind: workflowKinds.swarm, workflowName: workflowTypes.swarm, project: args.project?.name, rib: 'swarm' }),
       memo: { title, task: input.task.slice(0, 500), swarmId, opId },
+      staticSummary: `${title.slice(0, 180)} · swarm ${swarmId.slice(0, 8)}`,
+      staticDetails: [
+        `**${title}**`,
+        '',
+        `- swarm: \`${swarmId}\`, op \`${opId}\``,
+        ...(args.project ? [`- project: ${args.project.name}`] : []),
+        `- agents: lead${(input.agents ?? []).map((a) => `, ${a.name}`).join('')}`,
+        '',
+        `GraphQL: \`{ swarm(id: "${swarmId}") { status turnsUsed conclusion agents { handle status } } }\``,
+      ].join('\n'),
     }));
   } catch (err) {
     const message = (err as Error).message;

@@ -424,6 +424,9 @@ describe('runTask: a harness run headless as the Temporal workflow harnessTask',
       expect(description.type).toBe('harnessTask');
       expect(description.status.name).toBe('COMPLETED');
       expect(description.memo).toEqual({ title: 'pi task: CALL_TOOL bash {"command":"printenv KEELSON_TASK_ID > task-id.txt"}' });
+      // What the Temporal UI lists it under, and its details.
+      expect(await description.staticSummary()).toMatch(/^pi task · [0-9a-f]{8}: CALL_TOOL bash /);
+      expect(await description.staticDetails()).toMatch(/^\*\*pi task\*\* `[0-9a-f-]{36}`[\s\S]*GraphQL: `\{ task\(id: "[0-9a-f-]{36}"\) \{ status error \} \}`$/);
     } finally {
       await client.connection.close();
     }

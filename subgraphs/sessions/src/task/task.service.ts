@@ -33,6 +33,13 @@ export class TaskService {
           ...(task.projectId ? [{ key: searchAttributeKeys.project, value: task.projectId }] : []),
         ],
         memo: { title: `${task.harnessId} task: ${prompt.length > 80 ? `${prompt.slice(0, 79)}…` : prompt}` },
+        staticSummary: `${task.harnessId} task · ${task.id.slice(0, 8)}: ${prompt.length > 120 ? `${prompt.slice(0, 119)}…` : prompt}`,
+        staticDetails: [
+          `**${task.harnessId} task** \`${task.id}\``,
+          ...(task.projectId ? [`- project: \`${task.projectId}\``] : []),
+          '',
+          `GraphQL: \`{ task(id: "${task.id}") { status error } }\``,
+        ].join('\n'),
       });
       await this.plane.store.setTaskRun(task.id, handle.firstExecutionRunId);
     } catch (err) {
