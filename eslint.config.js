@@ -4,6 +4,7 @@ const { builtinModules } = require('node:module');
 const { defineConfig } = require('eslint/config');
 const tseslint = require('typescript-eslint');
 const importX = require('eslint-plugin-import-x');
+const jestPlugin = require('eslint-plugin-jest');
 const { readFileSync } = require('node:fs');
 const { dirname, join, relative, resolve } = require('node:path');
 const { layers } = require('./scripts/layers');
@@ -114,6 +115,34 @@ module.exports = defineConfig(
     // The monorepo's own suites, benchmarks and tools (root test/, bench/, scripts/) compose every package.
     files: ['test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
     rules: { 'import-x/no-extraneous-dependencies': 'off' },
+  },
+  {
+    // Tests that can fail: none focused or skipped, each asserting (directly or through the suite's
+    // assertion helpers), and no module doubles of the real parts (Postgres, TypeORM, Temporal,
+    // processes, the filesystem) — the standards' "real parts".
+    files: ['**/*.test.ts'],
+    plugins: { jest: jestPlugin },
+    rules: {
+      'jest/no-focused-tests': 'error',
+      'jest/no-disabled-tests': 'error',
+      'jest/no-identical-title': 'error',
+      'jest/valid-expect': 'error',
+      'jest/expect-expect': [
+        'error',
+        {
+          // The suites' own assertion helpers: each throws (or fails an expect) when what it waits for does not come.
+          assertFunctionNames: ['expect', 'expect*', '*.expect*', 'assert*', 'until', 'waitFor*', '*.until', '**.waitFor', 'eventually', 'responseShows', 'runAcceptanceScenario', 'Worker.runReplayHistory'],
+        },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            "CallExpression[callee.object.name='jest'][callee.property.name=/^(mock|doMock|unstable_mockModule)$/][arguments.0.value=/^(pg|typeorm|@temporalio\\/.*|child_process|node:child_process|fs|node:fs|fs\\/promises|node:fs\\/promises)$/]",
+          message: 'Tests use the real one (README "Two commands"): no jest.mock of pg, TypeORM, @temporalio/*, child_process or fs.',
+        },
+      ],
+    },
   },
   ...layerRules,
   {

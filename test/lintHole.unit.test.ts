@@ -39,4 +39,22 @@ describe('lint keeps workspaces apart', () => {
     expect(await problems('schema/src/planted.ts', "import { parseEnv } from './config';\nexport const x = parseEnv;\n")).toEqual([]);
     expect(await problems('test/planted.unit.test.ts', "import { composeSupergraph } from '@keelson/stack/src/compose';\nexport const x = composeSupergraph;\n")).toEqual([]);
   });
+
+  it('refuses tests that cannot fail: focused, skipped, asserting nothing, or doubling a real part', async () => {
+    const found = await problems(
+      'platform/src/planted.unit.test.ts',
+      [
+        "jest.mock('pg');",
+        "jest.mock('@temporalio/client');",
+        "it.only('focused', () => { expect(1).toBe(1); });",
+        "it.skip('skipped', () => { expect(1).toBe(1); });",
+        "it('asserts nothing', () => { const a = 1; void a; });",
+        "it('asserts through a helper', async () => { await until('x', async () => 1, (v) => v === 1); });",
+        'declare function until(what: string, f: () => Promise<number>, ok: (v: number) => boolean): Promise<void>;',
+        '',
+      ].join('\n'),
+    );
+    const rules = found.map((f) => f.split(':')[0]);
+    expect(rules.sort()).toEqual(['jest/expect-expect', 'jest/no-disabled-tests', 'jest/no-focused-tests', 'no-restricted-syntax', 'no-restricted-syntax'].sort());
+  });
 });
