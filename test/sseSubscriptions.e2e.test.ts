@@ -18,6 +18,19 @@ interface SseEvent {
   data: string;
 }
 
+/** The first `n` of `items` once that many arrived (woken by `notify`, else every 100 ms); throws past `timeoutMs`. */
+async function atLeast<T>(items: T[], n: number, timeoutMs: number, notify?: (wake: () => void) => void): Promise<T[]> {
+  const deadline = Date.now() + timeoutMs;
+  while (items.length < n) {
+    if (Date.now() > deadline) throw new Error(`only ${items.length} of ${n} arrived: ${JSON.stringify(items)}`);
+    await new Promise<void>((wake) => {
+      notify?.(wake);
+      setTimeout(wake, 100);
+    });
+  }
+  return items.slice(0, n);
+}
+
 /** A raw event stream (as curl -N would read it): POST with accept text/event-stream, events parsed as they come. */
 async function openStream(url: string, body: object, headers: Record<string, string>) {
   const abort = new AbortController();
@@ -46,17 +59,7 @@ async function openStream(url: string, body: object, headers: Record<string, str
       // aborted
     }
   })();
-  const until = async (n: number, timeoutMs = 15_000) => {
-    const deadline = Date.now() + timeoutMs;
-    while (events.length < n) {
-      if (Date.now() > deadline) throw new Error(`only ${events.length} events of ${n}: ${JSON.stringify(events)}`);
-      await new Promise<void>((r) => {
-        waiters.push(r);
-        setTimeout(r, 200);
-      });
-    }
-    return events.slice(0, n);
-  };
+  const until = (n: number, timeoutMs = 15_000) => atLeast(events, n, timeoutMs, (r) => waiters.push(r));
   return { res, events, until, done, drop: () => abort.abort() };
 }
 
@@ -96,14 +99,7 @@ async function openMultipart(url: string, body: object, headers: Record<string, 
       // aborted
     }
   })();
-  const until = async (n: number, timeoutMs = 15_000) => {
-    const deadline = Date.now() + timeoutMs;
-    while (parts.length < n) {
-      if (Date.now() > deadline) throw new Error(`only ${parts.length} parts of ${n}: ${JSON.stringify(parts)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    return parts.slice(0, n);
-  };
+  const until = (n: number, timeoutMs = 15_000) => atLeast(parts, n, timeoutMs);
   return { res, parts, until, done, ended: () => ended, drop: () => abort.abort() };
 }
 

@@ -221,6 +221,16 @@ describe('the gateway over HTTP', () => {
   });
 });
 
+/** Resolves when `port` can be bound on every address (nothing listens there); rejects otherwise. */
+async function expectPortFree(port: number): Promise<void> {
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', reject);
+    probe.listen(port, '0.0.0.0', resolve);
+  });
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+}
+
 describe('startGateway configuration', () => {
   it('refuses 0.0.0.0 with authentication off and binds nothing', async () => {
     const { supergraphSdl } = await buildSchemas();
@@ -230,12 +240,7 @@ describe('startGateway configuration', () => {
       /gateway: refusing to bind 0\.0\.0\.0 with KEELSON_AUTH=off/,
     );
     // The port is still free: nothing listened, not even briefly left behind.
-    const probe = createServer();
-    await new Promise<void>((resolve, reject) => {
-      probe.once('error', reject);
-      probe.listen(port, '0.0.0.0', resolve);
-    });
-    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    await expectPortFree(port);
   });
 
   it('refuses plain HTTP on a non-loopback bind, naming the fix, and binds nothing', async () => {
@@ -244,12 +249,7 @@ describe('startGateway configuration', () => {
     await expect(startGateway({ security, credentials, supergraphSdl, host: '0.0.0.0', port, log: silentLogger() })).rejects.toThrow(
       /gateway: refusing to serve plain HTTP on 0\.0\.0\.0: .*KEELSON_TLS_CERT and KEELSON_TLS_KEY .*KEELSON_TLS_TERMINATED_BY/,
     );
-    const probe = createServer();
-    await new Promise<void>((resolve, reject) => {
-      probe.once('error', reject);
-      probe.listen(port, '0.0.0.0', resolve);
-    });
-    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    await expectPortFree(port);
   });
 
   it('binds 0.0.0.0 behind a TLS-terminating proxy with authentication on, still asks every request for a credential, and refuses introspection', async () => {
