@@ -1,6 +1,6 @@
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { shippedSources } from './support/sourceFiles';
 import { BUILTIN_CODING_TOOLS } from '@keelson/host';
 
 // Every path an agent, a workflow or a caller names goes through the mesh's one path resolver
@@ -10,9 +10,7 @@ import { BUILTIN_CODING_TOOLS } from '@keelson/host';
 // reviewed and added here.
 
 const root = join(__dirname, '..');
-const shipped = execFileSync('git', ['ls-files', '*.ts'], { cwd: root, encoding: 'utf8' })
-  .split('\n')
-  .filter((f) => f && !/(\.test\.ts|\.d\.ts)$|(^|\/)(test|bench|standin)\//.test(f) && !f.startsWith('platform/src/confine/'));
+const shipped = shippedSources(root).filter((f) => !f.startsWith('platform/src/confine/'));
 const text = (file: string) => readFileSync(join(root, file), 'utf8');
 
 /** The resolver's entry points, and the rib host's wrappers over them. */

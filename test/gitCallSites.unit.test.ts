@@ -1,6 +1,6 @@
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { shippedSources } from './support/sourceFiles';
 
 // Every place the mesh's own code starts git, listed: each goes through the hardened runner
 // (`runGit` / `gitInvocation` of @keelson/platform, whose pins keep a repository's config and refs from
@@ -11,9 +11,7 @@ import { join } from 'node:path';
 const root = join(__dirname, '..');
 
 /** Shipped TypeScript: not tests, test support, benchmarks, declarations or the ClickClack stand-in. */
-const shipped = execFileSync('git', ['ls-files', '*.ts'], { cwd: root, encoding: 'utf8' })
-  .split('\n')
-  .filter((f) => f && !/(\.test\.ts|\.d\.ts)$|(^|\/)(test|bench|standin)\//.test(f));
+const shipped = shippedSources(root);
 
 type Site = `${string}: ${string}`;
 
