@@ -1,4 +1,4 @@
-import { MeshError } from '@keelson/schema';
+import { MeshError, UUID_PATTERN } from '@keelson/schema';
 
 /** The eight harnesses, exactly as the seed lists them (and in its order). */
 export const HARNESS_IDS = ['claude-code', 'grok-build', 'kimi-code', 'hermes', 'codex', 'opencode', 'pi', 'qwen-code'] as const;
@@ -12,7 +12,7 @@ export interface ParsedSessionId {
   nativeId: string;
 }
 
-const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+const UUID = UUID_PATTERN;
 const UUID_RE = new RegExp(`^${UUID}$`);
 
 /** What each harness's native ids look like; an id of another shape never reaches a driver. */

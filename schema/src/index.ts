@@ -31,7 +31,7 @@ export type {
 } from './events';
 export { TASK_QUEUE, workflowTypes, workflowKinds, searchAttributes } from './temporal';
 export type { SearchAttributeName } from './temporal';
-export { isUuid } from './ids';
+export { isUuid, UUID_PATTERN } from './ids';
 export {
   runStatuses,
   terminalRunStatuses,

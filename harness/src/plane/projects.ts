@@ -1,5 +1,6 @@
 import { projectsSubgraphClient } from '@keelson/host';
 import type { ServiceIdentity } from '@keelson/service';
+import { isUuid } from '@keelson/schema';
 
 export interface ProjectInfo {
   id: string;
@@ -18,13 +19,12 @@ export interface HarnessProjectsApi {
 }
 
 const FIELDS = 'id name rootPath workspaces { id path }';
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The projects subgraph over its GraphQL API (one client, shared with runs). */
 export function harnessProjectsGraphqlApi(url: string, opts: { timeoutMs?: number; identity: ServiceIdentity }): HarnessProjectsApi {
   const client = projectsSubgraphClient(url, { timeoutMs: opts.timeoutMs ?? 15_000, identity: opts.identity });
   return {
-    project: async (id) => (UUID.test(id) ? client.project<ProjectInfo>(id, FIELDS) : null),
+    project: async (id) => (isUuid(id) ? client.project<ProjectInfo>(id, FIELDS) : null),
     projects: () => client.projects<ProjectInfo>(FIELDS),
   };
 }

@@ -1,11 +1,13 @@
+import { runLimits } from '@keelson/schema';
+
 /** The state of a run. */
 export type RibRunState = 'running' | 'paused' | 'succeeded' | 'failed' | 'cancelled';
 
-/** The longest approval answer `respondToRun` accepts, in bytes. */
-export const RESPOND_TO_RUN_MAX_BYTES = 16 * 1024;
+/** The longest approval answer `respondToRun` accepts, in bytes (`runLimits.answerBytes`: one source). */
+export const RESPOND_TO_RUN_MAX_BYTES = runLimits.answerBytes;
 
-/** How many run files a paused gate's artifacts carry, and how long each may be. */
-export const RUN_ARTIFACT_LIMITS = { files: 4, chars: 32_000 } as const;
+/** How many run files a paused gate's artifacts carry, and how long each may be (`runLimits`). */
+export const RUN_ARTIFACT_LIMITS = { files: runLimits.artifactFiles, chars: runLimits.artifactChars } as const;
 
 /** A run file a gate's prompt names as `$ARTIFACTS_DIR/<path>`. */
 export interface RunArtifact {

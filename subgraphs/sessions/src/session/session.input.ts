@@ -1,5 +1,6 @@
 import { Field, ID, InputType } from 'type-graphql';
 import { z } from 'zod';
+import { isUuid } from '@keelson/schema';
 
 @InputType({ description: "Where a new session's turns run: a project's root, or one of its live worktree leases." })
 export class StartSessionInput {
@@ -13,7 +14,7 @@ export class StartSessionInput {
   title?: string | null;
 }
 
-const uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'expected a UUID');
+const uuid = z.string().refine(isUuid, 'expected a UUID');
 
 export const startSessionInputSchema = z.object(
   {
