@@ -144,6 +144,23 @@ module.exports = defineConfig(
       ],
     },
   },
+  {
+    // Unit tests do no process or socket I/O (jest.config.js: "no I/O beyond the filesystem"): one that
+    // must spawn or listen is an integration test (`*.int.test.ts`).
+    files: ['**/*.unit.test.ts'],
+    rules: {
+      // The core rule (the layer rules use typescript-eslint's, which a later block would override).
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: ['child_process', 'node:child_process', 'net', 'node:net', 'http', 'node:http', 'https', 'node:https', 'ws', 'pg'].map((name) => ({
+            name,
+            message: 'A unit test does no process or socket I/O: make it an integration test (*.int.test.ts).',
+          })),
+        },
+      ],
+    },
+  },
   ...layerRules,
   {
     // CommonJS entry points and config files.

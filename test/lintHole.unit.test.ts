@@ -57,4 +57,13 @@ describe('lint keeps workspaces apart', () => {
     const rules = found.map((f) => f.split(':')[0]);
     expect(rules.sort()).toEqual(['jest/expect-expect', 'jest/no-disabled-tests', 'jest/no-focused-tests', 'no-restricted-syntax', 'no-restricted-syntax'].sort());
   });
+
+  it('keeps unit tests off processes and sockets, in a workspace as at the root', async () => {
+    for (const file of ['platform/src/planted.unit.test.ts', 'test/planted.unit.test.ts']) {
+      const found = await problems(file, "import { execFile } from 'node:child_process';\nimport { createServer } from 'node:net';\nit('x', () => { expect([execFile, createServer]).toHaveLength(2); });\n");
+      expect({ file, rules: found.map((f) => f.split(':')[0]) }).toEqual({ file, rules: ['no-restricted-imports', 'no-restricted-imports'] });
+    }
+    // …and an integration test may.
+    expect(await problems('platform/src/planted.int.test.ts', "import { execFile } from 'node:child_process';\nit('x', () => { expect(execFile).toBeDefined(); });\n")).toEqual([]);
+  });
 });
