@@ -145,9 +145,9 @@ describe('capture in the memory process, killed mid-batch', () => {
       return seq;
     });
 
-    await until('the writer to hold mid-batch', async () => (await sql("SELECT 1 FROM pg_stat_activity WHERE wait_event = 'PgSleep'")).length > 0);
+    await until('the writer to hold mid-batch', async () => (await sql("SELECT 1 FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND datname = current_database()")).length > 0);
     // Its transaction has already written (a transaction id is assigned at the first write).
-    expect(await sql("SELECT backend_xid IS NOT NULL AS wrote FROM pg_stat_activity WHERE wait_event = 'PgSleep'")).toEqual([{ wrote: true }]);
+    expect(await sql("SELECT backend_xid IS NOT NULL AS wrote FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND datname = current_database()")).toEqual([{ wrote: true }]);
     await memory!.kill();
     // Nothing of the batch is visible, and the cursor has not moved.
     expect(await sql("SELECT count(*)::int AS n FROM memory_messages")).toEqual([{ n: 0 }]);
