@@ -43,6 +43,11 @@ export class Authenticator {
     return { caller, ...(typeof exp === 'number' ? { expiresAt: exp * 1000 } : {}) };
   }
 
+  /** The enrolled device a client certificate (DER) stands for. @throws MeshError UNAUTHENTICATED */
+  async authenticateDevice(certificateDer: Uint8Array): Promise<AuthenticatedCaller> {
+    return { caller: await this.tokens.authenticateDevice(certificateDer) };
+  }
+
   /** Of these token ids, those still live (for rechecking open sockets). */
   live(tokenIds: readonly string[]): Promise<Set<string>> {
     return this.tokens.live(tokenIds);

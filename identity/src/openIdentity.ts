@@ -1,11 +1,12 @@
 import { openDomainState, type DomainState } from '@keelson/platform';
 import type { Logger, PgTimeouts } from '@keelson/service';
 import { Authenticator } from './authenticator';
+import { DeviceCredentials1764460800710 } from './deviceCredentials.migration';
 import { IdentityTables1764460800700 } from './identityTables.migration';
 import { JwtVerifier, type JwtSettings } from './jwtVerifier';
 import { TokenStore } from './tokenStore';
 
-export const identityMigrations = [IdentityTables1764460800700];
+export const identityMigrations = [IdentityTables1764460800700, DeviceCredentials1764460800710];
 
 export interface IdentityOptions {
   databaseUrl: string;

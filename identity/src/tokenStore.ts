@@ -1,6 +1,7 @@
 import type { EventLog } from '@keelson/platform';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { MeshError, scopes as allScopes, streams, type Actor, type Caller, type Scope } from '@keelson/schema';
+import { effectiveScopes, MeshError, scopes as allScopes, streams, type Actor, type Caller, type Scope } from '@keelson/schema';
+import { certificateDigest } from './deviceCa';
 import { LIVE_TOKEN_SQL, TOKEN_PATTERN, TOKEN_PREFIX, tokenCaller, tokenDigest as digest, type LiveTokenRow } from '@keelson/service';
 import type { DataSource } from 'typeorm';
 
@@ -20,6 +21,8 @@ export interface ApiTokenRecord {
   expiresAt: Date | null;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
+  /** `token` (a bearer secret) or `device` (an enrolled device's client certificate). */
+  credential: 'token' | 'device';
 }
 
 export interface NewToken {
@@ -39,7 +42,11 @@ export interface IdentityEventPayload {
 
 
 const COLUMNS = `id, name, scopes, created_at AS "createdAt", created_by AS "createdBy", expires_at AS "expiresAt",
-  last_used_at AS "lastUsedAt", revoked_at AS "revokedAt"`;
+  last_used_at AS "lastUsedAt", revoked_at AS "revokedAt", credential`;
+
+/** The live device row a client certificate belongs to (`$1` is the SHA-256 of its DER). */
+const LIVE_DEVICE_SQL = `SELECT id, name, scopes, expires_at AS "expiresAt" FROM api_tokens
+       WHERE secret_sha256 = $1 AND credential = 'device' AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`;
 
 /**
  * The API tokens of the mesh. A token is `kmt_` + 256 random bits (base64url), shown once at
@@ -59,19 +66,30 @@ export class TokenStore {
   /** Creates a token; the secret is in the answer and nowhere else. */
   async create(input: NewToken, actor: Actor | null): Promise<{ token: string; record: ApiTokenRecord }> {
     const token = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
+    return { token, record: await this.insert(input, digest(token), 'token', actor) };
+  }
+
+  /**
+   * Records an enrolled device: its client certificate stands for it (`certificateDigest` of the DER
+   * is what is kept), with these scopes, until `expiresAt` (the certificate's end) or revocation.
+   */
+  async enrollDevice(input: { name: string; scopes: Scope[]; certificateSha256: Buffer; expiresAt: Date }, actor: Actor | null): Promise<ApiTokenRecord> {
+    return this.insert({ name: input.name, scopes: input.scopes }, input.certificateSha256, 'device', actor, input.expiresAt);
+  }
+
+  private async insert(input: NewToken, secretSha256: Buffer, credential: ApiTokenRecord['credential'], actor: Actor | null, until?: Date): Promise<ApiTokenRecord> {
     const id = randomUUID();
-    const expiresAt = input.expiresInDays === undefined ? null : new Date(Date.now() + input.expiresInDays * 86_400_000);
+    const expiresAt = until ?? (input.expiresInDays === undefined ? null : new Date(Date.now() + input.expiresInDays * 86_400_000));
     const granted = [...new Set(input.scopes)].sort((a, b) => allScopes.indexOf(a) - allScopes.indexOf(b));
-    const record = await this.dataSource.transaction(async (m) => {
+    return this.dataSource.transaction(async (m) => {
       const [row] = (await m.query(
-        `INSERT INTO api_tokens (id, name, scopes, secret_sha256, created_by, expires_at)
-         VALUES ($1, $2, $3, $4, $5::jsonb, $6) RETURNING ${COLUMNS}`,
-        [id, input.name, granted, digest(token), actor ? JSON.stringify(actor) : null, expiresAt],
+        `INSERT INTO api_tokens (id, name, scopes, secret_sha256, created_by, expires_at, credential)
+         VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7) RETURNING ${COLUMNS}`,
+        [id, input.name, granted, secretSha256, actor ? JSON.stringify(actor) : null, expiresAt, credential],
       )) as ApiTokenRecord[];
       await this.events.append<IdentityEventPayload>(m, { stream: streams.identity, key: id, type: 'TOKEN_CREATED', payload: { tokenId: id, name: input.name }, ...(actor ? { actor } : {}) });
       return row!;
     });
-    return { token, record };
   }
 
   /** Every token, newest first (revoked ones included, marked). */
@@ -133,6 +151,31 @@ export class TokenStore {
     const caller = tokenCaller(row);
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(token, { caller, until: now + CACHE_MS, expiresAt: row.expiresAt ? row.expiresAt.getTime() : null });
+    this.touch(row.id, now);
+    return caller;
+  }
+
+  /**
+   * The caller an enrolled device's client certificate (its DER) stands for: `device:<name>`.
+   * @throws MeshError UNAUTHENTICATED for a certificate of no device, or a revoked or expired one.
+   */
+  async authenticateDevice(certificateDer: Uint8Array): Promise<Caller> {
+    const sha = certificateDigest(certificateDer);
+    const key = `device:${sha.toString('hex')}`;
+    const now = Date.now();
+    const cached = this.cache.get(key);
+    if (cached && cached.until > now && (cached.expiresAt === null || cached.expiresAt > now)) {
+      this.touch(cached.caller.tokenId!, now);
+      return cached.caller;
+    }
+    const [row] = (await this.dataSource.query(LIVE_DEVICE_SQL, [sha])) as LiveTokenRow[];
+    if (!row) {
+      this.cache.delete(key);
+      throw new MeshError('UNAUTHENTICATED', 'the client certificate is not of an enrolled device, or the device was revoked');
+    }
+    const caller: Caller = { subject: `device:${row.name}`, kind: 'token', scopes: effectiveScopes(row.scopes), tokenId: row.id };
+    if (this.cache.size > 10_000) this.cache.clear();
+    this.cache.set(key, { caller, until: now + CACHE_MS, expiresAt: row.expiresAt ? row.expiresAt.getTime() : null });
     this.touch(row.id, now);
     return caller;
   }

@@ -1,11 +1,12 @@
-// npm run token -- create <name> --scopes read,write [--expires-days N] | list | revoke <id>
+// npm run token -- create <name> --scopes read,write [--expires-days N] | enroll-device <name> --scopes … | list | revoke <id>
 import 'reflect-metadata';
-import { parseEnv } from '@keelson/schema';
+import { homedir } from 'node:os';
+import { keelsonHome, parseEnv } from '@keelson/schema';
 import { meshSecurityFromEnv } from '@keelson/service';
 import { runTokenCli } from './tokenCli';
 
 const env = parseEnv(process.env);
-runTokenCli(process.argv.slice(2), { databaseUrl: env.DATABASE_URL, pg: meshSecurityFromEnv(env).pg }, {
+runTokenCli(process.argv.slice(2), { databaseUrl: env.DATABASE_URL, pg: meshSecurityFromEnv(env).pg, home: keelsonHome(env, homedir()) }, {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
 }).then(
