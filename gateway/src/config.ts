@@ -90,8 +90,15 @@ export async function loadGatewayConfig(
   };
 }
 
-/** `tls` and `tlsTerminatedBy` of GatewayOptions, as the environment sets them. */
-export async function tlsOptions(env: MeshEnv): Promise<Pick<GatewayOptions, 'tls' | 'tlsTerminatedBy'>> {
+/** `tls`, `clientCa` and `tlsTerminatedBy` of GatewayOptions, as the environment sets them. */
+export async function tlsOptions(env: MeshEnv): Promise<Pick<GatewayOptions, 'tls' | 'clientCa' | 'tlsTerminatedBy'>> {
   const tls = await gatewayTlsFromEnv(env);
-  return { ...(tls ? { tls } : {}), ...(env.KEELSON_TLS_TERMINATED_BY ? { tlsTerminatedBy: env.KEELSON_TLS_TERMINATED_BY } : {}) };
+  const caFile = env.KEELSON_TLS_CLIENT_CA;
+  if (caFile && !tls) throw new Error('KEELSON_TLS_CLIENT_CA (device mode) needs KEELSON_TLS_CERT and KEELSON_TLS_KEY: device certificates are checked in the TLS handshake');
+  const clientCa = caFile
+    ? await readFile(caFile).catch((err: unknown) => {
+        throw new Error(`KEELSON_TLS_CLIENT_CA=${caFile} cannot be read: ${(err as Error).message} (npm run token -- enroll-device makes the CA in KEELSON_HOME/device-ca)`);
+      })
+    : undefined;
+  return { ...(tls ? { tls } : {}), ...(clientCa ? { clientCa } : {}), ...(env.KEELSON_TLS_TERMINATED_BY ? { tlsTerminatedBy: env.KEELSON_TLS_TERMINATED_BY } : {}) };
 }

@@ -72,7 +72,18 @@ const declaresAfter = (document: DocumentNode, operationName?: string | null): b
  * caller). Resolves when the stream has ended; returns false when the request is not a subscription
  * (the caller answers it as any other request).
  */
-export async function serveEventStream(req: IncomingMessage, res: ServerResponse, body: unknown, opts: { wsUrl: string; keepAliveMs?: number; ca?: string | Buffer }): Promise<boolean> {
+export async function serveEventStream(
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: unknown,
+  opts: {
+    wsUrl: string;
+    keepAliveMs?: number;
+    ca?: string | Buffer;
+    /** For a request without `authorization` (an enrolled device): an assertion of its caller, which the gateway's own socket accepts from loopback. */
+    assertCaller?: () => Promise<string>;
+  },
+): Promise<boolean> {
   const params = paramsOf(req, body);
   if (typeof params === 'string') {
     sseError(res, 400, 'BAD_REQUEST', params);
@@ -108,7 +119,8 @@ export async function serveEventStream(req: IncomingMessage, res: ServerResponse
     webSocketImpl: opts.ca ? trusting(opts.ca) : WebSocket,
     lazy: true,
     retryAttempts: 0,
-    connectionParams: () => ({ ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}) }),
+    connectionParams: async () =>
+      req.headers.authorization ? { authorization: req.headers.authorization } : opts.assertCaller ? { assertion: await opts.assertCaller() } : {},
     on: { connected: () => connected(), closed: (event) => refused(event) },
   });
   const results = client.iterate<Record<string, unknown>>({ query: params.query, variables, ...(params.operationName ? { operationName: params.operationName } : {}) });

@@ -7,7 +7,8 @@ import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/dis
 import { isLoopback, type Caller } from '@keelson/schema';
 import { armor, healthRoute, readScopeMap, scopePlugin, serveGraphQL, undeclaredRootFields, type CallerContext, type Logger, type MeshSecurity, type ScopeMap } from '@keelson/service';
 import { buildSchema } from 'graphql';
-import { anonymousCaller, type CredentialCheck } from './auth/credentials';
+import type { IncomingMessage } from 'node:http';
+import { acceptDeviceConnection, anonymousCaller, authenticateRequest, type CredentialCheck } from './auth/credentials';
 import { supergraphForPlanning } from './auth/securityFeatures';
 import { createGatewayErrorFormatter } from './errors';
 import { graphiqlRoutes, loadGraphiQL } from './graphiql';
@@ -24,6 +25,12 @@ export interface GatewayOptions {
   port?: number;
   /** Serve HTTPS and WSS with this certificate chain and key (PEM). */
   tls?: { cert: string | Buffer; key: string | Buffer };
+  /**
+   * Device mode (KEELSON_TLS_CLIENT_CA, with `tls`): the CA of enrolled devices. Off loopback every
+   * connection must present a certificate it issued (refused at the handshake otherwise) and stands
+   * for that device, while it is enrolled and not revoked; loopback keeps bearer credentials.
+   */
+  clientCa?: string | Buffer;
   /**
    * The proxy in front that terminates TLS (KEELSON_TLS_TERMINATED_BY). Without `tls` or this, a
    * non-loopback `host` refuses to start: bearer tokens would cross the network in clear.
@@ -98,6 +105,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   }
   const { log, security } = options;
   if (security.auth === 'on' && !options.credentials) throw new Error('the gateway needs a credential check while authentication is on');
+  const deviceMode = options.clientCa !== undefined;
+  if (deviceMode && (!options.tls || security.auth !== 'on')) throw new Error('gateway: device mode (KEELSON_TLS_CLIENT_CA) needs KEELSON_TLS_CERT and KEELSON_TLS_KEY, and authentication on');
 
   const fetcher = subgraphFetcher();
   /** Everything read from one supergraph; a reload builds the next one whole before swapping. */
@@ -145,8 +154,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     plugins: [ApolloServerPluginLandingPageDisabled(), httpSubscriptionsPlugin('/graphql'), scopePlugin(() => ({ schema: graph.apiSchema, map: graph.scopeMap })), ...protection.plugins],
   });
   const graphiql = graphiqlRoutes(await loadGraphiQL(log));
-  const authenticate = async (authorization: string | undefined): Promise<{ caller: Caller; expiresAt?: number }> =>
-    security.auth === 'off' ? { caller: anonymousCaller } : options.credentials!.authenticate(authorization);
+  const authenticate = async (authorization: string | undefined, request?: IncomingMessage): Promise<{ caller: Caller; expiresAt?: number }> =>
+    security.auth === 'off' ? { caller: anonymousCaller } : authenticateRequest(request, authorization, options.credentials!, deviceMode);
 
   let subscriptionRouter: SubscriptionRouter | undefined;
   /** Where an event stream opens its subscription: this gateway's own WebSocket, on loopback when bound to every address. */
@@ -160,13 +169,19 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     maxBodyBytes: security.limits.maxBodyBytes,
     apollo,
     log,
-    authenticate: async (req) => (await authenticate(req.headers.authorization)).caller,
+    authenticate: async (req) => (await authenticate(req.headers.authorization, req)).caller,
     // Subgraph fetches take the caller from the context; nothing in the gateway reads `currentCaller`.
     callerContext: false,
     context: async (_req, caller) => ({ caller }),
     routes: { ...graphiql, '/health': healthRoute('gateway') },
-    eventStream: async (req, res, body) => wantsEventStream(req) && serveEventStream(req, res, body, { wsUrl: ownWsUrl, ...(options.tls ? { ca: options.tls.cert } : {}) }),
-    ...(options.tls ? { tls: options.tls } : {}),
+    eventStream: async (req, res, body, caller) =>
+      wantsEventStream(req) &&
+      serveEventStream(req, res, body, {
+        wsUrl: ownWsUrl,
+        ...(options.tls ? { ca: options.tls.cert } : {}),
+        ...(deviceMode ? { assertCaller: () => security.assertions.sign(caller) } : {}),
+      }),
+    ...(options.tls ? { tls: { ...options.tls, ...(deviceMode ? { clientCa: options.clientCa!, acceptConnection: acceptDeviceConnection } : {}) } } : {}),
     websocket: (wss) => {
       const router = useSubscriptionRouter(wss, {
         ...options.subscriptions,
@@ -178,6 +193,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         limits: security.limits,
         assertions: security.assertions,
         authenticate,
+        acceptOwnAssertions: deviceMode,
         ...(options.credentials ? { credentials: options.credentials } : {}),
         formatError,
         log,

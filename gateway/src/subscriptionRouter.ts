@@ -5,7 +5,8 @@ import { armor, countRefusal, subscriptionGauge, type AssertionKey, type Logger,
 import { GraphQLError, specifiedRules, type ExecutionResult, type GraphQLFormattedError, type GraphQLSchema, type ValidationRule } from 'graphql';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import type { WebSocket, WebSocketServer } from 'ws';
-import { credentialKey, type AcceptedCredential, type CredentialCheck } from './auth/credentials';
+import type { IncomingMessage } from 'node:http';
+import { credentialKey, isLoopbackPeer, type AcceptedCredential, type CredentialCheck } from './auth/credentials';
 import type { ScopeMap } from '@keelson/service';
 import { gatewayError, type GatewayErrorFormatter } from './errors';
 import { RoutedSubscription, type RouteContext, type Shared } from './routedSubscription';
@@ -25,8 +26,16 @@ export interface SubscriptionRouterOptions {
   limits: RequestLimits;
   /** Signs the caller for the owning subgraph's `connection_init` and for entity fetches. */
   assertions: AssertionKey;
-  /** Who a `connection_init`'s `authorization` stands for (anonymous when authentication is off). */
-  authenticate(authorization: string | undefined): Promise<AcceptedCredential>;
+  /**
+   * Who a `connection_init`'s `authorization` stands for on the socket opened by `request`
+   * (anonymous when authentication is off; the enrolled device off loopback in device mode).
+   */
+  authenticate(authorization: string | undefined, request: IncomingMessage): Promise<AcceptedCredential>;
+  /**
+   * Accepts a caller assertion signed with `assertions` in `connection_init` from a loopback peer:
+   * the gateway's own event-stream bridge, for a caller it has authenticated already (a device).
+   */
+  acceptOwnAssertions?: boolean;
   /** Revocations and liveness of tokens behind open sockets (absent when authentication is off). */
   credentials?: CredentialCheck;
   /** Where each subgraph is served, by subgraph name. */
@@ -159,9 +168,13 @@ export function useSubscriptionRouter(wss: WebSocketServer, options: Subscriptio
       onConnect: async (ctx) => {
         const { socket } = ctx.extra;
         const raw = ctx.connectionParams?.authorization ?? ctx.connectionParams?.Authorization;
+        const assertion = ctx.connectionParams?.assertion;
         let accepted: AcceptedCredential;
         try {
-          accepted = await options.authenticate(typeof raw === 'string' ? raw : undefined);
+          accepted =
+            options.acceptOwnAssertions && typeof assertion === 'string' && isLoopbackPeer(ctx.extra.request.socket.remoteAddress)
+              ? { caller: await options.assertions.verify(assertion) }
+              : await options.authenticate(typeof raw === 'string' ? raw : undefined, ctx.extra.request);
         } catch (err) {
           countRefusal('gateway', 'unauthenticated');
           socket.close(closeCodes.unauthenticated, (err as Error).message.slice(0, 120));

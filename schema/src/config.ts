@@ -41,6 +41,14 @@ export const envSchema = z.object({
   /** The gateway's private key (PEM file), with KEELSON_TLS_CERT. */
   KEELSON_TLS_KEY: z.string().min(1).optional(),
   /**
+   * Device mode (seed 002): the CA of enrolled devices (PEM file; `npm run token -- enroll-device`
+   * makes it at `<KEELSON_HOME>/device-ca/ca.crt`). With it, every connection from off loopback must
+   * present a client certificate of an enrolled, unrevoked device — refused at the TLS handshake
+   * otherwise — and stands for that device; a bearer token alone is not accepted off loopback.
+   * Needs KEELSON_TLS_CERT and KEELSON_TLS_KEY.
+   */
+  KEELSON_TLS_CLIENT_CA: z.string().min(1).optional(),
+  /**
    * Names the proxy or load balancer in front of the gateway that terminates TLS: lets the gateway
    * serve plain HTTP on a non-loopback KEELSON_HOST, which it otherwise refuses (tokens would travel
    * in clear). Documentation in one variable: the gateway trusts that it is true.

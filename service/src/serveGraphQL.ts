@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
+import type { TLSSocket } from 'node:tls';
 import type { AddressInfo, Socket } from 'node:net';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable } from 'node:stream';
@@ -45,8 +46,12 @@ export interface ServeOptions<TContext extends BaseContext> {
    * with the read scope only (see `metricsAuthenticate`).
    */
   routes?: Record<string, RouteHandler>;
-  /** Serve HTTPS and WSS with this certificate chain and key (PEM). @default plain HTTP and WS */
-  tls?: { cert: string | Buffer; key: string | Buffer };
+  /**
+   * Serve HTTPS and WSS with this certificate chain and key (PEM). With `clientCa`, client
+   * certificates are asked for and checked against it, and `acceptConnection` decides per TLS
+   * connection, before any request on it is read. @default plain HTTP and WS
+   */
+  tls?: { cert: string | Buffer; key: string | Buffer; clientCa?: string | Buffer; acceptConnection?: (socket: TLSSocket) => boolean };
   /** Who is reading `/metrics` (a scraper's bearer token). @default authenticate */
   metricsAuthenticate?: (req: IncomingMessage) => Promise<Caller>;
   /**
@@ -304,7 +309,7 @@ export async function serveGraphQL<TContext extends BaseContext>(opts: ServeOpti
       sendJsonError(res, 500, 'internal server error', 'INTERNAL_SERVER_ERROR');
     });
   };
-  const server: Server = opts.tls ? createTlsServer({ cert: opts.tls.cert, key: opts.tls.key }, listener) : createServer(listener);
+  const server: Server = opts.tls ? tlsServer(opts.tls, listener) : createServer(listener);
 
   // Idle keep-alive connections outlive the clients' own idle timeouts (the gateway's pool closes
   // first, at the hint this sends), so no request goes out on a connection the server is closing.
@@ -382,4 +387,21 @@ export function healthRoute(name: string): RouteHandler {
     res.setHeader('content-type', 'application/json');
     res.end(JSON.stringify({ ok: true, service: name }));
   };
+}
+
+/**
+ * An HTTPS server; with a client CA it asks every client for a certificate (without failing the
+ * handshake itself: `acceptConnection` decides, so loopback clients may come without one) and
+ * destroys each connection `acceptConnection` refuses before a byte of HTTP is read.
+ */
+function tlsServer(tls: NonNullable<ServeOptions<never>['tls']>, listener: RequestListener): Server {
+  const server = createTlsServer(
+    { cert: tls.cert, key: tls.key, ...(tls.clientCa ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: false } : {}) },
+    listener,
+  );
+  const accept = tls.acceptConnection;
+  if (accept) server.prependListener('secureConnection', (socket: TLSSocket) => {
+    if (!accept(socket)) socket.destroy();
+  });
+  return server;
 }
