@@ -352,7 +352,9 @@ export async function serveGraphQL<TContext extends BaseContext>(opts: ServeOpti
     });
   });
   const port = (server.address() as AddressInfo).port;
-  const hostForUrl = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+  // A wildcard bind is dialled on loopback (a Host every service answers to).
+  const dialled = opts.host === '0.0.0.0' ? '127.0.0.1' : opts.host === '::' ? '::1' : opts.host;
+  const hostForUrl = dialled.includes(':') ? `[${dialled}]` : dialled;
   const url = `${opts.tls ? 'https' : 'http'}://${hostForUrl}:${port}${path}`;
   const wsUrl = `${opts.tls ? 'wss' : 'ws'}://${hostForUrl}:${port}${path}`;
   opts.log.info({ url }, `${opts.name} listening`);
