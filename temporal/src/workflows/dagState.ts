@@ -144,8 +144,9 @@ export function describeLaunch(run: DagLaunch): string {
   const working = [...run.running.entries()].filter(([, t]) => t.kind === 'work').map(([id]) => `\`${id}\` (${kind(id)})`);
   const gates = [...run.gates.values()].map((g) => `\`${g.nodeId}\` (pause \`${g.pauseId}\`)`);
   const done = byStatus('SUCCEEDED').length + byStatus('SKIPPED').length;
+  // A blank line before the list: the UI's markdown does not let a list interrupt a paragraph.
   return [
-    `**Run** \`${run.runId}\`, launch ${run.launch}: ${done} of ${run.nodes.size} nodes done`,
+    `**Run** \`${run.runId}\`, launch ${run.launch}: ${done} of ${run.nodes.size} nodes done\n`,
     working.length ? `- running: ${working.join(', ')}` : '- running: nothing',
     ...(gates.length ? [`- waiting for an answer at: ${gates.join(', ')} (respondToRun)`] : []),
     ...(run.failure ? [`- failed at \`${run.failure.nodeId}\`: ${run.failure.message.slice(0, 300)}`] : []),
