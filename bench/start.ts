@@ -87,7 +87,7 @@ async function main(teardown: Teardown): Promise<string> {
     clearTimeout(timer);
   });
   await waitFor('npm start', start, START_TIMEOUT_MS, () => out.includes(READY_LINE), () => out);
-  const gatewayUrl = /GraphQL \(HTTP \+ WebSocket\): (\S+)/.exec(out)?.[1];
+  const gatewayUrl = /GraphQL \(HTTP \+ WebSocket\): (https?:\/\/[^\s"]+)/.exec(out)?.[1];
   if (!gatewayUrl) throw new Error(`npm start did not print its GraphQL URL:\n${out}`);
   const report: string[] = [`Keelson Mesh bench:start — node ${process.version}, load average ${loadavg()[0]!.toFixed(2)} at the start`];
   report.push(...out.split('\n').filter((l) => /GraphQL|Gateway|Temporal UI/.test(l)));

@@ -26,16 +26,23 @@ describe('traces into a real Jaeger', () => {
   let jaeger: Jaeger;
   let mesh: TestMesh;
   const logLines: Record<string, unknown>[] = [];
+  /** Records that do not name their service exactly once (one log: there are none). */
+  const unnamed: string[] = [];
 
   beforeAll(async () => {
     jaeger = await startJaeger();
     const sink = new Writable({
       write(chunk: Buffer, _encoding, done) {
-        for (const line of chunk.toString().split('\n')) if (line.trim()) logLines.push(JSON.parse(line) as Record<string, unknown>);
+        for (const line of chunk.toString().split('\n')) {
+          if (!line.trim()) continue;
+          // One log: each record names its service once.
+          if (line.split('"service":').length !== 2) unnamed.push(line);
+          logLines.push(JSON.parse(line) as Record<string, unknown>);
+        }
         done();
       },
     });
-    mesh = await startTestMesh({ OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpUrl }, { log: createLogger('mesh', 'debug', sink) });
+    mesh = await startTestMesh({ OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpUrl }, { log: createLogger(undefined, 'debug', sink) });
   });
 
   afterAll(async () => {
@@ -88,6 +95,7 @@ describe('traces into a real Jaeger', () => {
     // Logs carry the trace id: the gateway's and the runs subgraph's lines of that request.
     const traced = logLines.filter((l) => l.trace_id === traceId).map((l) => l.service);
     expect(traced).toEqual(expect.arrayContaining(['gateway', 'runs']));
+    expect(unnamed).toEqual([]);
 
     // The README's picture, drawn from this trace (KEELSON_TRACE_PICTURE=<path> writes it).
     if (process.env.KEELSON_TRACE_PICTURE) await writeFile(process.env.KEELSON_TRACE_PICTURE, jaegerTraceSvg(trace!));

@@ -6,16 +6,14 @@ const config = loadModelServerConfig(process.argv.slice(2));
 const log = createLogger('model-server', config.logLevel);
 startModelServer({ ...config, log }).then(
   (server) => {
-    process.stdout.write(
-      [
-        `[keelson] model server:           ${server.url}`,
-        `[keelson] Anthropic Messages:     ANTHROPIC_BASE_URL=${server.anthropicBaseUrl}`,
-        `[keelson] OpenAI (chat, responses, embeddings): OPENAI_BASE_URL=${server.openaiBaseUrl}`,
-        `[keelson] recorded requests:      ${server.url}/_keelson/requests`,
-        config.scriptPath ? `[keelson] script:                 ${config.scriptPath}` : '[keelson] script:                 built-in markers only',
-        '',
-      ].join('\n'),
-    );
+    for (const line of [
+      `model server:           ${server.url}`,
+      `Anthropic Messages:     ANTHROPIC_BASE_URL=${server.anthropicBaseUrl}`,
+      `OpenAI (chat, responses, embeddings): OPENAI_BASE_URL=${server.openaiBaseUrl}`,
+      `recorded requests:      ${server.url}/_keelson/requests`,
+      `script:                 ${config.scriptPath ?? 'built-in markers only'}`,
+    ])
+      log.info(line);
     const stop = () => void server.stop().then(() => process.exit(0));
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);

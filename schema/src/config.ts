@@ -290,6 +290,8 @@ export const envSchema = z.object({
   KEELSON_WORKER_METRICS_PORT: port(4009),
   /** debug | info | warn | error. @default info */
   KEELSON_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  /** `json` (one object per line), `pretty` (readable lines), or `auto`: pretty on a terminal, JSON otherwise. @default auto */
+  KEELSON_LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
 });
 
 export type MeshEnv = z.infer<typeof envSchema>;

@@ -1,5 +1,5 @@
-export { createLogger, silentLogger } from './logger';
-export type { Logger } from './logger';
+export { createLogger, logFormatFromEnv, silentLogger } from './logger';
+export type { LogFormat, Logger } from './logger';
 export { assertBindAllowed } from './bindGuard';
 export { serveGraphQL, healthRoute } from './serveGraphQL';
 export { runService } from './runService';

@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
-import { freePort, heapFlags } from '@keelson/service';
+import { freePort, heapFlags, logFormatFromEnv } from '@keelson/service';
 
 const root = join(__dirname, '..', '..');
 
@@ -43,7 +45,8 @@ export async function startGatewayProcess(options: GatewayProcessOptions): Promi
   const urls = Object.fromEntries(Object.entries(options.subgraphUrls).map(([name, url]) => [`KEELSON_${name.toUpperCase()}_URL`, url]));
   const child = spawn(process.execPath, [...heapFlags(), '-r', './scripts/register.js', 'apps/gateway/main.ts'], {
     cwd: root,
-    env: { ...options.env, ...urls, KEELSON_HOST: options.host, KEELSON_GATEWAY_PORT: String(port) },
+    // Its stderr is a pipe to this process: it logs in the format this process's terminal gets.
+    env: { ...options.env, ...urls, KEELSON_HOST: options.host, KEELSON_GATEWAY_PORT: String(port), KEELSON_LOG_FORMAT: logFormatFromEnv(options.env) },
     stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
   });
   const onStderr = options.onStderr ?? ((chunk: string) => process.stderr.write(chunk));
@@ -69,22 +72,35 @@ export async function startGatewayProcess(options: GatewayProcessOptions): Promi
     })());
 
   const hostInUrl = options.host.includes(':') ? `[${options.host}]` : options.host === '0.0.0.0' ? '127.0.0.1' : options.host;
-  const base = `http://${hostInUrl}:${port}`;
+  // With TLS the gateway serves HTTPS: its health is asked over it, trusting exactly its certificate.
+  const cert = options.env.KEELSON_TLS_CERT?.trim() ? await readFile(options.env.KEELSON_TLS_CERT.trim()).catch(() => undefined) : undefined;
+  const scheme = cert ? 'https' : 'http';
+  const base = `${scheme}://${hostInUrl}:${port}`;
   const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {
       throw new Error(`the gateway process exited while starting (code ${child.exitCode}, signal ${child.signalCode}): ${tail.trim()}`);
     }
-    const healthy = await fetch(`${base}/health`, { signal: AbortSignal.timeout(2_000) }).then(
-      (res) => res.ok,
-      () => false,
-    );
-    if (healthy) break;
+    if (await answersHealth(`${base}/health`, cert)) break;
     if (Date.now() > deadline) {
       await stop(1_000);
       throw new Error(`the gateway process did not answer ${base}/health in time: ${tail.trim()}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { pid: child.pid!, url: `${base}/graphql`, wsUrl: `ws://${hostInUrl}:${port}/graphql`, exited, stop };
+  return { pid: child.pid!, url: `${base}/graphql`, wsUrl: `${cert ? 'wss' : 'ws'}://${hostInUrl}:${port}/graphql`, exited, stop };
+}
+
+/** Whether `GET url` answers 2xx within 2 s; over HTTPS, trusting `cert` whatever name it carries (the child's own, dialled on loopback). */
+async function answersHealth(url: string, cert: Buffer | undefined): Promise<boolean> {
+  if (!cert) return fetch(url, { signal: AbortSignal.timeout(2_000) }).then((res) => res.ok, () => false);
+  return new Promise((resolve) => {
+    const req = httpsRequest(url, { ca: cert, checkServerIdentity: () => undefined, timeout: 2_000 }, (res) => {
+      res.resume();
+      resolve((res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300);
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(false));
+    req.end();
+  });
 }

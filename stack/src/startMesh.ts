@@ -60,6 +60,7 @@ export interface MeshOptions {
   compaction?: false | { removeOnStop?: boolean };
   /** Progress lines for a human watching the boot. @default discard */
   progress?: (line: string) => void;
+  /** The process's logger, made without a `service` (the mesh and each service bind theirs). @default createLogger() */
   log?: Logger;
   /** Passed to the rib hosts, the ribs subgraph's and the worker's (tests: an explicit `available` map of ribs). */
   ribHost?: RibHostOverrides;
@@ -122,7 +123,9 @@ async function withTemporalClient<T>(temporal: { address: string; namespace: str
 export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
   const rawEnv = opts.env ?? process.env;
   const env = parseEnv(rawEnv);
-  const log = opts.log ?? createLogger('mesh', env.KEELSON_LOG_LEVEL);
+  // One logger for the process: the mesh's own records and each service's, told apart by `service`.
+  const root = opts.log ?? createLogger(undefined, env.KEELSON_LOG_LEVEL);
+  const log = root.child({ service: 'mesh' });
   // Read once: every service shares the assertion key (KEELSON_ASSERTION_SECRET or <home>/assertion.key).
   const security = meshSecurityFromEnv(env);
   const progress = opts.progress ?? (() => {});
@@ -146,7 +149,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
   // the SDK's logger, and worker metrics on a port of their own; with ephemeral ports (tests) only when asked for by name.
   const workerMetricsPort = opts.ephemeralPorts && !rawEnv.KEELSON_WORKER_METRICS_PORT ? 0 : env.KEELSON_WORKER_METRICS_PORT;
   const workerMetricsAddress = workerMetricsPort > 0 && opts.worker !== false ? `${env.KEELSON_HOST}:${workerMetricsPort}` : undefined;
-  const runtimeInstalled = configureTemporalRuntime(env.KEELSON_LOG_LEVEL === 'debug' ? 'info' : 'warn', workerMetricsAddress ? { metricsAddress: workerMetricsAddress } : {});
+  const runtimeInstalled = configureTemporalRuntime(env.KEELSON_LOG_LEVEL === 'debug' ? 'info' : 'warn', { log: root.child({ service: 'worker' }), ...(workerMetricsAddress ? { metricsAddress: workerMetricsAddress } : {}) });
   if (workerMetricsAddress && !runtimeInstalled) log.warn({ address: workerMetricsAddress }, 'the Temporal Runtime was installed earlier in this process: worker metrics are not served');
   const workerMetricsUrl = workerMetricsAddress && runtimeInstalled ? `http://${workerMetricsAddress}/metrics` : null;
 
@@ -196,7 +199,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       security,
       ...(jwt ? { jwt } : {}),
       adminTokenHome: home,
-      log: log.child({ service: 'identity' }),
+      log: root.child({ service: 'identity' }),
     });
     stops.push({ name: 'identity subgraph', stop: () => identity.stop() });
     const { adminToken } = identity;
@@ -209,7 +212,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       port: port(env.KEELSON_PROJECTS_PORT),
       security,
       settings: projectsSettings(env, userHome, rawEnv),
-      log: log.child({ service: 'projects' }),
+      log: root.child({ service: 'projects' }),
     });
     stops.push({ name: 'projects subgraph', stop: () => projects.stop() });
 
@@ -226,7 +229,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       db: () => late.runs?.services.dataSource,
       memoryUrl: () => late.memory?.url,
       identity: serviceIdentity(security.assertions, 'ribs'),
-      log: log.child({ service: 'ribs' }),
+      log: root.child({ service: 'ribs' }),
     });
     const ribs = await startRibs({
       databaseUrl: env.DATABASE_URL,
@@ -234,7 +237,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       port: port(env.KEELSON_RIBS_PORT),
       security,
       settings: { ...ribsSettings(env, userHome, rawEnv), projectsUrl: projects.url },
-      log: log.child({ service: 'ribs' }),
+      log: root.child({ service: 'ribs' }),
       ribHost: { ...opts.ribHost, seams: (ribId) => ({ ...agentSeams.seams(ribId), ...(opts.ribHost?.seams?.(ribId) ?? {}) }) },
       runs: {
         runs: runsPort.port,
@@ -255,7 +258,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       port: port(env.KEELSON_RUNS_PORT),
       security,
       settings: { ...runsSettings(env, { userHome, temporal, projectsUrl: projects.url }), ribWorkflows: ribWorkflowSource(ribs.host) },
-      log: log.child({ service: 'runs' }),
+      log: root.child({ service: 'runs' }),
     });
     late.runs = runs;
     stops.push({ name: 'runs subgraph', stop: () => runs.stop() });
@@ -273,14 +276,14 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       heartbeatTimeoutMs: env.KEELSON_RUN_HEARTBEAT_TIMEOUT_MS,
       runsUrl: runs.url,
       capabilityPollMs: env.KEELSON_CAPABILITY_POLL_MS,
-      log: log.child({ service: 'sessions' }),
+      log: root.child({ service: 'sessions' }),
     });
     stops.push({ name: 'sessions subgraph', stop: () => sessions.stop() });
 
     // After sessions and runs: capture reads transcripts and prompt-node turns from them by URL
     // (and memory stops before them).
     progress('Subgraphs: memory');
-    const memoryLog = log.child({ service: 'memory' });
+    const memoryLog = root.child({ service: 'memory' });
     const memory = await startMemoryService({
       databaseUrl: env.DATABASE_URL,
       host: env.KEELSON_HOST,
@@ -308,7 +311,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
         projectsUrl: projects.url,
       }),
       capabilityPollMs: env.KEELSON_CAPABILITY_POLL_MS,
-      log: log.child({ service: 'swarms' }),
+      log: root.child({ service: 'swarms' }),
     });
     stops.push({ name: 'swarms subgraph', stop: () => swarms.stop() });
     // The swarm rib's operator tools (in this process's rib hosts) call this swarms subgraph.
@@ -321,7 +324,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
 
     progress(`Worker: polling ${temporal.address}`);
     if (opts.worker !== false) {
-      const workerLog = log.child({ service: 'worker' });
+      const workerLog = root.child({ service: 'worker' });
       const workerIdentity = serviceIdentity(security.assertions, 'worker');
       const activityDeps = await openActivityDeps({
         databaseUrl: env.DATABASE_URL,
@@ -401,7 +404,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
         ...(security.auth === 'on' ? { credentials: identity.identity.authenticator } : {}),
         subscriptions: subscriptionLimitsFromEnv(env),
         ...(await tlsOptions(env)),
-        log: log.child({ service: 'gateway' }),
+        log: root.child({ service: 'gateway' }),
       });
       stops.push({ name: 'gateway', stop: () => inProcess.stop() });
       gateway = inProcess;

@@ -68,7 +68,7 @@ export async function startStandaloneWorker(opts: StartStandaloneWorkerOptions):
   const { env, rawEnv, home, log } = opts;
   const identity: ServiceIdentity = serviceIdentity(opts.security.assertions, 'worker');
   const metricsAddress = env.KEELSON_WORKER_METRICS_PORT > 0 ? `${env.KEELSON_HOST}:${env.KEELSON_WORKER_METRICS_PORT}` : undefined;
-  configureTemporalRuntime(env.KEELSON_LOG_LEVEL === 'debug' ? 'info' : 'warn', metricsAddress ? { metricsAddress } : {});
+  configureTemporalRuntime(env.KEELSON_LOG_LEVEL === 'debug' ? 'info' : 'warn', { log, ...(metricsAddress ? { metricsAddress } : {}) });
   if (metricsAddress) log.info({ url: `http://${metricsAddress}/metrics` }, 'worker metrics (Prometheus)');
   const opened = await openActivityDeps({
     databaseUrl: env.DATABASE_URL,
