@@ -11,6 +11,8 @@ const common = {
   testEnvironment: 'node',
   setupFiles: ['reflect-metadata'],
   moduleFileExtensions: ['ts', 'js', 'json'],
+  // @keelson/client from its source (its `@keelson/source` export condition; the published exports name dist/).
+  testEnvironmentOptions: { customExportConditions: ['node', 'node-addons', '@keelson/source'] },
   testPathIgnorePatterns: ['/node_modules/'],
 };
 

@@ -33,8 +33,12 @@ export interface KeelsonResult<T> {
 
 /** An error answer, thrown by `request` and passed to a subscription's `error` handler. */
 export class KeelsonError extends Error {
-  constructor(readonly errors: readonly GraphQLFormattedError[]) {
+  /** The answer's errors, as the gateway sent them. */
+  readonly errors: readonly GraphQLFormattedError[];
+  // A plain field, not a parameter property: the source stays valid under `erasableSyntaxOnly`.
+  constructor(errors: readonly GraphQLFormattedError[]) {
     super(errors.map((e) => `${e.message}${e.extensions?.code ? ` (${String(e.extensions.code)})` : ''}`).join('; '));
+    this.errors = errors;
     this.name = 'KeelsonError';
   }
   /** The first error's `extensions.code` (BAD_USER_INPUT, FORBIDDEN, …). */
