@@ -52,7 +52,7 @@ describe('a run as the Temporal UI shows it', () => {
 
     // Current details: the gate that waits, nothing running.
     const metadata = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
-    expect(metadata.currentDetails).toMatch(/^\*\*Run\*\* `[0-9a-f-]+`, launch 1: 3 of 5 nodes done\n\n- running: nothing\n- waiting for an answer at: `review` \(pause `[^`]+`\) \(respondToRun\)$/);
+    expect(metadata.currentDetails).toMatch(/^\*\*Run\*\* `[0-9a-f-]+`, launch 1: 3 of 5 nodes done\n\n- running: nothing\n- waiting for an answer at: `review` \(pause `[^`]+`\) — “Read \$ARTIFACTS\\_DIR\/report\.md\. Answer "approve" to archive it, or give feedback to stop here\.” \(respondToRun\)$/);
 
     // Every activity names the node it runs.
     const summaries: string[] = [];
@@ -82,7 +82,7 @@ describe('a run as the Temporal UI shows it', () => {
       const text = await shown();
       expect(text).toContain(`project-check in payments-api · run ${started.id.slice(0, 8)}`);
       expect(text).toContain('project: payments-api');
-      expect(text).toMatch(/waiting for an answer at:\s*review \(pause [0-9a-f-]{36}\)/);
+      expect(text).toMatch(/waiting for an answer at:\s*review \(pause [0-9a-f-]{36}\) — “Read \$ARTIFACTS_DIR\/report\.md\. Answer ["“]approve["”] to archive it/);
       mkdirSync(PICTURES, { recursive: true });
       await page.screenshot({ path: join(PICTURES, 'temporal-ui-paused-run.png') });
     } finally {

@@ -85,8 +85,13 @@ export async function runApproval(run: DagLaunch, node: PlanNode): Promise<void>
   const gate: Gate = { nodeId: node.id, pauseId: uuid4(), opened: false };
   run.gates.set(node.id, gate);
   run.setNode(node.id, { status: 'WAITING' });
-  await book.openGate({ runId: run.runId, nodeId: node.id, launch: run.launch, pauseId: gate.pauseId });
+  const opened = await book.openGate({ runId: run.runId, nodeId: node.id, launch: run.launch, pauseId: gate.pauseId });
   gate.opened = true;
+  // (Histories recorded before openGate answered have no question.)
+  if (opened?.question) {
+    gate.question = opened.question;
+    run.bump(); // the current details show it
+  }
   await awaitGate(run, node, gate);
 }
 

@@ -20,6 +20,8 @@ export interface Gate {
   pauseId: string;
   /** The pause row exists (openGate committed). */
   opened: boolean;
+  /** The question as the definition words it, shortened (for the Temporal UI; absent after continue-as-new). */
+  question?: string;
   /** The answer being recorded; set by the first accepted update. */
   answer?: string;
   /** The recorded decision. */

@@ -142,7 +142,7 @@ export function describeLaunch(run: DagLaunch): string {
   const byStatus = (status: string) => [...run.nodes.entries()].filter(([, s]) => s.status === status).map(([id]) => id);
   const kind = (id: string) => run.planNode(id)?.type ?? 'node';
   const working = [...run.running.entries()].filter(([, t]) => t.kind === 'work').map(([id]) => `\`${id}\` (${kind(id)})`);
-  const gates = [...run.gates.values()].map((g) => `\`${g.nodeId}\` (pause \`${g.pauseId}\`)`);
+  const gates = [...run.gates.values()].map((g) => `\`${g.nodeId}\` (pause \`${g.pauseId}\`)${g.question ? ` — “${g.question.replace(/[`*_[\]<>\\]/g, '\\$&')}”` : ''}`);
   const done = byStatus('SUCCEEDED').length + byStatus('SKIPPED').length;
   // A blank line before the list: the UI's markdown does not let a list interrupt a paragraph.
   return [

@@ -12,6 +12,9 @@ import { readArtifacts } from './artifacts';
 import { claimAttempt, endEarlierAttempts, readCommandRecord, runCommand, settleRecords, type CommandResult } from './commandProcess';
 import { inputEnv, referencedNodes, renderText, withArtifactsDir } from './templates';
 
+/** How much of a gate's question the Temporal UI's current details show. */
+const GATE_QUESTION_CHARS = 200;
+
 /** What a prompt node's executor receives: the rendered turn, confined to the run's working directory. */
 export interface PromptNodeRequest {
   runId: string;
@@ -325,8 +328,12 @@ export function createRunActivities(deps: RunActivityDeps | undefined) {
       });
     },
 
-    /** Opens an approval gate: the rendered prompt and the artifacts it names, the node WAITING, the run PAUSED. */
-    async openGate(input: NodeRef & { pauseId: string }): Promise<void> {
+    /**
+     * Opens an approval gate: the rendered prompt and the artifacts it names, the node WAITING, the run
+     * PAUSED. Answers the gate's question as the definition words it (never rendered: node outputs
+     * stay out of the workflow's history), shortened, for the Temporal UI's current details.
+     */
+    async openGate(input: NodeRef & { pauseId: string }): Promise<{ question: string }> {
       return asActivity(async () => {
         const { store } = need();
         const run = await loadRun(input.runId);
@@ -336,6 +343,8 @@ export function createRunActivities(deps: RunActivityDeps | undefined) {
         const prompt = renderText(node.prompt, { inputs: run.inputs, outputs });
         const artifacts = await readArtifacts(run.artifactsDir, prompt);
         await store.openGate(run.id, node.id, input.launch, input.pauseId, prompt, artifacts);
+        const question = node.prompt.replace(/\s+/g, ' ').trim();
+        return { question: question.length > GATE_QUESTION_CHARS ? `${question.slice(0, GATE_QUESTION_CHARS - 1)}…` : question };
       });
     },
 
