@@ -146,9 +146,10 @@ describe('MCP at the gateway', () => {
   it('serves stdio through npm run mcp, with the token npm start keeps in KEELSON_HOME', async () => {
     const port = new URL(mesh.gatewayUrl).port;
     const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: ['-r', './scripts/register.js', 'apps/mcp/main.ts'],
-      cwd: repo,
+      // As the README has an MCP client start it: npm's own banner kept off stdout with --silent.
+      command: 'npm',
+      args: ['--prefix', repo, 'run', '--silent', 'mcp'],
+      cwd: mesh.dir,
       env: { PATH: process.env.PATH ?? '', HOME: mesh.dir, KEELSON_HOME: mesh.rawEnv.KEELSON_HOME!, KEELSON_GATEWAY_PORT: port },
       stderr: 'pipe',
     });
