@@ -115,7 +115,10 @@ describe('MCP at the gateway', () => {
     const reader = await tokenWith(mesh, 'mcp reader', ['read']);
     const forbidden = await post(url, callStamp, reader);
     expect(forbidden.status).toBe(403);
-    expect(forbidden.json.error).toMatchObject({ message: 'calling a tool over MCP needs scope write; the caller (token:mcp reader) has read', data: { code: 'FORBIDDEN', requiredScopes: [['write']] } });
+    expect(forbidden.json.error).toMatchObject({
+      message: 'calling a tool over MCP needs scope write or operate; the caller (token:mcp reader) has read',
+      data: { code: 'FORBIDDEN', requiredScopes: [['write'], ['operate']] },
+    });
     expect(calls.filter((c) => c.label === 'raw')).toEqual([]);
 
     // The reader connects and lists, but sees no tool it could not call.
@@ -129,7 +132,7 @@ describe('MCP at the gateway', () => {
     await expect(connect(url, 'kmt_not-a-token')).rejects.toThrow(/401/);
   });
 
-  it('holds each tool to its own scope: write calls rib tools, run_cancel needs operate', async () => {
+  it('holds each tool to its own scope: write calls rib tools, run_cancel needs operate, operate alone no rib tool', async () => {
     const client = await connect(url, await tokenWith(mesh, 'mcp writer', ['write']));
     try {
       const names = (await client.listTools()).tools.map((t) => t.name);
@@ -140,6 +143,17 @@ describe('MCP at the gateway', () => {
       expect(textOf(await client.callTool({ name: 'probe_stamp', arguments: { label: 'writer' } }))).toBe('stamped writer');
     } finally {
       await client.close();
+    }
+    const operator = await connect(url, await tokenWith(mesh, 'mcp operator', ['operate']));
+    try {
+      const names = (await operator.listTools()).tools.map((t) => t.name);
+      expect(names).toContain('run_cancel');
+      expect(names).not.toContain('probe_stamp');
+      const stamp = await operator.callTool({ name: 'probe_stamp', arguments: { label: 'operator' } });
+      expect({ text: textOf(stamp), isError: stamp.isError }).toEqual({ text: 'probe_stamp needs scope write; the caller (token:mcp operator) has read, operate', isError: true });
+      expect(calls.filter((c) => c.label === 'operator')).toEqual([]);
+    } finally {
+      await operator.close();
     }
   });
 

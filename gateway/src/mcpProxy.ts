@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ASSERTION_HEADER, effectiveScopes, isMeshError, MCP_PATH, type Caller, type Scope } from '@keelson/schema';
+import { ASSERTION_HEADER, effectiveScopes, isMeshError, MCP_PATH, satisfiesScopes, type Caller, type Scope } from '@keelson/schema';
 import { sendJsonRpcError, type AssertionKey, type EndpointHandler, type Logger } from '@keelson/service';
 import { z } from 'zod';
 
@@ -16,12 +16,13 @@ const messageSchema = z.object({ method: z.string().optional() }).passthrough();
 const bodySchema = z.union([messageSchema, z.array(messageSchema).min(1)]);
 
 /**
- * The scope a batch of MCP messages needs: `write` when any calls a tool (as the GraphQL mutations
- * reaching ribs need), `read` for everything else (initialize, listing, ping, notifications).
- * The ribs subgraph holds each tool to its own scope on top (`run_cancel` needs `operate`).
+ * The scopes a batch of MCP messages needs, as `@requiresScopes` writes them (an OR of AND-sets):
+ * calling a tool `write` or `operate` (rib tools need `write` as `ribAction` does, `run_cancel` /
+ * `run_steer` `operate` as `cancelRun` does: the ribs subgraph holds each tool to its own), anything
+ * else (initialize, listing, ping, notifications) `read`.
  */
-export function mcpScope(messages: readonly { method?: string }[]): Scope {
-  return messages.some((m) => m.method === 'tools/call') ? 'write' : 'read';
+export function mcpScopes(messages: readonly { method?: string }[]): Scope[][] {
+  return messages.some((m) => m.method === 'tools/call') ? [['write'], ['operate']] : [['read']];
 }
 
 export interface McpProxyOptions {
@@ -60,11 +61,11 @@ export function mcpProxy(opts: McpProxyOptions): EndpointHandler {
       if (!parsed) return sendJsonRpcError(res, { status: 400, message: 'the request body is not a JSON-RPC message or batch', code: 'BAD_REQUEST', rpcCode: -32700 });
       messages = parsed;
     }
-    const scope = mcpScope(messages);
-    if (!effectiveScopes(caller.scopes).includes(scope)) {
-      const what = scope === 'write' ? 'calling a tool over MCP' : 'MCP';
-      const message = `${what} needs scope ${scope}; the caller (${caller.subject}) has ${caller.scopes.join(', ') || 'none'}`;
-      return sendJsonRpcError(res, { status: 403, message, code: 'FORBIDDEN', data: { requiredScopes: [[scope]] } });
+    const required = mcpScopes(messages);
+    if (!satisfiesScopes(effectiveScopes(caller.scopes), required)) {
+      const what = required.length > 1 ? 'calling a tool over MCP' : 'MCP';
+      const message = `${what} needs scope ${required.map((set) => set.join(' and ')).join(' or ')}; the caller (${caller.subject}) has ${caller.scopes.join(', ') || 'none'}`;
+      return sendJsonRpcError(res, { status: 403, message, code: 'FORBIDDEN', data: { requiredScopes: required } });
     }
     await forward(req, res, raw, caller, opts);
   };
