@@ -37,8 +37,8 @@ export interface StartSubgraphOptions<TContext extends SubgraphContext> {
    * @default 'compiled'
    */
   execution?: SubgraphExecution;
-  /** Handlers of any method at exact paths beside GraphQL (see `SubgraphEndpoint`). */
-  endpoints?: Record<string, SubgraphEndpoint>;
+  /** Handlers of any method at exact paths beside GraphQL (see `SubgraphRouteHandler`). */
+  endpoints?: Record<string, SubgraphRouteHandler>;
 }
 
 /**
@@ -46,7 +46,7 @@ export interface StartSubgraphOptions<TContext extends SubgraphContext> {
  * request's assertion as a GraphQL request's is (it throws a MeshError UNAUTHENTICATED), `body()`
  * reads the bounded body. The handler shapes its own answers, refusals included.
  */
-export type SubgraphEndpoint = (req: IncomingMessage, res: ServerResponse, request: { caller(): Promise<Caller>; body(): Promise<string> }) => Promise<void>;
+export type SubgraphRouteHandler = (req: IncomingMessage, res: ServerResponse, request: { caller(): Promise<Caller>; body(): Promise<string> }) => Promise<void>;
 
 /** The caller when authentication is off and a request carries no assertion (loopback only). */
 const anonymous: Caller = { subject: 'anonymous (KEELSON_AUTH=off)', kind: 'service', scopes: [...scopes] };
@@ -205,7 +205,7 @@ export function serveDomain<TServices>(
   schema: GraphQLSchema,
   services: TServices,
   onStop: () => Promise<void>,
-  endpoints?: Record<string, SubgraphEndpoint>,
+  endpoints?: Record<string, SubgraphRouteHandler>,
 ): Promise<Served> {
   return startSubgraph<SubgraphContext & { services: TServices }>({
     name,

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RibHost, ToolRunOutcome } from '@keelson/host';
-import type { SubgraphEndpoint } from '@keelson/kit';
+import type { SubgraphRouteHandler } from '@keelson/kit';
 import { isMeshError, type Caller } from '@keelson/schema';
 import { sendJsonRpcError, type Logger } from '@keelson/service';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -70,7 +70,7 @@ export function mcpServerFor(caller: Caller, opts: McpEndpointOptions): Server {
  * is the gateway's signed assertion; without a valid one, 401. GET and DELETE (a stream or session
  * of a stateful server) are 405.
  */
-export function mcpEndpoint(opts: McpEndpointOptions): SubgraphEndpoint {
+export function mcpEndpoint(opts: McpEndpointOptions): SubgraphRouteHandler {
   return async (req: IncomingMessage, res: ServerResponse, request) => {
     let caller: Caller;
     try {
