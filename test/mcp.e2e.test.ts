@@ -7,9 +7,15 @@ import { startModelServer, type ModelServer, type Rule } from '@keelson/model-se
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { POLICY_APPROVAL_NODE, POLICY_APPROVAL_WORKFLOW } from '@keelson/schema';
 import { gqlData } from './support/client';
 import { startTestMesh, type TestMesh } from './support/mesh';
 import { mcpProbeRib, type ProbeCall } from './support/mcpProbeRib';
+import { respond, waitForRun } from './support/runs';
+import { quietTemporalRuntime } from './support/temporalServer';
+import { until } from './support/until';
+
+quietTemporalRuntime();
 
 // MCP at the gateway's /mcp: the SDK's own client, the stdio entry (npm run mcp) and claude-code.
 
@@ -41,6 +47,21 @@ async function post(url: URL, body: unknown, token?: string): Promise<{ status: 
 }
 
 const callStamp = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'probe_stamp', arguments: { label: 'raw' } } };
+
+interface ApprovalRun {
+  id: string;
+  status: string;
+  pendingApproval: { pauseId: string; prompt: string } | null;
+}
+
+/** The paused policy-approval run an `ask` about `tool` opened, as the operator finds it. */
+async function pausedApprovalOf(mesh: TestMesh, tool: string): Promise<ApprovalRun> {
+  const list = () =>
+    gqlData<{ runs: { edges: { node: ApprovalRun }[] } }>(mesh.gatewayUrl, `{ runs(workflowName: "${POLICY_APPROVAL_WORKFLOW}", first: 20) { edges { node { id status pendingApproval { pauseId prompt } } } } }`);
+  const mine = (runs: ApprovalRun[]) => runs.find((r) => r.status === 'PAUSED' && r.pendingApproval?.prompt.includes(`tool '${tool}'`));
+  const runs = await until(`an approval about ${tool}`, async () => (await list()).runs.edges.map((e) => e.node), (all) => mine(all) !== undefined);
+  return mine(runs)!;
+}
 
 /** claude -p with the mesh as an MCP server (its config names /mcp and the bearer header). */
 const claudeRule: Rule = {
@@ -101,6 +122,35 @@ describe('MCP at the gateway', () => {
       expect({ text: textOf(result), isError: result.isError }).toEqual({ text: 'denied by probe:no-forbidden-over-mcp: not over MCP', isError: true });
       expect(calls.filter((c) => c.tool === 'probe_forbidden')).toEqual([]);
       await expect(client.callTool({ name: 'Bash', arguments: { command: 'true' } })).rejects.toThrow(/no tool named 'Bash' is served over MCP/);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('holds an ask on the mcp surface for the operator: approved it runs, refused it does not', async () => {
+    const client = await connect(url, admin);
+    try {
+      for (const [label, answer] of [
+        ['asked-yes', 'approve'],
+        ['asked-no', 'not this one'],
+      ] as const) {
+        const call = client.callTool({ name: 'probe_ask', arguments: { label } });
+        const approval = await pausedApprovalOf(mesh, 'probe_ask');
+        expect(approval.pendingApproval!.prompt).toMatch(/^Policy probe:ask-over-mcp asks before a caller uses tool 'probe_ask' \(surface mcp\)\.\nReason: an operator looks first\n/);
+        // The question never carries the arguments, and the tool waits for the answer.
+        expect(approval.pendingApproval!.prompt).not.toContain(label);
+        expect(calls.filter((c) => c.label === label)).toEqual([]);
+        await respond(mesh.gatewayUrl, approval.id, POLICY_APPROVAL_NODE, answer, approval.pendingApproval!.pauseId);
+        await waitForRun(mesh.gatewayUrl, approval.id, (r) => r.status === 'SUCCEEDED' || r.status === 'FAILED');
+        const result = await call;
+        if (answer === 'approve') {
+          expect({ text: textOf(result), isError: result.isError ?? false }).toEqual({ text: `stamped ${label}`, isError: false });
+          expect(calls).toContainEqual({ tool: 'probe_ask', label, subject: expect.stringMatching(/^token:/) });
+        } else {
+          expect({ text: textOf(result), isError: result.isError }).toEqual({ text: 'denied by probe:ask-over-mcp: an operator looks first (not approved)', isError: true });
+          expect(calls.filter((c) => c.label === label)).toEqual([]);
+        }
+      }
     } finally {
       await client.close();
     }

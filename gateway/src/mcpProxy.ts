@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ASSERTION_HEADER, effectiveScopes, isMeshError, MCP_PATH, satisfiesScopes, type Caller, type Scope } from '@keelson/schema';
-import { sendJsonRpcError, type AssertionKey, type EndpointHandler, type Logger } from '@keelson/service';
+import { countRefusal, sendJsonRpcError, type AssertionKey, type EndpointHandler, type Logger } from '@keelson/service';
 import { z } from 'zod';
 
 /** The subgraph that serves the host's tools over MCP. */
@@ -46,8 +46,9 @@ export function mcpProxy(opts: McpProxyOptions): EndpointHandler {
     try {
       ({ caller } = await opts.authenticate(req.headers.authorization));
     } catch (err) {
-      if (isMeshError(err)) return sendJsonRpcError(res, { status: err.status, message: err.message, code: err.code });
-      throw err;
+      if (!isMeshError(err)) throw err;
+      countRefusal('gateway', err.code === 'UNAUTHENTICATED' ? 'unauthenticated' : 'credential');
+      return sendJsonRpcError(res, { status: err.status, message: err.message, code: err.code });
     }
     let raw = '';
     let messages: { method?: string }[] = [];
@@ -65,6 +66,7 @@ export function mcpProxy(opts: McpProxyOptions): EndpointHandler {
     if (!satisfiesScopes(effectiveScopes(caller.scopes), required)) {
       const what = required.length > 1 ? 'calling a tool over MCP' : 'MCP';
       const message = `${what} needs scope ${required.map((set) => set.join(' and ')).join(' or ')}; the caller (${caller.subject}) has ${caller.scopes.join(', ') || 'none'}`;
+      countRefusal('gateway', 'scope');
       return sendJsonRpcError(res, { status: 403, message, code: 'FORBIDDEN', data: { requiredScopes: required } });
     }
     await forward(req, res, raw, caller, opts);

@@ -11,7 +11,8 @@ export interface ProbeCall {
 /**
  * A rib for MCP tests: `probe_stamp` records its label (and the caller the tool was handed) and
  * answers `stamped <label>`; `probe_forbidden` would record too, but the rib's policy denies it on
- * the `mcp` surface (and only there).
+ * the `mcp` surface (and only there); `probe_ask` runs once an operator approves it (the rib's policy
+ * asks on the `mcp` surface).
  */
 export function mcpProbeRib(calls: ProbeCall[]): Rib {
   const tool = (name: string, description: string): ToolDefinition<{ label: string }> => ({
@@ -27,12 +28,18 @@ export function mcpProbeRib(calls: ProbeCall[]): Rib {
   return {
     id: 'probe',
     displayName: 'Probe',
-    registerTools: () => [tool('probe_stamp', 'Stamp a label and say so.'), tool('probe_forbidden', 'A tool MCP callers may not use.')] as ToolDefinition[],
+    registerTools: () =>
+      [tool('probe_stamp', 'Stamp a label and say so.'), tool('probe_forbidden', 'A tool MCP callers may not use.'), tool('probe_ask', 'A tool an operator approves first.')] as ToolDefinition[],
     contributePolicies: () => [
       {
         id: 'no-forbidden-over-mcp',
         on: [{ phase: 'tool_call', tool: 'probe_forbidden' }],
         evaluate: (_event, ctx) => (ctx.surface === 'mcp' ? { outcome: 'deny', reason: 'not over MCP' } : { outcome: 'allow' }),
+      },
+      {
+        id: 'ask-over-mcp',
+        on: [{ phase: 'tool_call', tool: 'probe_ask' }],
+        evaluate: (_event, ctx) => (ctx.surface === 'mcp' ? { outcome: 'ask', reason: 'an operator looks first' } : { outcome: 'allow' }),
       },
     ],
   };
