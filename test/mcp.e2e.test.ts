@@ -161,6 +161,10 @@ describe('MCP at the gateway', () => {
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get('www-authenticate')).toBe('Bearer');
     expect(anonymous.json.error).toMatchObject({ code: -32000, data: { code: 'UNAUTHENTICATED', status: 401 } });
+    // The ribs subgraph's own /mcp takes only the gateway's signed assertion, never a bearer token.
+    const direct = await post(new URL('/mcp', mesh.subgraphUrls.ribs), callStamp, admin);
+    expect(direct.status).toBe(401);
+    expect(direct.json.error).toMatchObject({ data: { code: 'UNAUTHENTICATED' } });
 
     const reader = await tokenWith(mesh, 'mcp reader', ['read']);
     const forbidden = await post(url, callStamp, reader);
