@@ -14,3 +14,7 @@ export type { CredentialCheck, AcceptedCredential } from './auth/credentials';
 export { readScopeMap, undeclaredRootFields, checkScopes } from '@keelson/service';
 export type { ScopeMap, Requirement } from '@keelson/service';
 export { supergraphForPlanning } from './auth/securityFeatures';
+export { mcpProxy, mcpScopes, MCP_SUBGRAPH } from './mcpProxy';
+export type { McpProxyOptions } from './mcpProxy';
+export { mcpBridgeSettings, startMcpStdioBridge } from './mcpStdio';
+export type { McpBridge, McpBridgeOptions, McpBridgeSettings } from './mcpStdio';

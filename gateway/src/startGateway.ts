@@ -4,7 +4,7 @@ import { Supergraph } from '@apollo/federation-internals';
 import { ApolloGateway } from '@apollo/gateway';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
-import { isLoopback, type Caller } from '@keelson/schema';
+import { isLoopback, MCP_PATH, type Caller } from '@keelson/schema';
 import { armor, healthRoute, readScopeMap, scopePlugin, serveGraphQL, undeclaredRootFields, type CallerContext, type Logger, type MeshSecurity, type ScopeMap } from '@keelson/service';
 import { buildSchema } from 'graphql';
 import type { IncomingMessage } from 'node:http';
@@ -12,6 +12,7 @@ import { acceptDeviceConnection, anonymousCaller, authenticateRequest, type Cred
 import { supergraphForPlanning } from './auth/securityFeatures';
 import { createGatewayErrorFormatter } from './errors';
 import { graphiqlRoutes, loadGraphiQL } from './graphiql';
+import { MCP_SUBGRAPH, mcpProxy } from './mcpProxy';
 import { subgraphFetcher } from './subgraphFetcher';
 import { resolveSubgraphEndpoints, SubgraphDataSource } from './subgraphEndpoints';
 import { useSubscriptionRouter, type SubscriptionRouter, type SubscriptionRouterOptions } from './subscriptionRouter';
@@ -84,7 +85,8 @@ function enforcedScopes(planningSdl: string, log: Logger): ScopeMap {
 /**
  * Starts the gateway: Apollo Gateway over the static supergraph for queries and mutations, and on
  * the same port and path a graphql-ws server that routes subscriptions to their owning subgraph.
- * Also serves `GET /health` and GraphiQL at `GET /` (and `/graphiql`, its bundle under `/graphiql/`).
+ * Also serves `GET /health`, GraphiQL at `GET /` (and `/graphiql`, its bundle under `/graphiql/`) and
+ * MCP at `/mcp` (forwarded to the ribs subgraph, see `mcpProxy`).
  *
  * Every GraphQL request is authenticated (`authorization: Bearer …` over HTTP, the same value in
  * `connection_init` over WebSocket) unless `security.auth` is `off` (loopback only); scopes
@@ -174,6 +176,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     callerContext: false,
     context: async (_req, caller) => ({ caller }),
     routes: { ...graphiql, '/health': healthRoute('gateway') },
+    endpoints: { [MCP_PATH]: mcpProxy({ authenticate, ribsUrl: () => graph.endpoints.get(MCP_SUBGRAPH)?.url, assertions: security.assertions, log }) },
     eventStream: async (req, res, body, caller) =>
       wantsEventStream(req) &&
       serveEventStream(req, res, body, {

@@ -77,6 +77,8 @@ export function satisfiesScopes(held: readonly string[], requirement: readonly (
 export const ASSERTION_HEADER = 'x-keelson-assertion';
 /** The graphql-ws `connection_init` payload key carrying the same assertion to a subgraph. */
 export const ASSERTION_PARAM = 'assertion';
+/** Where MCP (Streamable HTTP) is served: the gateway's origin, and the ribs subgraph behind it. */
+export const MCP_PATH = '/mcp';
 
 /**
  * graphql-ws close codes the mesh uses beyond graphql-ws's own (schema/PROTOCOL.md "Authentication"

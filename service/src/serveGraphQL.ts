@@ -19,6 +19,13 @@ const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
 
+/**
+ * A handler of every method at one path, authenticating on its own (e.g. `/mcp`). `body` reads the
+ * request body, decompressed and bounded like a GraphQL request's; it rejects with an error whose
+ * `status` says why (413, 415, 400).
+ */
+export type EndpointHandler = (req: IncomingMessage, res: ServerResponse, body: () => Promise<string>) => Promise<void>;
+
 export interface ServeOptions<TContext extends BaseContext> {
   /** Service name for logs and errors. */
   name: string;
@@ -46,6 +53,8 @@ export interface ServeOptions<TContext extends BaseContext> {
    * with the read scope only (see `metricsAuthenticate`).
    */
   routes?: Record<string, RouteHandler>;
+  /** Handlers of any method at an exact path, after the Host/Origin checks and CORS; no credential checked here. */
+  endpoints?: Record<string, EndpointHandler>;
   /**
    * Serve HTTPS and WSS with this certificate chain and key (PEM). With `clientCa`, client
    * certificates are asked for and checked against it, and `acceptConnection` decides per TLS
@@ -191,7 +200,8 @@ function sendJsonError(res: ServerResponse, status: number, message: string, cod
   res.end(JSON.stringify({ errors: [{ message, extensions: { code, status } }] }));
 }
 
-const CORS_HEADERS = 'authorization, content-type, apollo-require-preflight, x-apollo-operation-name, graphql-client-name, graphql-client-version';
+const CORS_HEADERS =
+  'authorization, content-type, apollo-require-preflight, x-apollo-operation-name, graphql-client-name, graphql-client-version, mcp-protocol-version, mcp-session-id, last-event-id';
 
 /**
  * Serves one Apollo Server over `node:http` and, on the same port and path, a WebSocket server for
@@ -242,7 +252,7 @@ export async function serveGraphQL<TContext extends BaseContext>(opts: ServeOpti
     const url = target(req.url);
     if (req.method === 'OPTIONS' && cors) {
       res.writeHead(204, {
-        'access-control-allow-methods': 'GET, POST, OPTIONS',
+        'access-control-allow-methods': 'GET, POST, DELETE, OPTIONS',
         'access-control-allow-headers': CORS_HEADERS,
         'access-control-max-age': '600',
       });
@@ -254,6 +264,8 @@ export async function serveGraphQL<TContext extends BaseContext>(opts: ServeOpti
       if (url.pathname === '/metrics' && opts.auth === 'on') await authorizeMetrics(req);
       return route(req, res);
     }
+    const endpoint = opts.endpoints?.[url.pathname];
+    if (endpoint) return endpoint(req, res, () => readBody(req, maxBody));
     if (url.pathname !== path) {
       sendJsonError(res, 404, `no route ${url.pathname}; GraphQL is served at ${path}`, 'NOT_FOUND');
       return;

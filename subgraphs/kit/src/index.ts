@@ -6,7 +6,7 @@ export { RequestLoaders, byKeys, groupByKeys } from './loaders';
 export { startSubgraph, serveDomain } from './startSubgraph';
 export { compiledExecution } from './compiledExecutor';
 export type { CompiledExecution, SubgraphExecution } from './compiledExecutor';
-export type { SubgraphContext, StartSubgraphOptions, SubgraphServing, SubgraphStartOptions } from './startSubgraph';
+export type { SubgraphContext, StartSubgraphOptions, SubgraphServing, SubgraphStartOptions, SubgraphRouteHandler } from './startSubgraph';
 export { RequiresScope, Authenticated } from './access';
 export { PageInfo, pageArgsSchema, pageOf } from './connection';
 export { SteerResult, SteerStatusEnum, steerResult } from './steerResult';

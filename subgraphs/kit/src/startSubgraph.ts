@@ -4,7 +4,7 @@ import { ASSERTION_HEADER, ASSERTION_PARAM, closeCodes, scopes, type Caller } fr
 import { armor, checkScopes, countRefusal, healthRoute, parseLimited, readScopeMap, scopePlugin, serveGraphQL, subscriptionGauge, type Logger, type MeshSecurity, type Served } from '@keelson/service';
 import { getOperationAST, GraphQLError, specifiedRules, validate, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { compiledExecution, type SubgraphExecution } from './compiledExecutor';
 import { createErrorFormatter, meshGraphQLError } from './errors';
 import { subscribeWithFreshContext } from './freshSubscribe';
@@ -37,7 +37,16 @@ export interface StartSubgraphOptions<TContext extends SubgraphContext> {
    * @default 'compiled'
    */
   execution?: SubgraphExecution;
+  /** Handlers of any method at exact paths beside GraphQL (see `SubgraphRouteHandler`). */
+  endpoints?: Record<string, SubgraphRouteHandler>;
 }
+
+/**
+ * A handler of every method at one path of a subgraph (the ribs' `/mcp`): `caller()` verifies the
+ * request's assertion as a GraphQL request's is (it throws a MeshError UNAUTHENTICATED), `body()`
+ * reads the bounded body. The handler shapes its own answers, refusals included.
+ */
+export type SubgraphRouteHandler = (req: IncomingMessage, res: ServerResponse, request: { caller(): Promise<Caller>; body(): Promise<string> }) => Promise<void>;
 
 /** The caller when authentication is off and a request carries no assertion (loopback only). */
 const anonymous: Caller = { subject: 'anonymous (KEELSON_AUTH=off)', kind: 'service', scopes: [...scopes] };
@@ -112,6 +121,12 @@ export async function startSubgraph<TContext extends SubgraphContext>(opts: Star
     },
     context: async (req, caller) => opts.context({ loaders: new RequestLoaders(), caller }, req),
     routes: { '/health': healthRoute(opts.name) },
+    endpoints: Object.fromEntries(
+      Object.entries(opts.endpoints ?? {}).map(([path, handler]) => [
+        path,
+        (req: IncomingMessage, res: ServerResponse, body: () => Promise<string>) => handler(req, res, { caller: () => authenticate(headerValue(req.headers[ASSERTION_HEADER])), body }),
+      ]),
+    ),
     websocket: (wss) => {
       const gauge = subscriptionGauge(opts.name);
       const server = useServer<Record<string, unknown>, { caller?: Caller }>(
@@ -184,7 +199,14 @@ export type SubgraphServing = Pick<StartSubgraphOptions<SubgraphContext>, 'host'
  * Serves a domain subgraph: `schema` on `serving`'s host and port, the domain's `services` in every
  * request's context, `onStop` once the servers closed.
  */
-export function serveDomain<TServices>(name: string, serving: SubgraphServing, schema: GraphQLSchema, services: TServices, onStop: () => Promise<void>): Promise<Served> {
+export function serveDomain<TServices>(
+  name: string,
+  serving: SubgraphServing,
+  schema: GraphQLSchema,
+  services: TServices,
+  onStop: () => Promise<void>,
+  endpoints?: Record<string, SubgraphRouteHandler>,
+): Promise<Served> {
   return startSubgraph<SubgraphContext & { services: TServices }>({
     name,
     schema,
@@ -194,6 +216,7 @@ export function serveDomain<TServices>(name: string, serving: SubgraphServing, s
     log: serving.log,
     context: (base) => ({ ...base, services }),
     onStop,
+    ...(endpoints ? { endpoints } : {}),
   });
 }
 

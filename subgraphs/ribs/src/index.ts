@@ -14,6 +14,8 @@ import { RibStreamCursors1764460800210 } from './migrations/1764460800210-RibStr
 import { RibCursorsToPlatform1764460800220 } from './migrations/1764460800220-RibCursorsToPlatform';
 import { GraphqlProjectsPort } from './projects/graphqlProjectsPort';
 import { RibRuntime, type RibRunsWiring } from './runs/ribRuntime';
+import { MCP_PATH } from '@keelson/schema';
+import { mcpEndpoint } from './mcp/mcpEndpoint';
 import { buildRibsSchema } from './schema';
 import type { RibsSettings } from './settings';
 import { PgSnapshotStore } from './snapshot/pgSnapshotStore';
@@ -33,6 +35,8 @@ export type { CredentialKey } from './credential/credentialKey';
 export { GraphqlProjectsPort, statusForCode } from './projects/graphqlProjectsPort';
 export type { GraphqlProjectsPortOptions } from './projects/graphqlProjectsPort';
 export { ManifestNudges } from './manifest/manifestNudges';
+export { mcpEndpoint, mcpServerFor, MCP_SERVER_NAME } from './mcp/mcpEndpoint';
+export { toolScope } from './mcp/mcpTools';
 export { RibRuntime } from './runs/ribRuntime';
 export type { RibRunsWiring, RibRuntimeStart } from './runs/ribRuntime';
 export { LiveKeys } from './runs/liveKeys';
@@ -132,7 +136,8 @@ export async function startRibsSubgraph(opts: StartRibsOptions): Promise<Running
     await runtime?.start({ host, dataSource, events, notifier, projectName: (id) => projects.getProjects().find((p) => p.id === id)?.name });
     const services: RibsServices = { host, snapshots, credentials, projects, manifest: nudges, events, ...(runtime ? { runtime, liveKeys: runtime.liveKeys } : {}) };
     const { schema } = await buildRibsSchema();
-    const served = await serveDomain('ribs', opts, schema, services, teardown);
+    const mcp = mcpEndpoint({ host, log: opts.log.child({ component: 'mcp' }) });
+    const served = await serveDomain('ribs', opts, schema, services, teardown, { [MCP_PATH]: mcp });
     opts.log.info({ ribs: host.ribIds, projectsUrl: opts.settings.projectsUrl }, 'ribs active');
     // capabilitiesChanged: the active ribs as ribManifest lists them, compared here (a rib left out of
     // this boot's activation is reported deactivated).
