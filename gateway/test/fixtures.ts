@@ -126,15 +126,25 @@ class CatalogResolver {
     throw new Error('password=hunter2 leaked from a stack');
   }
 
-  @Query(() => Int, { description: 'Counts its own executions, answering after `ms`: identical requests in flight overlap.' })
+  @Query(() => Int, { description: 'Counts its own executions, answering after `ms` and once `slowHold` is open: identical requests in flight overlap.' })
   async slowCount(@Arg('ms', () => Int) ms: number): Promise<number> {
-    await new Promise((resolve) => setTimeout(resolve, ms));
+    executions.slowStarted += 1;
+    await Promise.all([new Promise((resolve) => setTimeout(resolve, ms)), slowHold.opened]);
     return ++executions.slowCount;
   }
 }
 
 /** How many times each counted catalog field ran (the gateway's in-flight deduplication is told by it). */
-export const executions = { slowCount: 0, productReferences: 0 };
+export const executions = { slowCount: 0, slowStarted: 0, productReferences: 0 };
+
+/** Holds every `slowCount` answer until `open()`: a test keeps requests in flight for as long as it needs. */
+export const slowHold = {
+  opened: Promise.resolve() as Promise<void>,
+  open: () => undefined as void,
+  close(): void {
+    this.opened = new Promise<void>((resolve) => (this.open = resolve));
+  },
+};
 
 // ---- reviews ------------------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ import { parseEnv } from '@keelson/schema';
 import WebSocket from 'ws';
 import { createLogger, freePort, silentLogger } from '@keelson/service';
 import { gatewayTlsFromEnv, startGateway, type RunningGateway } from '../src';
-import { bearers, buildSchemas, executions, security, startSubgraphs, TestCredentials, type Subgraphs } from './fixtures';
+import { bearers, buildSchemas, executions, security, slowHold, startSubgraphs, TestCredentials, type Subgraphs } from './fixtures';
 
 const credentials = new TestCredentials();
 
@@ -172,15 +172,26 @@ describe('the gateway over HTTP', () => {
   });
 
   it('asks a subgraph once for identical queries of one caller in flight together, and never shares across callers', async () => {
-    const query = '{ slowCount(ms: 300) }';
+    const query = '{ slowCount(ms: 0) }';
     const before = executions.slowCount;
-    const same = await Promise.all(Array.from({ length: 5 }, () => post(gateway.url, { query })));
+    // The answers are held until every request has had ample time to reach the gateway (a loaded
+    // machine may take long to send five), so all five are in flight together.
+    const inFlightTogether = async <T>(requests: Promise<T>[]): Promise<T[]> => {
+      const started = executions.slowStarted;
+      while (executions.slowStarted === started) await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 1_500));
+      slowHold.open();
+      return Promise.all(requests);
+    };
+    slowHold.close();
+    const same = await inFlightTogether(Array.from({ length: 5 }, () => post(gateway.url, { query })));
     expect(same.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
     expect(new Set(same.map((r) => JSON.stringify(r.body)))).toEqual(new Set([JSON.stringify({ data: { slowCount: before + 1 } })]));
     expect(executions.slowCount).toBe(before + 1);
 
     // Two callers: each gets an answer fetched for it, even for the same query at the same moment.
-    const [one, other] = await Promise.all([post(gateway.url, { query }), post(gateway.url, { query }, { authorization: bearers.otherAdmin })]);
+    slowHold.close();
+    const [one, other] = await inFlightTogether([post(gateway.url, { query }), post(gateway.url, { query }, { authorization: bearers.otherAdmin })]);
     expect(executions.slowCount).toBe(before + 3);
     expect([one.body.data, other.body.data].map((d) => (d as { slowCount: number }).slowCount).sort()).toEqual([before + 2, before + 3]);
     // A mutation is never shared (none here: the catalog has none), nor a request of another scope set:
