@@ -17,6 +17,7 @@ export {
   transcriptAppendedPayloadSchema,
   sessionUpdatedPayloadSchema,
   harnessOfSessionId,
+  auditEventTypes,
 } from './events';
 export type {
   StreamName,
@@ -28,6 +29,8 @@ export type {
   SessionCreatedPayload,
   TranscriptAppendedPayload,
   SessionUpdatedPayload,
+  AuditEventType,
+  AuditPayload,
 } from './events';
 export { TASK_QUEUE, workflowTypes, workflowKinds, searchAttributes } from './temporal';
 export type { SearchAttributeName } from './temporal';

@@ -24,8 +24,10 @@ export interface WorkerRibHostOptions {
    * denies ("no approval channel").
    */
   approvals?: ApprovalPort;
+  /** Where each tool call's audit entry goes. */
+  audit?: RibHostOptions['audit'];
   /** Tests: an explicit `available` map, a static config, … */
-  overrides?: Omit<RibHostOptions, 'env' | 'home' | 'logger' | 'exec' | 'projects' | 'credentials' | 'snapshotStore' | 'seams' | 'approvals'>;
+  overrides?: Omit<RibHostOptions, 'env' | 'home' | 'logger' | 'exec' | 'projects' | 'credentials' | 'snapshotStore' | 'seams' | 'approvals' | 'audit'>;
 }
 
 /** A `RibExec` whose processes inherit `env` under whatever a call adds. */
@@ -56,6 +58,7 @@ export async function createWorkerRibHost(opts: WorkerRibHostOptions): Promise<R
     ...(opts.snapshotStore ? { snapshotStore: opts.snapshotStore } : {}),
     ...(opts.seams ? { seams: opts.seams } : {}),
     ...(opts.approvals ? { approvals: opts.approvals } : {}),
+    ...(opts.audit ? { audit: opts.audit } : {}),
   });
 }
 
