@@ -44,6 +44,15 @@ describe('where npm run mcp connects and as whom', () => {
     expect(mcpBridgeSettings({ KEELSON_HOME: home }).url.href).toBe('http://127.0.0.1:4000/mcp');
   });
 
+  it("dials the local gateway over HTTPS when it serves TLS itself, trusting exactly its certificate (KEELSON_TLS_CERT)", () => {
+    writeFileSync(join(home, 'cert.pem'), 'the gateway certificate');
+    const settings = mcpBridgeSettings({ KEELSON_HOME: home, KEELSON_TOKEN: 'kmt_x', KEELSON_TLS_CERT: join(home, 'cert.pem') });
+    expect({ url: settings.url.href, pinned: settings.pinnedCert?.toString() }).toEqual({ url: 'https://127.0.0.1:4000/mcp', pinned: 'the gateway certificate' });
+    // An explicit URL is dialled as given, with the system's trust.
+    expect(mcpBridgeSettings({ KEELSON_MCP_URL: 'https://mesh.example/mcp', KEELSON_TOKEN: 'kmt_x', KEELSON_TLS_CERT: join(home, 'cert.pem') }).pinnedCert).toBeUndefined();
+    expect(() => mcpBridgeSettings({ KEELSON_TOKEN: 'kmt_x', KEELSON_TLS_CERT: join(home, 'nope.pem') })).toThrow(/^KEELSON_TLS_CERT=.*nope\.pem cannot be read \(ENOENT\)/);
+  });
+
   it('says what to do when there is no token', () => {
     expect(() => mcpBridgeSettings({ KEELSON_HOME: home })).toThrow(`no KEELSON_TOKEN and no token file ${home}/token (ENOENT): start the mesh (npm start) or set KEELSON_TOKEN`);
     writeFileSync(join(home, 'token'), '  \n');

@@ -5,6 +5,7 @@ import { keelsonHome, MCP_PATH } from '@keelson/schema';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { z } from 'zod';
 
 const settingsSchema = z.object({
@@ -14,11 +15,15 @@ const settingsSchema = z.object({
   /** A bearer credential (API token or JWT). @default the contents of `<KEELSON_HOME>/token` */
   KEELSON_TOKEN: z.string().min(1).optional(),
   KEELSON_HOME: z.string().min(1).optional(),
+  /** The local gateway serves HTTPS with this certificate: the default URL is https, trusting exactly it. */
+  KEELSON_TLS_CERT: z.string().min(1).optional(),
 });
 
 export interface McpBridgeSettings {
   url: URL;
   token: string;
+  /** The certificate the local gateway serves (KEELSON_TLS_CERT), trusted whatever name it carries: the bridge dials it on loopback. */
+  pinnedCert?: Buffer;
 }
 
 /**
@@ -29,8 +34,19 @@ export interface McpBridgeSettings {
  */
 export function mcpBridgeSettings(env: Record<string, string | undefined>): McpBridgeSettings {
   const parsed = settingsSchema.parse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== '')));
-  const url = new URL(parsed.KEELSON_MCP_URL ?? `http://127.0.0.1:${parsed.KEELSON_GATEWAY_PORT}${MCP_PATH}`);
-  if (parsed.KEELSON_TOKEN) return { url, token: parsed.KEELSON_TOKEN };
+  // Without an explicit URL the bridge dials the local gateway: over HTTPS when it serves TLS itself.
+  const local = !parsed.KEELSON_MCP_URL && parsed.KEELSON_TLS_CERT;
+  let pinnedCert: Buffer | undefined;
+  if (local) {
+    try {
+      pinnedCert = readFileSync(parsed.KEELSON_TLS_CERT!);
+    } catch (err) {
+      throw new Error(`KEELSON_TLS_CERT=${parsed.KEELSON_TLS_CERT} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): the bridge trusts the local gateway's certificate`);
+    }
+  }
+  const url = new URL(parsed.KEELSON_MCP_URL ?? `${local ? 'https' : 'http'}://127.0.0.1:${parsed.KEELSON_GATEWAY_PORT}${MCP_PATH}`);
+  const pinned = pinnedCert ? { pinnedCert } : {};
+  if (parsed.KEELSON_TOKEN) return { url, token: parsed.KEELSON_TOKEN, ...pinned };
   const file = `${keelsonHome(parsed, homedir())}/token`;
   let token: string;
   try {
@@ -39,7 +55,7 @@ export function mcpBridgeSettings(env: Record<string, string | undefined>): McpB
     throw new Error(`no KEELSON_TOKEN and no token file ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): start the mesh (npm start) or set KEELSON_TOKEN`);
   }
   if (!token) throw new Error(`${file} is empty: start the mesh (npm start) or set KEELSON_TOKEN`);
-  return { url, token };
+  return { url, token, ...pinned };
 }
 
 export interface McpBridgeOptions extends McpBridgeSettings {
@@ -64,7 +80,10 @@ export interface McpBridge {
  * error naming why, so the client never waits on it.
  */
 export async function startMcpStdioBridge(opts: McpBridgeOptions): Promise<McpBridge> {
-  const upstream = new StreamableHTTPClientTransport(opts.url, { requestInit: { headers: { authorization: `Bearer ${opts.token}` } } });
+  const upstream = new StreamableHTTPClientTransport(opts.url, {
+    requestInit: { headers: { authorization: `Bearer ${opts.token}` } },
+    ...(opts.pinnedCert ? { fetch: pinnedFetch(opts.pinnedCert) } : {}),
+  });
   const local = new StdioServerTransport(opts.stdin, opts.stdout);
   const initializeIds = new Set<string | number>();
   let resolveClosed!: () => void;
@@ -102,4 +121,10 @@ export async function startMcpStdioBridge(opts: McpBridgeOptions): Promise<McpBr
       await closed;
     },
   };
+}
+
+/** A fetch that trusts exactly `cert` (the local gateway's own, dialled on loopback, whatever name it carries). */
+function pinnedFetch(cert: Buffer): (url: string | URL, init?: RequestInit) => Promise<Response> {
+  const dispatcher = new Agent({ connect: { ca: cert, checkServerIdentity: () => undefined } });
+  return (url, init) => undiciFetch(url, { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher }) as unknown as Promise<Response>;
 }
