@@ -152,7 +152,8 @@ describe('swarms through the gateway (a managed ClickClack, the local model serv
     while ((await steered()).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     expect(await steered()).toEqual(['focus on A', 'and on B']);
     await gqlData(url, 'mutation ($id: ID!) { cancelOp(id: $id) { id } }', { id: s.op.id });
-    const stopped = await waitForSwarm(url, s.id, (x) => x.status !== 'RUNNING');
+    // The swarm's row ends first; its op settles right after (the cancelled workflow's own close).
+    const stopped = await waitForSwarm(url, s.id, (x) => x.status !== 'RUNNING' && x.op.status !== 'RUNNING');
     expect(stopped).toMatchObject({ status: 'STOPPED', op: { status: 'CANCELLED' } });
     const late = await gqlData<{ steerSwarm: { accepted: boolean; reason: string } }>(url, 'mutation ($id: ID!) { steerSwarm(id: $id, note: "too late") { accepted reason } }', { id: s.id });
     expect(late.steerSwarm).toEqual({ accepted: false, reason: 'the swarm has ended (STOPPED)' });
