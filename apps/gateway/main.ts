@@ -1,6 +1,5 @@
 import 'reflect-metadata';
 import { jwtSettingsFromEnv, openIdentity, type Identity } from '@keelson/identity';
-import { auditRecorder } from '@keelson/platform';
 import { createLogger, loadDotEnv, startTracing, tracingFromEnv } from '@keelson/service';
 import { loadGatewayConfig, reloadSupergraphOnChange, startGateway } from '@keelson/gateway';
 
@@ -20,11 +19,7 @@ Promise.resolve()
         const jwt = jwtSettingsFromEnv(env);
         identity = await openIdentity({ databaseUrl: env.DATABASE_URL, log, pg: config.security.pg, ...(jwt ? { jwt } : {}) });
       }
-      const running = await startGateway({
-        ...config,
-        log,
-        ...(identity ? { credentials: identity.authenticator, audit: auditRecorder(identity.state.dataSource, identity.state.events, 'gateway') } : {}),
-      });
+      const running = await startGateway({ ...config, log, ...(identity ? { credentials: identity.authenticator } : {}) });
       const unwatch = reloadSupergraphOnChange(supergraphFile, running, log);
       let stopping = false;
       const stop = () => {

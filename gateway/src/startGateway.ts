@@ -1,5 +1,3 @@
-import type { AuditRecorder } from '@keelson/platform';
-import { auditPlugin } from './auditPlugin';
 import { httpSubscriptionsPlugin } from './httpSubscriptions';
 import { serveEventStream, wantsEventStream } from './sseSubscriptions';
 import { Supergraph } from '@apollo/federation-internals';
@@ -43,8 +41,6 @@ export interface GatewayOptions {
   security: MeshSecurity;
   /** Who a credential stands for; required unless `security.auth` is `off`. */
   credentials?: CredentialCheck;
-  /** Where every mutation's audit entry goes (`auditRecorder` over the mesh's database). @default none */
-  audit?: AuditRecorder;
   /**
    * Subgraph URLs by subgraph name, overriding those recorded in the supergraph's `@join__graph`
    * directives (tests and `npm start` use free ports). A name the supergraph lacks is an error.
@@ -157,10 +153,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     logger: log,
     // The process owner handles SIGINT/SIGTERM and stops services in order.
     stopOnTerminationSignals: false,
-    plugins: [
-      ...(options.audit ? [auditPlugin(options.audit, log)] : []),
-      ApolloServerPluginLandingPageDisabled(),
-      httpSubscriptionsPlugin('/graphql'), scopePlugin(() => ({ schema: graph.apiSchema, map: graph.scopeMap })), ...protection.plugins],
+    plugins: [ApolloServerPluginLandingPageDisabled(), httpSubscriptionsPlugin('/graphql'), scopePlugin(() => ({ schema: graph.apiSchema, map: graph.scopeMap })), ...protection.plugins],
   });
   const graphiql = graphiqlRoutes(await loadGraphiQL(log));
   const authenticate = async (authorization: string | undefined, request?: IncomingMessage): Promise<{ caller: Caller; expiresAt?: number }> =>

@@ -8,6 +8,5 @@ export { ensureAdminToken, tokenFilePath } from './bootstrapToken';
 export { openIdentity, jwtSettingsFromEnv, identityMigrations } from './openIdentity';
 export type { Identity, IdentityOptions } from './openIdentity';
 export { runTokenCli } from './cli/tokenCli';
-export { runAuditCli } from './cli/auditCli';
 export { certificateDigest, deviceCaPaths, DEVICE_NAME_PATTERN, ensureDeviceCa, issueDeviceCertificate, writeDeviceFiles } from './deviceCa';
 export type { DeviceCertificate } from './deviceCa';

@@ -27,30 +27,7 @@ export const streams = {
   approvals: 'approvals',
   /** What the mesh can do changed (a harness CLI, a rib, the swarm bus, memory search), keyed by `<source>:<id>`. */
   capabilities: 'capabilities',
-  /** The audit log (seed 002): one event per mutation and per tool call, keyed by the operation (`auditEventTypes`, {@link AuditPayload}). */
-  audit: 'audit',
 } as const;
-
-/** Audit entries: a GraphQL mutation through the gateway, or a rib tool call on any surface. */
-export const auditEventTypes = ['MUTATION', 'TOOL_CALL'] as const;
-export type AuditEventType = (typeof auditEventTypes)[number];
-
-/**
- * One audit entry's facts (its time and actor are the event's): what was done, a digest of its
- * arguments (never the arguments: they may hold secrets), and how it ended (`ok`, an error code, or
- * a tool run status).
- */
-export interface AuditPayload {
-  /** `mutation createProject` (the root fields, comma-separated) or `tool <name>`. */
-  operation: string;
-  /** SHA-256 (hex) of the canonical JSON of the arguments. */
-  argsSha256: string;
-  outcome: string;
-  /** The operation name the client gave, or the tool's policy surface. */
-  detail?: string;
-  /** The service that recorded it. */
-  service: string;
-}
 export type StreamName = (typeof streams)[keyof typeof streams];
 
 /** The channel NOTIFY uses; its payload is `<stream>:<seq>` only, never a body. */

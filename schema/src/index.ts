@@ -17,7 +17,6 @@ export {
   transcriptAppendedPayloadSchema,
   sessionUpdatedPayloadSchema,
   harnessOfSessionId,
-  auditEventTypes,
 } from './events';
 export type {
   StreamName,
@@ -29,8 +28,6 @@ export type {
   SessionCreatedPayload,
   TranscriptAppendedPayload,
   SessionUpdatedPayload,
-  AuditEventType,
-  AuditPayload,
 } from './events';
 export { TASK_QUEUE, workflowTypes, workflowKinds, searchAttributes } from './temporal';
 export type { SearchAttributeName } from './temporal';

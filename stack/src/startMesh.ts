@@ -3,8 +3,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { startGateway, subscriptionLimitsFromEnv, supergraphPath, tlsOptions } from '@keelson/gateway';
 import { jwtSettingsFromEnv } from '@keelson/identity';
-import { keelsonHome, keelsonWorkspace, parseEnv, type Caller, type MeshEnv } from '@keelson/schema';
-import { auditDir, auditRecorder } from '@keelson/platform';
+import { keelsonHome, parseEnv, type Caller, type MeshEnv } from '@keelson/schema';
 import { callerIdentity, createLogger, meshSecurityFromEnv, serviceIdentity, startTracing, tracingFromEnv, type Logger, type MeshSecurity, type TracingSettings } from '@keelson/service';
 import { startIdentitySubgraph as startIdentity, type RunningIdentity } from '@keelson/subgraph-identity';
 import { memorySettings, type RunningMemory } from '@keelson/subgraph-memory';
@@ -200,7 +199,6 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       security,
       ...(jwt ? { jwt } : {}),
       adminTokenHome: home,
-      auditDir: auditDir(keelsonWorkspace(env, userHome)),
       log: root.child({ service: 'identity' }),
     });
     stops.push({ name: 'identity subgraph', stop: () => identity.stop() });
@@ -404,7 +402,6 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
         security,
         subgraphUrls,
         ...(security.auth === 'on' ? { credentials: identity.identity.authenticator } : {}),
-        audit: auditRecorder(identity.identity.state.dataSource, identity.identity.state.events, 'gateway'),
         subscriptions: subscriptionLimitsFromEnv(env),
         ...(await tlsOptions(env)),
         log: root.child({ service: 'gateway' }),

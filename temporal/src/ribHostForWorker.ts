@@ -24,10 +24,8 @@ export interface WorkerRibHostOptions {
    * denies ("no approval channel").
    */
   approvals?: ApprovalPort;
-  /** Where each tool call's audit entry goes. */
-  audit?: RibHostOptions['audit'];
   /** Tests: an explicit `available` map, a static config, … */
-  overrides?: Omit<RibHostOptions, 'env' | 'home' | 'logger' | 'exec' | 'projects' | 'credentials' | 'snapshotStore' | 'seams' | 'approvals' | 'audit'>;
+  overrides?: Omit<RibHostOptions, 'env' | 'home' | 'logger' | 'exec' | 'projects' | 'credentials' | 'snapshotStore' | 'seams' | 'approvals'>;
 }
 
 /** A `RibExec` whose processes inherit `env` under whatever a call adds. */
@@ -58,7 +56,6 @@ export async function createWorkerRibHost(opts: WorkerRibHostOptions): Promise<R
     ...(opts.snapshotStore ? { snapshotStore: opts.snapshotStore } : {}),
     ...(opts.seams ? { seams: opts.seams } : {}),
     ...(opts.approvals ? { approvals: opts.approvals } : {}),
-    ...(opts.audit ? { audit: opts.audit } : {}),
   });
 }
 

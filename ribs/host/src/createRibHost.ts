@@ -82,7 +82,7 @@ export async function createRibHost(options: RibHostOptions = {}): Promise<RibHo
     if (!policy.id.startsWith('builtin:')) throw new Error(`host policy '${policy.id}' must be named builtin:<name>`);
     policies.add(policy, 'builtin');
   }
-  const runner = new ToolRunner(registry, policies, home, lifetime.signal, options.audit ? { record: options.audit, warn: (message) => logger.warn(message) } : undefined);
+  const runner = new ToolRunner(registry, policies, home, lifetime.signal);
   const docs = new DocsCatalog(options.fetchText ?? defaultFetchText());
   // The host's own tools register first, so no rib can claim their names.
   registry.register(keelsonDocsTool(docs));

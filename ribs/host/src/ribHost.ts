@@ -1,4 +1,4 @@
-import type { AuditRecorder, ProcessSandbox } from '@keelson/platform';
+import type { ProcessSandbox } from '@keelson/platform';
 import type { Logger } from '@keelson/service';
 import type {
   AgentRef,
@@ -39,8 +39,6 @@ import type { RibWorkflowEntry } from './workflows/workflowCatalog';
 
 /** Options of `createRibHost`. Every port is optional: an absent one leaves its seams off the contexts. */
 export interface RibHostOptions {
-  /** Records one audit entry per tool call, on every surface (`auditRecorder` over the mesh's database). @default none */
-  audit?: AuditRecorder;
   /**
    * An explicit manifest, key → rib (the path tests and embedders use). Given, discovery is skipped
    * unless `discover` is true; its entries pass the same shape checks as discovered packages.

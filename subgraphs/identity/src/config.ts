@@ -1,15 +1,12 @@
 import { subgraphServiceConfig, type SubgraphServiceConfig } from '@keelson/kit';
 import { jwtSettingsFromEnv, type JwtSettings } from '@keelson/identity';
 import { homedir } from 'node:os';
-import { auditDir } from '@keelson/platform';
-import { keelsonHome, keelsonWorkspace, parseEnv } from '@keelson/schema';
+import { keelsonHome, parseEnv } from '@keelson/schema';
 
 export interface IdentityConfig extends SubgraphServiceConfig {
   jwt?: JwtSettings;
   /** The service keeps the local admin token in `<KEELSON_HOME>/token`. */
   adminTokenHome: string;
-  /** The seed's dated audit JSONL goes to `<KEELSON_WORKSPACE>/.data/audit/`. */
-  auditDir: string;
 }
 
 /** The one place the identity subgraph reads process.env. */
@@ -20,6 +17,5 @@ export function loadIdentityConfig(env: NodeJS.ProcessEnv = process.env): Identi
     ...subgraphServiceConfig(e, e.KEELSON_IDENTITY_PORT),
     ...(jwt ? { jwt } : {}),
     adminTokenHome: keelsonHome(e, homedir()),
-    auditDir: auditDir(keelsonWorkspace(e, homedir())),
   };
 }

@@ -1,6 +1,5 @@
 import { ensureAdminToken, openIdentity, type Identity, type JwtSettings } from '@keelson/identity';
 import { startSubgraph, type SubgraphStartOptions } from '@keelson/kit';
-import { AuditJsonlWriter } from '@keelson/platform';
 import type { IdentityContext } from './context';
 import { buildIdentitySchema } from './schema';
 
@@ -15,11 +14,6 @@ export interface StartIdentityOptions extends SubgraphStartOptions {
    * was revoked): `npm start` and the compose `identity` service do. Ignored with authentication off.
    */
   adminTokenHome?: string;
-  /**
-   * Write the audit log's dated JSONL here (`<workspace>/.data/audit/<date>.jsonl`), continuously,
-   * from a durable cursor: this process owns the audit stream's files. @default not written
-   */
-  auditDir?: string;
 }
 
 export interface RunningIdentity {
@@ -40,9 +34,6 @@ export async function startIdentitySubgraph(opts: StartIdentityOptions): Promise
     // Where the token is, never what it is: logs are not a place for secrets.
     if (adminToken?.created) opts.log.info({ path: adminToken.path }, 'wrote an admin token (mode 0600)');
     const { schema } = await buildIdentitySchema();
-    const { dataSource, events, notifier } = identity.state;
-    const jsonl = opts.auditDir ? new AuditJsonlWriter({ dataSource, events, notifier, log: opts.log }, opts.auditDir) : undefined;
-    await jsonl?.start();
     const served = await startSubgraph<IdentityContext>({
       name: 'identity',
       schema,
@@ -50,11 +41,8 @@ export async function startIdentitySubgraph(opts: StartIdentityOptions): Promise
       port: opts.port,
       security: opts.security,
       log: opts.log,
-      context: (base) => ({ ...base, tokens: identity.tokens, events: identity.state.events }),
-      onStop: async () => {
-        await jsonl?.stop();
-        await identity.close();
-      },
+      context: (base) => ({ ...base, tokens: identity.tokens }),
+      onStop: () => identity.close(),
     });
     return { url: served.url, wsUrl: served.wsUrl, identity, adminToken, stop: served.stop };
   } catch (err) {

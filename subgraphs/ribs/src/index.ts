@@ -1,4 +1,4 @@
-import { auditRecorder, openDomainState } from '@keelson/platform';
+import { openDomainState } from '@keelson/platform';
 import { CapabilityWatcher } from '@keelson/operator';
 import { createExec, createRibHost, type RibHost, type RibHostOptions } from '@keelson/host';
 import { serveDomain, type SubgraphStartOptions } from '@keelson/kit';
@@ -126,7 +126,6 @@ export async function startRibsSubgraph(opts: StartRibsOptions): Promise<Running
         snapshotStore: snapshots,
         credentials,
         projects,
-        audit: auditRecorder(dataSource, events, 'ribs'),
         exec: execWithEnv(createExec({ signal: lifetime.signal }), opts.settings.env),
       });
     } catch (err) {

@@ -1,7 +1,6 @@
 import { describeZodError } from '@keelson/schema';
 import type { MessageChunk, PolicyContext, PolicySurface, ToolCaller, ToolContext, ToolResultChunk } from '@keelson/ribs-contract';
 import { errorMessage } from '../errors';
-import type { AuditRecorder } from '@keelson/platform';
 import type { PolicyEngine } from '../policy/policyEngine';
 import type { ToolRegistry } from './toolRegistry';
 
@@ -67,29 +66,9 @@ export class ToolRunner {
     private readonly policies: PolicyEngine,
     private readonly neutralCwd: string,
     private readonly hostSignal?: AbortSignal,
-    /** Records one audit entry per call (seed 002), after it settles; a failure to record is warned, never the call's. */
-    private readonly audit?: { record: AuditRecorder; warn: (message: string) => void },
   ) {}
 
-  /** Runs one call and records its audit entry: the tool, who called, a digest of the input, how it ended. */
   async run(req: ToolRunRequest): Promise<ToolRunOutcome> {
-    const outcome = await this.execute(req);
-    if (this.audit) {
-      await this.audit
-        .record({
-          type: 'TOOL_CALL',
-          operation: `tool ${req.name}`,
-          args: req.input,
-          outcome: outcome.status,
-          detail: req.surface,
-          actor: req.caller ? { subject: req.caller.subject, kind: req.caller.kind } : null,
-        })
-        .catch((err: unknown) => this.audit!.warn(`could not write the audit entry of tool '${req.name}': ${errorMessage(err)}`));
-    }
-    return outcome;
-  }
-
-  private async execute(req: ToolRunRequest): Promise<ToolRunOutcome> {
     const tool = this.registry.get(req.name);
     if (!tool) return failed('unknown-tool', `no tool named '${req.name}' is registered`);
 

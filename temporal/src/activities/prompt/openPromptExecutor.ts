@@ -1,4 +1,3 @@
-import type { AuditRecorder } from '@keelson/platform';
 import { createAgentTurns, type AgentTurns, type Queryable } from '@keelson/providers';
 import type { Logger } from '@keelson/service';
 import { lazyWorkerRibHost, type LazyWorkerRibHost, type WorkerRibHostOptions } from '../../ribHostForWorker';
@@ -31,9 +30,9 @@ export interface OpenedPromptExecutor {
  * sessions in `db`, and rib tools through the worker's own rib host (whose contexts get
  * `runAgentTurn` / `getProviders` too).
  */
-export function openPromptExecutor(opts: PromptExecutorOptions & { db: Queryable; log: Logger; audit?: AuditRecorder }): OpenedPromptExecutor {
+export function openPromptExecutor(opts: PromptExecutorOptions & { db: Queryable; log: Logger }): OpenedPromptExecutor {
   // The host's seams are the engine's, and the engine's tools the host's: each reaches the other lazily.
-  const ribHost = lazyWorkerRibHost({ env: opts.env, home: opts.home, log: opts.log, ...opts.ribHost, ...(opts.audit ? { audit: opts.audit } : {}), seams: (ribId) => turns.seams(ribId) });
+  const ribHost = lazyWorkerRibHost({ env: opts.env, home: opts.home, log: opts.log, ...opts.ribHost, seams: (ribId) => turns.seams(ribId) });
   const turns: AgentTurns = createAgentTurns({ home: opts.home, env: opts.env, db: opts.db, host: () => ribHost.current(), log: opts.log.child({ component: 'agent-turns' }) });
   return {
     executor: createPromptNodeExecutor(turns.deps, { ready: () => ribHost.get() }),
