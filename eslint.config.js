@@ -1,5 +1,5 @@
 // Lint stays syntactic (no type information) so `npx eslint .` is fast; `tsc --noEmit` does the types.
-// The workflows override is the determinism contract of STYLE.md habit 6.
+// The workflows override is the determinism contract of CONTRIBUTING.md habit 6.
 const { builtinModules } = require('node:module');
 const { defineConfig } = require('eslint/config');
 const tseslint = require('typescript-eslint');

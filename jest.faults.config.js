@@ -12,6 +12,8 @@ module.exports = {
   displayName: 'faults',
   transform: { '^.+\\.ts$': ['@swc/jest', { ...swc, swcrc: false }] },
   testEnvironment: 'node',
+  // @keelson/client from its source, as in jest.config.js (without it the suite needs a built dist/).
+  testEnvironmentOptions: { customExportConditions: ['node', 'node-addons', '@keelson/source'] },
   setupFiles: ['reflect-metadata'],
   moduleFileExtensions: ['ts', 'js', 'json'],
   testMatch: ['<rootDir>/test/faults/**/*.faults.test.ts'],

@@ -5,16 +5,16 @@ const layers = [
   { name: 'names', workspaces: ['schema', 'client'], note: 'error codes, env config, event and Temporal names (pure TypeScript); the typed client for frontends' },
   { name: 'serving', workspaces: ['service'], note: 'one port for Apollo Server + graphql-ws, caller assertions, limits, logging' },
   { name: 'platform', workspaces: ['platform'], note: 'data source, migrations, event log, durable consumers, confinement, sandbox, git' },
-  { name: 'subgraph kit', workspaces: ['subgraphs/kit'], note: 'type-graphql → federation, startSubgraph, loaders, errors, connections' },
   { name: 'contracts', workspaces: ['ribs/contract', 'ribs/shared', 'modelserver', 'operator'], note: 'the Rib contract (and @keelson/shared, its seed-000 name); the local model server; the operator plane (approval inbox, capability changes)' },
   { name: 'domains', workspaces: ['identity', 'harness', 'ribs/host'], note: 'tokens and JWTs; the harness control plane; the rib host' },
   { name: 'ribs and providers', workspaces: ['ribs/projects', 'ribs/notes', 'ribs/swarm', 'providers'], note: 'built-in ribs; model providers and agent turns' },
   { name: 'runs', workspaces: ['runs'], note: 'the runs domain: runs/ops tables, entities, migrations, stores, services (over a RunsExecutor the executor implements), RunsPort, the workflow catalog; below the executor, whose activities write through its stores' },
   { name: 'executor', workspaces: ['temporal'], note: 'workflows, activities, worker, Temporal clients' },
+  { name: 'subgraph kit', workspaces: ['subgraphs/kit'], note: 'the GraphQL toolkit of subgraphs: type-graphql → federation, startSubgraph, loaders, error formatting, connections, the audit plugin; nothing below it imports it' },
   { name: 'subgraphs', workspaces: ['subgraphs/projects', 'subgraphs/ribs', 'subgraphs/runs', 'subgraphs/sessions', 'subgraphs/memory', 'subgraphs/identity', 'subgraphs/swarms'], note: 'GraphQL faces; a subgraph never imports another', isolated: true },
   { name: 'gateway', workspaces: ['gateway'], note: 'Apollo Gateway, subscription router, authentication' },
-  { name: 'composition', workspaces: ['stack'], note: 'startMesh, the ribs/runs/worker app factories, doctor' },
-  { name: 'apps', workspaces: ['apps'], note: 'one entry per deployable (apps/<name>/main.ts): the only files that compose packages into processes' },
+  { name: 'composition', workspaces: ['stack'], note: 'the composers: startMesh, the ribs/runs/worker/memory service factories, doctor' },
+  { name: 'apps', workspaces: ['apps'], note: 'one entry per deployable process (apps/<name>/main.ts), each calling one start function' },
 ];
 
 module.exports = { layers };

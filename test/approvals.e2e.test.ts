@@ -133,7 +133,6 @@ describe('one approval inbox across a run gate, a policy ask and a claude-code t
       {
         KEELSON_MODEL_BASE_URL: model.url,
         KEELSON_MODEL_API_KEY: 'keelson-test',
-        KEELSON_RUN_HEARTBEAT_TIMEOUT_MS: '3000',
         KEELSON_CAPABILITY_POLL_MS: '250',
         PATH: `${bin}${delimiter}${process.env.PATH ?? ''}`,
       },

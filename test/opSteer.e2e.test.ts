@@ -12,7 +12,7 @@ interface OpView {
   id: string;
   status: string;
   result: { counted: number; steered: string[] } | null;
-  frames: { edges: { node: { type: string; note: string | null } }[] };
+  frames: { edges: { node: { type: string; note: string | null; actor: string | null } }[] };
 }
 
 describe('steerOp: a Temporal Update, answered, capped, deduplicated, across continue-as-new', () => {
@@ -20,7 +20,7 @@ describe('steerOp: a Temporal Update, answered, capped, deduplicated, across con
   let url: string;
 
   const getOp = async (id: string) =>
-    (await gqlData<{ op: OpView }>(url, 'query ($id: ID!) { op(id: $id) { id status result frames(first: 500) { edges { node { type note } } } } }', { id })).op;
+    (await gqlData<{ op: OpView }>(url, 'query ($id: ID!) { op(id: $id) { id status result frames(first: 500) { edges { node { type note actor } } } } }', { id })).op;
   const waitForOp = (id: string, done: (op: OpView) => boolean, timeoutMs = 30_000) => until(`op ${id}`, () => getOp(id), done, timeoutMs);
   const steer = (id: string, note: string, key?: string) => steerOp(url, id, note, key);
   const steered = (op: OpView) => op.frames.edges.filter((e) => e.node.type === 'OP_STEERED').map((e) => e.node.note);
@@ -45,6 +45,9 @@ describe('steerOp: a Temporal Update, answered, capped, deduplicated, across con
     expect(done.status).toBe('SUCCEEDED');
     expect(steered(done)).toEqual(['look left', 'finish']);
     expect(done.result?.steered).toEqual(['look left', 'finish']);
+    // Written by the worker's activity, yet naming the caller: the Update carried them.
+    const steerActors = done.frames.edges.filter((e) => e.node.type === 'OP_STEERED').map((e) => e.node.actor);
+    expect(steerActors).toEqual([expect.stringMatching(/^token:/), expect.stringMatching(/^token:/)]);
 
     const late = await steer(op.id, 'too late');
     expect(late.errors?.[0]).toMatchObject({ message: `op ${op.id} is SUCCEEDED; a finished op cannot be steered`, extensions: { code: 'CONFLICT' } });

@@ -13,6 +13,7 @@ interface FrameView {
   fraction: number | null;
   note: string | null;
   error: string | null;
+  actor: string | null;
 }
 
 interface OpView {
@@ -27,7 +28,7 @@ interface OpView {
   frames: { edges: { node: FrameView }[] };
 }
 
-const FRAME_FIELDS = 'cursor type line fraction note error';
+const FRAME_FIELDS = 'cursor type line fraction note error actor';
 const OP_FIELDS = `id kind title status result error steerable temporalWorkflowId frames(first: 200) { edges { node { ${FRAME_FIELDS} } } }`;
 
 describe('durable ops through the gateway', () => {
@@ -96,7 +97,8 @@ describe('durable ops through the gateway', () => {
     expect((await cancel(op.id)).errors).toBeUndefined();
     const done = await waitForOp(op.id, (o) => o.status !== 'RUNNING');
     expect(done).toMatchObject({ status: 'CANCELLED', error: 'cancelled by request', result: null });
-    expect(done.frames.edges.at(-1)!.node).toMatchObject({ type: 'OP_CANCELLED', error: 'cancelled by request' });
+    // The worker wrote it, yet it names who cancelled: the executor signalled them before the cancel.
+    expect(done.frames.edges.at(-1)!.node).toMatchObject({ type: 'OP_CANCELLED', error: 'cancelled by request', actor: expect.stringMatching(/^token:/) });
     const again = await cancel(op.id);
     expect(again.data?.cancelOp).toEqual({ id: op.id, status: 'CANCELLED' });
     console.log(`cancelOp → CANCELLED recorded after ${Date.now() - cancelledAt} ms (heartbeat timeout 3000 ms)`);

@@ -261,6 +261,9 @@ describe('runs through the gateway', () => {
     const cancelled = await waitForRun(url, started.id, (r) => r.status === 'CANCELLED');
     expect(cancelled.error).toBe('cancelled by request');
     expect(cancelled.nodes[0]).toMatchObject({ id: 'nap', status: 'CANCELLED' });
+    // Written by the worker, naming who cancelled (the workflow carried them from its cancelledBy signal).
+    const [finished] = (await mesh.runs.services.dataSource.query(`SELECT actor->>'subject' AS subject FROM events WHERE stream = 'runs' AND key = $1 AND type = 'RUN_CANCELLED'`, [started.id])) as { subject: string | null }[];
+    expect(finished?.subject).toMatch(/^token:/);
     const again = await gqlData<{ cancelRun: { ok: boolean; error: string | null } }>(url, 'mutation ($id: ID!) { cancelRun(runId: $id) { ok error } }', {
       id: started.id,
     });

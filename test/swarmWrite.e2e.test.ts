@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startModelServer, type ModelServer, type ReplyContext, type ReplySpec, type Rule } from '@keelson/model-server';
 import { gqlData } from './support/client';
@@ -55,15 +56,46 @@ describe('write mode (the lead chooses writers; each gets a worktree lease and a
   let url: string;
   const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: mesh.rawEnv, encoding: 'utf8' }).trim();
 
+  // A stand-in for the forge's CLI (`gh pr create --draft …`): records its argv, prints a URL.
+  const forge = mkdtempSync(join(tmpdir(), 'keelson-forge-'));
+  const forgeLog = join(forge, 'calls.jsonl');
+  const forgeCli = join(forge, 'pr.js');
+  writeFileSync(forgeCli, `require('node:fs').appendFileSync(${JSON.stringify(forgeLog)}, JSON.stringify(process.argv.slice(2)) + '\\n');\nconsole.log('Creating draft pull request');\nconsole.log('https://forge.example/acme/repo/pull/7');\n`);
+
   beforeAll(async () => {
     model = await startModelServer({ rules: writeModeRules(true) });
-    mesh = await startTestMesh({ KEELSON_RUN_HEARTBEAT_TIMEOUT_MS: '3000', ...modelServerEnv(model), ...(await managedBusEnv()) });
+    mesh = await startTestMesh({
+      KEELSON_RUN_HEARTBEAT_TIMEOUT_MS: '3000',
+      ...modelServerEnv(model),
+      ...(await managedBusEnv()),
+      // Only the project named "published" opted in to pushing; its drafts open through the stand-in.
+      KEELSON_SWARM_PUBLISH_PROJECTS: 'published',
+      KEELSON_SWARM_PR_COMMAND: JSON.stringify([process.execPath, forgeCli, 'pr', 'create', '--draft', '--head', '{branch}', '--base', '{base}', '--title', '{title}']),
+    });
     url = mesh.gatewayUrl;
   }, 120_000);
   afterAll(async () => {
     await mesh?.teardown();
     await model?.stop();
+    rmSync(forge, { recursive: true, force: true });
   });
+
+  /** A bare origin with one commit on main, and a clone of it as a project's root. */
+  function originAndClone(name: string): { bare: string; root: string; upstream: string } {
+    const base = join(mesh.dir, `remote-${name}`);
+    const bare = join(base, 'origin.git');
+    execFileSync('mkdir', ['-p', base]);
+    git(base, 'init', '--quiet', '--bare', '--initial-branch=main', bare);
+    const seed = join(base, 'seed');
+    git(base, 'clone', '--quiet', bare, seed);
+    writeFileSync(join(seed, 'one.txt'), '1\n');
+    git(seed, 'add', '.');
+    git(seed, 'commit', '--quiet', '-m', 'one');
+    git(seed, 'push', '--quiet', 'origin', 'main');
+    const root = join(mesh.workspaceRoot, name);
+    git(base, 'clone', '--quiet', bare, root);
+    return { bare, root, upstream: git(seed, 'rev-parse', 'HEAD') };
+  }
 
   it('without origin: the writer is cut from the root\'s HEAD branch, its commit lands through chat_merge, its branch goes once the base holds it; no pull request is claimed', async () => {
     const { createProject: project } = await gqlData<{ createProject: { id: string; rootPath: string } }>(url, 'mutation { createProject(input: { name: "writing" }) { id rootPath } }');
@@ -112,6 +144,28 @@ describe('write mode (the lead chooses writers; each gets a worktree lease and a
     expect(git(root, 'rev-parse', `refs/heads/${branch}`)).toBe(sha);
     expect(git(root, 'rev-parse', 'HEAD')).not.toBe(sha);
     const { op } = await gqlData<{ op: { result: { write: { base: { origin: boolean; branch: string }; keptBranches: string[]; pullRequests: string } } } }>(url, 'query ($id: ID!) { op(id: $id) { result } }', { id: done.op.id });
-    expect(op.result.write).toMatchObject({ base: { origin: true, branch: 'main' }, keptBranches: [branch], pullRequests: expect.stringMatching(/^none/) });
+    expect(op.result.write).toMatchObject({ base: { origin: true, branch: 'main' }, keptBranches: [branch], pullRequests: expect.stringMatching(/^none: project cloned has not opted in to pushing/) });
+  });
+
+  it('with origin and the project opted in: the writer\'s branch is pushed and offered as a draft pull request; nothing is merged', async () => {
+    model.setRules(writeModeRules(false));
+    const { bare, root, upstream } = originAndClone('published');
+    const { createProject: project } = await gqlData<{ createProject: { id: string } }>(url, 'mutation ($root: String!) { createProject(input: { name: "published", rootPath: $root }) { id } }', { root });
+    const { startSwarm: s } = await gqlData<{ startSwarm: SwarmView }>(url, START, { input: { task: 'Add hello.txt.', projectId: project.id, writeMode: true } });
+    const done = await waitForSwarm(url, s.id, (x) => x.status !== 'RUNNING');
+    const m = /^the writer's commit ([0-9a-f]{40}) stays on (\S+)$/.exec(done.conclusion ?? '');
+    expect({ status: done.status, conclusion: !!m }).toEqual({ status: 'DONE', conclusion: true });
+    const [, sha, branch] = m!;
+    // On origin under its own name; origin's main untouched.
+    expect(execFileSync('git', ['--git-dir', bare, 'rev-parse', `refs/heads/${branch}`], { encoding: 'utf8' }).trim()).toBe(sha);
+    expect(execFileSync('git', ['--git-dir', bare, 'rev-parse', 'refs/heads/main'], { encoding: 'utf8' }).trim()).toBe(upstream);
+    // The forge's CLI was asked for a draft of that branch against main.
+    const calls = readFileSync(forgeLog, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as string[]);
+    expect(calls).toEqual([['pr', 'create', '--draft', '--head', branch, '--base', 'main', '--title', expect.stringMatching(/^swarm [0-9a-f]{8}: Add hello\.txt\.$/)]]);
+    const { op } = await gqlData<{ op: { result: { write: { pullRequests: unknown } } } }>(url, 'query ($id: ID!) { op(id: $id) { result } }', { id: done.op.id });
+    expect(op.result.write.pullRequests).toEqual({
+      note: '1 branch(es) pushed, 1 draft pull request(s) opened; nothing is ever merged',
+      branches: [{ branch, commits: 1, pushed: true, pullRequest: 'https://forge.example/acme/repo/pull/7', error: null }],
+    });
   });
 });

@@ -10,3 +10,5 @@ export type { Identity, IdentityOptions } from './openIdentity';
 export { runTokenCli } from './cli/tokenCli';
 export { certificateDigest, deviceCaPaths, DEVICE_NAME_PATTERN, ensureDeviceCa, issueDeviceCertificate, writeDeviceFiles } from './deviceCa';
 export type { DeviceCertificate } from './deviceCa';
+export { AuditJsonlWriter, appendAuditLines, auditDir, auditLine, exportAudit } from './audit/auditFiles';
+export { runAuditCli } from './cli/auditCli';

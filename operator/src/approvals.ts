@@ -1,3 +1,5 @@
+import { isUuid } from '@keelson/schema';
+import { rows } from '@keelson/platform';
 import type { EventLog } from '@keelson/platform';
 import { randomUUID } from 'node:crypto';
 import {
@@ -51,12 +53,6 @@ const COLUMNS = `id, seq::int AS seq, source_key AS "sourceKey", kind, status, q
 
 /** Longest question kept (the rest is in the owner's record). */
 const QUESTION_CHARS = 4000;
-
-async function rows<T>(m: Pick<EntityManager, 'query'>, sql: string, params: unknown[] = []): Promise<T[]> {
-  const result: unknown = await m.query(sql, params);
-  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
-  return result as T[];
-}
 
 const noNul = (s: string) => (s.includes('\u0000') ? s.replace(/\u0000/g, '\uFFFD') : s);
 
@@ -147,7 +143,7 @@ export class ApprovalReader {
   constructor(private readonly dataSource: DataSource) {}
 
   async byIds(ids: readonly string[]): Promise<ApprovalRecord[]> {
-    const valid = ids.filter((id) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id));
+    const valid = ids.filter(isUuid);
     if (!valid.length) return [];
     return rows<ApprovalRecord>(this.dataSource, `SELECT ${COLUMNS} FROM approvals WHERE id = ANY($1::uuid[])`, [valid]);
   }

@@ -129,6 +129,44 @@ export const envSchema = z.object({
   CLICKCLACK_URL: z.string().url().optional(),
   /** The owner's session token for an external ClickClack (`sst_…`); set alone, the URL is the loopback port. */
   CLICKCLACK_TOKEN: z.string().min(1).optional(),
+  /**
+   * Swarm write mode with an origin: the projects (ids or names) whose writers' branches are pushed to origin at
+   * the swarm's end (after the AI-attribution check). Every other project's stay local. @default none
+   */
+  KEELSON_SWARM_PUBLISH_PROJECTS: z
+    .string()
+    .optional()
+    .transform((v) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean)),
+  /**
+   * The command that opens a draft pull request for a pushed writer branch: a JSON array (argv, no
+   * shell) that includes `--draft`; `{branch}`, `{base}`, `{title}` and `{body}` are replaced in each
+   * element, e.g. `["gh","pr","create","--draft","--head","{branch}","--base","{base}","--title","{title}","--body","{body}"]`.
+   * Nothing ever merges. @default none (branches are pushed, no request opened)
+   */
+  KEELSON_SWARM_PR_COMMAND: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || !v.trim()) return undefined;
+      let argv: unknown;
+      try {
+        argv = JSON.parse(v);
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be a JSON array of strings (argv)' });
+        return z.NEVER;
+      }
+      if (!Array.isArray(argv) || !argv.length || argv.some((a) => typeof a !== 'string' || !a)) {
+        ctx.addIssue({ code: 'custom', message: 'must be a JSON array of non-empty strings (argv, no shell)' });
+        return z.NEVER;
+      }
+      if (!argv.includes('--draft')) {
+        ctx.addIssue({ code: 'custom', message: 'must include --draft: the swarm rib opens only draft pull requests' });
+        return z.NEVER;
+      }
+      return argv as string[];
+    }),
+  /** How long the draft pull request command may take. @default 60000 */
+  KEELSON_SWARM_PR_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(60_000),
   /** The loopback port of a managed ClickClack. @default 18080 */
   CLICKCLACK_PORT: z.coerce.number().int().min(1).max(65535).default(18080),
   /** Where the gateway finds the sessions subgraph, and memory capture fetches transcripts (set in docker-compose). @default http://127.0.0.1:<KEELSON_SESSIONS_PORT>/graphql */

@@ -1,3 +1,4 @@
+import type { Actor } from './auth';
 /**
  * The harness control plane's names on the `harness` stream (key = canonical SessionId), shared by
  * the sessions subgraph, the worker's harness activities and readers of the stream (memory capture
@@ -131,6 +132,8 @@ export interface SessionSteerInput {
 export interface SessionSteerItem {
   steerId: string;
   text: string;
+  /** Who sent the steer: its turn's events name them. Absent on steers queued before actors were. */
+  actor?: Actor;
 }
 
 /** The `sessionSteer` Update's answer. */

@@ -114,3 +114,5 @@ export type { Scope, CallerKind, Caller, Actor } from './auth';
 export * from './swarm';
 export { approvalKinds, approvalStatuses, approvalEventTypes, capabilitySources, CAPABILITY_CHANGED } from './operator';
 export type { ApprovalKind, ApprovalStatus, ApprovalEventType, ApprovalEventPayload, CapabilitySource, CapabilityChangePayload } from './operator';
+export { parseInput, pageArgsSchema, pageOf } from './input';
+export type { PageArgs, PageInfoShape } from './input';

@@ -107,6 +107,8 @@ export const runMessages = {
   respond: 'respond',
   /** Query on `dagRun`: live status. */
   status: 'status',
+  /** Signal on `dagRun`, `durableOp` and `ribOp`, sent just before a cancel request: who cancels (the CANCELLED frame's actor). */
+  cancelledBy: 'cancelledBy',
 } as const;
 
 export const opMessages = {

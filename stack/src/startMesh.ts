@@ -1,3 +1,4 @@
+import { graphqlMemoryTools } from '@keelson/host';
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -199,6 +200,7 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
       security,
       ...(jwt ? { jwt } : {}),
       adminTokenHome: home,
+      auditHome: home,
       log: root.child({ service: 'identity' }),
     });
     stops.push({ name: 'identity subgraph', stop: () => identity.stop() });
@@ -342,6 +344,8 @@ export async function startMesh(opts: MeshOptions = {}): Promise<RunningMesh> {
             projects: ribs.services.projects,
             credentials: ribs.services.credentials,
             approvals: workerApprovals(runsPort.port, workerLog, opts.ribRuns?.approvalMaxWaitMs),
+            // Prompt nodes' memory_recall / memory_write, and the worker's ribs' getMemory.
+            memory: (ribId) => graphqlMemoryTools(memory.url, workerIdentity, ribId),
             ...(opts.ribHost ? { overrides: opts.ribHost } : {}),
           },
         },

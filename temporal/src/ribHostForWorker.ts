@@ -1,3 +1,4 @@
+import type { AuditSink } from '@keelson/platform';
 import { createExec, createRibHost, type ApprovalPort, type CredentialStore, type ProjectsPort, type RibHost, type RibHostOptions, type SnapshotStore } from '@keelson/host';
 import type { Logger } from '@keelson/service';
 import type { RibExec } from '@keelson/ribs-contract';
@@ -24,8 +25,12 @@ export interface WorkerRibHostOptions {
    * denies ("no approval channel").
    */
   approvals?: ApprovalPort;
+  /** Where the tool calls this host runs are recorded (the worker's `AuditLog`). */
+  audit?: AuditSink;
+  /** MemoryTools per rib (over the memory subgraph): `memory_recall`/`memory_write` for prompt nodes, `getMemory` for ribs. */
+  memory?: RibHostOptions['memory'];
   /** Tests: an explicit `available` map, a static config, … */
-  overrides?: Omit<RibHostOptions, 'env' | 'home' | 'logger' | 'exec' | 'projects' | 'credentials' | 'snapshotStore' | 'seams' | 'approvals'>;
+  overrides?: Omit<RibHostOptions, 'env' | 'home' | 'logger' | 'exec' | 'projects' | 'credentials' | 'snapshotStore' | 'seams' | 'approvals' | 'audit' | 'memory'>;
 }
 
 /** A `RibExec` whose processes inherit `env` under whatever a call adds. */
@@ -56,6 +61,8 @@ export async function createWorkerRibHost(opts: WorkerRibHostOptions): Promise<R
     ...(opts.snapshotStore ? { snapshotStore: opts.snapshotStore } : {}),
     ...(opts.seams ? { seams: opts.seams } : {}),
     ...(opts.approvals ? { approvals: opts.approvals } : {}),
+    ...(opts.audit ? { audit: opts.audit } : {}),
+    ...(opts.memory ? { memory: opts.memory } : {}),
   });
 }
 

@@ -1,3 +1,5 @@
+import { actorOf } from '@keelson/schema';
+import { currentCaller } from '@keelson/service';
 import { randomUUID } from 'node:crypto';
 import type { LaunchOutcome, RunsExecutor } from '@keelson/runs';
 import { errorCodeSchema, type TemporalTarget } from '@keelson/schema';
@@ -11,7 +13,7 @@ import {
 } from '@temporalio/client';
 import { connectClient, workflowUiUrl } from './client';
 import { opWorkflowId, runWorkflowId, startOpWorkflow, startRunWorkflow } from './runClient';
-import { opSteerUpdate, respondUpdate } from './workflows/messages';
+import { cancelledBySignal, opSteerUpdate, respondUpdate } from './workflows/messages';
 import { STEER_KEY_PREFIX } from './workflows/steerableOp';
 import { swarmSteerUpdate } from './workflows/swarmMessages';
 
@@ -88,7 +90,12 @@ export function temporalRunsExecutor(client: Client, target: Omit<TemporalTarget
 
     async cancel(workflowId) {
       try {
-        await client.workflow.getHandle(workflowId).cancel();
+        const handle = client.workflow.getHandle(workflowId);
+        // Who cancels, first: the workflow's CANCELLED frame names them (workflows without the
+        // handler, such as a swarm's, ignore it).
+        const caller = currentCaller();
+        if (caller) await handle.signal(cancelledBySignal, actorOf(caller));
+        await handle.cancel();
         return true;
       } catch (err) {
         if (err instanceof WorkflowNotFoundError) return false;
@@ -121,7 +128,9 @@ export function temporalRunsExecutor(client: Client, target: Omit<TemporalTarget
           const answer = await handle.executeUpdate(swarmSteerUpdate, { args: [note], updateId });
           if (!answer.accepted) return { outcome: 'refused', reason: answer.reason ?? 'no reason given' };
         } else {
-          await handle.executeUpdate(opSteerUpdate, { args: [note], updateId });
+          // The caller rides along: the OP_STEERED frame the worker writes names them.
+          const caller = currentCaller();
+          await handle.executeUpdate(opSteerUpdate, { args: [note, caller ? actorOf(caller) : null], updateId });
         }
         return { outcome: 'accepted' };
       } catch (err) {

@@ -1,3 +1,4 @@
+import { graphqlMemoryTools } from '@keelson/host';
 import { homedir } from 'node:os';
 import type { ApprovalPort, CredentialStore, ProjectsPort } from '@keelson/host';
 import { keelsonHome, parseEnv, type MeshEnv } from '@keelson/schema';
@@ -70,6 +71,7 @@ export async function startStandaloneWorker(opts: StartStandaloneWorkerOptions):
   const metricsAddress = env.KEELSON_WORKER_METRICS_PORT > 0 ? `${env.KEELSON_HOST}:${env.KEELSON_WORKER_METRICS_PORT}` : undefined;
   configureTemporalRuntime(env.KEELSON_LOG_LEVEL === 'debug' ? 'info' : 'warn', { log, ...(metricsAddress ? { metricsAddress } : {}) });
   if (metricsAddress) log.info({ url: `http://${metricsAddress}/metrics` }, 'worker metrics (Prometheus)');
+  const memoryUrl = env.KEELSON_MEMORY_URL ?? `http://127.0.0.1:${env.KEELSON_MEMORY_PORT}/graphql`;
   const opened = await openActivityDeps({
     databaseUrl: env.DATABASE_URL,
     env: rawEnv,
@@ -85,6 +87,8 @@ export async function startStandaloneWorker(opts: StartStandaloneWorkerOptions):
         ...(opts.ribHost ? { overrides: opts.ribHost } : {}),
         ...(opts.projects ? { projects: opts.projects } : {}),
         ...(opts.credentials ? { credentials: opts.credentials } : {}),
+        // Prompt nodes' memory_recall / memory_write, and the worker's ribs' getMemory: the memory subgraph.
+        memory: (ribId) => graphqlMemoryTools(memoryUrl, identity, ribId),
       },
     },
   });
@@ -101,7 +105,7 @@ export async function startStandaloneWorker(opts: StartStandaloneWorkerOptions):
       log,
     });
     closeSwarm = () => swarm.close();
-    const memory = openMemoryActivityDeps({ memoryUrl: env.KEELSON_MEMORY_URL ?? `http://127.0.0.1:${env.KEELSON_MEMORY_PORT}/graphql`, identity, env: rawEnv, home, log });
+    const memory = openMemoryActivityDeps({ memoryUrl, identity, env: rawEnv, home, log });
     const worker = await startWorker({
       address: env.TEMPORAL_ADDRESS,
       namespace: env.TEMPORAL_NAMESPACE,

@@ -1,5 +1,6 @@
 import { createDataSource, initializeAndMigrate, type EventLog } from '@keelson/platform';
-import { BusAccess, resolveBusSetup, SwarmStore, SwarmTables1764460800600 } from '@keelson/rib-swarm';
+import { BusAccess, resolveBusSetup, SwarmStore, SwarmTables1764460800600, type PublishSettings } from '@keelson/rib-swarm';
+import { parseEnv } from '@keelson/schema';
 import type { Logger, PgTimeouts } from '@keelson/service';
 import type { SwarmActivityDeps } from './activities';
 import type { OpenedPromptExecutor } from './activities/prompt/openPromptExecutor';
@@ -36,6 +37,12 @@ export interface OpenedSwarmActivityDeps {
   close(): Promise<void>;
 }
 
+/** Write mode's publishing, as the operator configured it (KEELSON_SWARM_PUBLISH_PROJECTS, KEELSON_SWARM_PR_COMMAND). */
+function publishSettings(env: Record<string, string | undefined>): PublishSettings {
+  const e = parseEnv(env);
+  return { projects: e.KEELSON_SWARM_PUBLISH_PROJECTS, ...(e.KEELSON_SWARM_PR_COMMAND ? { command: e.KEELSON_SWARM_PR_COMMAND } : {}), timeoutMs: e.KEELSON_SWARM_PR_TIMEOUT_MS };
+}
+
 /** The swarm activities' dependencies on a small pool of their own (the swarm tables migrated first). */
 export async function openSwarmActivityDeps(opts: SwarmActivityDepsOptions): Promise<OpenedSwarmActivityDeps> {
   const { dataSource } = createDataSource({ url: opts.databaseUrl, entities: [], migrations: swarmMigrations, migrationsTableName: SWARM_MIGRATIONS_TABLE, log: opts.log, poolSize: 3, ...(opts.pg ? { pg: opts.pg } : {}) });
@@ -49,6 +56,7 @@ export async function openSwarmActivityDeps(opts: SwarmActivityDepsOptions): Pro
       ...(turns ? { turns: { run: (req) => turns.turns.run(req), ready: () => turns.ribHost.get() } } : {}),
       ...(opts.projects ? { projects: opts.projects } : {}),
       gitEnv: opts.env,
+      publish: publishSettings(opts.env),
       log: opts.log,
       ...(opts.turnLeaseMs !== undefined ? { turnLeaseMs: opts.turnLeaseMs } : {}),
     },

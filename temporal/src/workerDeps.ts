@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
-import { createSandbox, type ProcessSandbox, createDataSource, EventLog, EventNotifier, initializeAndMigrate } from '@keelson/platform';
+import { createSandbox, type ProcessSandbox, createDataSource, EventLog, EventNotifier, initializeAndMigrate, AuditLog } from '@keelson/platform';
 import { keelsonHome, parseEnv } from '@keelson/schema';
 import type { Logger, PgTimeouts, ServiceIdentity } from '@keelson/service';
 import type { DataSource } from 'typeorm';
@@ -77,7 +77,12 @@ export async function openActivityDeps(opts: ActivityDepsOptions): Promise<Opene
   const events = new EventLog(dataSource, notifier);
   if (opts.projectsUrl && !opts.identity) throw new Error('openActivityDeps: projectsUrl needs the worker\'s service identity');
   const projects = opts.projectsUrl ? projectsGraphqlApi(opts.projectsUrl, { identity: opts.identity! }) : undefined;
-  const prompts = !opts.promptExecutor && opts.agentTurns ? openPromptExecutor({ ...opts.agentTurns, db: dataSource, log: opts.log }) : undefined;
+  // The rib tools prompt nodes call, recorded like every mutation (the audit stream of the event log).
+  const audit = new AuditLog(dataSource, opts.log, 'worker');
+  const prompts =
+    !opts.promptExecutor && opts.agentTurns
+      ? openPromptExecutor({ ...opts.agentTurns, ribHost: { ...opts.agentTurns.ribHost, audit }, db: dataSource, log: opts.log })
+      : undefined;
   if (prompts && !opts.agentTurns?.ribHost?.approvals) {
     opts.log.warn('no approval channel: a policy `ask` about a prompt node\'s tool is denied on this worker (the worker app, apps/worker/main.ts, wires one)');
   }
@@ -99,6 +104,7 @@ export async function openActivityDeps(opts: ActivityDepsOptions): Promise<Opene
     ...(prompts ? { agentTurns: prompts } : {}),
     async close() {
       await prompts?.close();
+      await audit.flush();
       await notifier.stop();
       await dataSource.destroy();
     },

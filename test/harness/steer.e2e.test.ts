@@ -102,6 +102,12 @@ describe('steerSession', () => {
     await waitIdle(h.mesh, sessionId);
     const [row] = await h.mesh.sessions.runtime.dataSource.query('SELECT turns FROM harness_sessions WHERE id = $1', [sessionId]);
     expect(row.turns).toBe(1 + sessionSteerLimits.queued);
+    // The steers' turns ran in the worker, yet their events name who steered (the Update carried them).
+    const actors = (await h.mesh.sessions.runtime.dataSource.query(
+      `SELECT DISTINCT actor->>'subject' AS subject FROM events WHERE stream = 'harness' AND key = $1 AND type = 'TURN_COMPLETE' AND payload->>'turnId' = ANY($2::text[])`,
+      [sessionId, turns.slice(1).map((t) => t.turnId)],
+    )) as { subject: string | null }[];
+    expect(actors).toEqual([{ subject: expect.stringMatching(/^token:/) }]);
     expect(events.some((e) => e.__typename === 'AssistantDelta' && /zeta|omega/.test(e.text as string))).toBe(false);
 
     // Operators find the queue in Temporal under its own id and kind.

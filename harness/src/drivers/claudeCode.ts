@@ -21,6 +21,13 @@ export class ClaudeCodeDriver extends JsonlStoreDriver {
   readonly displayName = 'Claude Code';
   readonly binary = { command: 'claude', npm: { pkg: '@anthropic-ai/claude-code', bin: 'claude' } };
   readonly features: DriverFeatures = { pinning: 'session-id', approvals: true, attachments: false, reasons: { attachments: 'claude -p takes the prompt as text only' } };
+  /** `claude --effort` (2.x). */
+  override readonly efforts = ['low', 'medium', 'high', 'xhigh', 'max'];
+
+  /** The configured model, then claude's own aliases (`--model` also takes a model's full name). */
+  override models(): string[] {
+    return [...new Set([...super.models(), 'sonnet', 'opus', 'haiku'])];
+  }
 
   get configDir(): string {
     return join(this.root, 'config');
@@ -44,6 +51,8 @@ export class ClaudeCodeDriver extends JsonlStoreDriver {
     const argv = [binary, '-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--permission-mode', 'acceptEdits'];
     if (spec.nativeId) argv.push(spec.fresh ? '--session-id' : '--resume', spec.nativeId);
     if (spec.allowTools.length) argv.push('--allowedTools', ...spec.allowTools);
+    if (spec.model) argv.push('--model', spec.model);
+    if (spec.effort) argv.push('--effort', spec.effort);
     argv.push('--', spec.text);
     return { argv, env };
   }

@@ -19,6 +19,10 @@ export interface TurnSpec {
   attachments: string[];
   /** Tools an approval granted for this turn (claude-code `--allowedTools`). */
   allowTools: string[];
+  /** The turn's model (checked against the driver's choices), else the CLI's configured one. */
+  model?: string;
+  /** The turn's reasoning effort (one of the driver's `efforts`), else the CLI's default. */
+  effort?: string;
   /** KEELSON_SESSION_ID, KEELSON_TASK_ID, …: set in the child's environment. */
   env: Record<string, string>;
 }
@@ -90,6 +94,15 @@ export abstract class CliDriver {
   abstract readonly features: DriverFeatures;
   /** False for harnesses without a headless driver in this mesh (their operations are 501). */
   readonly implemented: boolean = true;
+  /** The reasoning efforts a turn may ask for (`Harness.efforts`), by the CLI's own flag; empty when it has none. */
+  readonly efforts: readonly string[] = [];
+  /** Why `efforts` is empty. */
+  readonly effortsReason: string = 'this CLI takes no reasoning effort';
+  /**
+   * True when the driver's config declares the only models the CLI can use (a turn naming another
+   * fails in the CLI): such a model is refused up front.
+   */
+  protected readonly declaredModelsOnly: boolean = false;
   private prepared: Promise<void> | undefined;
 
   constructor(protected readonly settings: HarnessSettings) {}
@@ -120,6 +133,31 @@ export abstract class CliDriver {
     return this.binary.npm
       ? `the \`${this.binary.command}\` binary is not installed (npm package ${this.binary.npm.pkg}, nor on PATH)`
       : `the \`${this.binary.command}\` binary is not on PATH`;
+  }
+
+  /**
+   * The models a turn may name (`Harness.models`): the configured one first, then the CLI's own
+   * aliases. Where `declaredModelsOnly`, the whole list; elsewhere the provider takes other ids too.
+   */
+  models(): string[] {
+    return this.settings.model ? [this.settings.model] : [];
+  }
+
+  /**
+   * A turn's model and effort, checked before anything starts: an effort this CLI cannot take is
+   * CAPABILITY_UNSUPPORTED, one outside `efforts` or a model outside a declared list BAD_USER_INPUT.
+   */
+  checkChoice(choice: { model?: string | null; effort?: string | null }): void {
+    const { model, effort } = choice;
+    if (effort != null) {
+      if (!this.efforts.length) {
+        throw new MeshError('CAPABILITY_UNSUPPORTED', `${this.harnessId} takes no reasoning effort: ${this.effortsReason}`, { harnessId: this.harnessId, capability: 'effort' });
+      }
+      if (!this.efforts.includes(effort)) throw new MeshError('BAD_USER_INPUT', `effort: ${this.harnessId} takes one of ${this.efforts.join(', ')}, not ${JSON.stringify(effort)}`);
+    }
+    if (model != null && this.declaredModelsOnly && !this.models().includes(model)) {
+      throw new MeshError('BAD_USER_INPUT', `model: ${this.harnessId} runs only the models its config declares (${this.models().join(', ')}), not ${JSON.stringify(model)}`);
+    }
   }
 
   /** The flags and the reason for each false one, computed now. */

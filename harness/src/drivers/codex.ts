@@ -39,6 +39,13 @@ export class CodexDriver extends CliDriver {
       attachments: 'codex exec attaches images only',
     },
   };
+  /** `-c model_reasoning_effort=…`. */
+  override readonly efforts = ['low', 'medium', 'high', 'xhigh'];
+
+  /** The configured model (codex's default `gpt-5.5` when none); `-m` takes any the provider serves. */
+  override models(): string[] {
+    return [this.settings.model ?? 'gpt-5.5'];
+  }
 
   get codexHome(): string {
     return join(this.root, 'codex');
@@ -72,6 +79,9 @@ export class CodexDriver extends CliDriver {
     const argv = [binary, 'exec', '--json', '--skip-git-repo-check'];
     // The mesh's sandbox replaces codex's own: nested, codex's would need a bwrap with --argv0 (0.9+).
     if (this.settings.sandbox.mode !== 'off') argv.push('-c', 'sandbox_mode="danger-full-access"');
+    if (spec.model) argv.push('-m', spec.model);
+    // One of `efforts` (checked), so a TOML string as it is.
+    if (spec.effort) argv.push('-c', `model_reasoning_effort="${spec.effort}"`);
     if (spec.nativeId) argv.push('resume', spec.nativeId);
     argv.push('--', spec.text);
     return { argv, env };

@@ -38,6 +38,14 @@ export class OpencodeDriver extends CliDriver {
       attachments: 'not wired for opencode run',
     },
   };
+  /** `opencode run --variant` (the provider's reasoning variants). */
+  override readonly efforts = ['low', 'medium', 'high', 'max'];
+  /** opencode runs only the models its config file declares (one: the mesh's). */
+  protected override readonly declaredModelsOnly = true;
+
+  override models(): string[] {
+    return [this.model];
+  }
   private cache: { at: number; rows: Promise<SessionRow[]> } | undefined;
   /** `opencode export` costs seconds: pages of one transcript read in a burst share one export. */
   private readonly exports = new Map<string, { at: number; entries: Promise<TranscriptEntry[]> }>();
@@ -90,6 +98,8 @@ export class OpencodeDriver extends CliDriver {
 
   async command(binary: string, spec: TurnSpec): Promise<TurnCommand> {
     const argv = [binary, 'run', '--format', 'json'];
+    if (spec.model) argv.push('-m', `${PROVIDER}/${spec.model}`);
+    if (spec.effort) argv.push('--variant', spec.effort);
     if (spec.nativeId) argv.push('-s', spec.nativeId);
     argv.push('--', spec.text);
     return { argv, env: this.env(spec.env) };

@@ -29,6 +29,14 @@ export class PiDriver extends JsonlStoreDriver {
     attachments: true,
     reasons: { approvals: 'pi has no permission gate: its tools run without asking' },
   };
+  /** `pi --thinking`. */
+  override readonly efforts = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh'];
+  /** pi runs only the models `models.json` declares (one: the mesh's). */
+  protected override readonly declaredModelsOnly = true;
+
+  override models(): string[] {
+    return [this.model];
+  }
 
   get agentDir(): string {
     return join(this.root, 'agent');
@@ -76,7 +84,8 @@ export class PiDriver extends JsonlStoreDriver {
   async command(binary: string, spec: TurnSpec): Promise<TurnCommand> {
     const env = this.baseEnv(spec);
     Object.assign(env, { PI_CODING_AGENT_DIR: this.agentDir, PI_OFFLINE: '1', PI_SKIP_VERSION_CHECK: '1', PI_TELEMETRY: '0' });
-    const argv = [binary, '-p', '--mode', 'json', '--provider', PROVIDER, '--model', this.model];
+    const argv = [binary, '-p', '--mode', 'json', '--provider', PROVIDER, '--model', spec.model ?? this.model];
+    if (spec.effort) argv.push('--thinking', spec.effort);
     if (spec.nativeId) {
       const file = await this.fileOf(spec.nativeId);
       if (file) argv.push('--session', file);

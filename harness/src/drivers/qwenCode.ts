@@ -28,6 +28,12 @@ export class QwenCodeDriver extends JsonlStoreDriver {
       attachments: 'qwen -p takes the prompt as text only',
     },
   };
+  override readonly effortsReason = 'qwen-code sets reasoning per model in its settings; no flag or variable takes it per turn';
+
+  /** The configured model (`OPENAI_MODEL`); the endpoint may serve others. */
+  override models(): string[] {
+    return [this.settings.model ?? 'keelson-scripted'];
+  }
 
   private get qwenDir(): string {
     return join(this.homeDir, '.qwen');
@@ -51,7 +57,7 @@ export class QwenCodeDriver extends JsonlStoreDriver {
   async command(binary: string, spec: TurnSpec): Promise<TurnCommand> {
     const env = this.baseEnv(spec);
     env.OPENAI_API_KEY = this.settings.apiKey;
-    env.OPENAI_MODEL = this.settings.model ?? 'keelson-scripted';
+    env.OPENAI_MODEL = spec.model ?? this.settings.model ?? 'keelson-scripted';
     const base = this.openaiBaseUrl();
     if (base) env.OPENAI_BASE_URL = base;
     const argv = [binary, '--output-format', 'stream-json', '--include-partial-messages', '--approval-mode', 'auto-edit'];

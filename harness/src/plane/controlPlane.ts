@@ -92,7 +92,7 @@ export class HarnessControlPlane {
   }
 
   /** {@link Sessions.start}. */
-  startSession(harnessIdRaw: string, input: { projectId: string; workspaceId?: string | null; title?: string | null }): Promise<SessionRecord> {
+  startSession(harnessIdRaw: string, input: { projectId: string; workspaceId?: string | null; title?: string | null; model?: string | null; effort?: string | null }): Promise<SessionRecord> {
     return this.sessions.start(harnessIdRaw, input);
   }
 
@@ -120,8 +120,10 @@ export class HarnessControlPlane {
    * @throws TURN_IN_FLIGHT while another turn holds the session (in any process),
    *   CAPABILITY_UNSUPPORTED (attachments, a harness without a driver), FORBIDDEN (confinement).
    */
-  async sendUserTurn(raw: string, text: string, attachments: string[] = []): Promise<TurnAccepted> {
+  async sendUserTurn(raw: string, text: string, attachments: string[] = [], choice: { model?: string | null; effort?: string | null } = {}): Promise<TurnAccepted> {
     const { view, report } = await this.sessions.at(raw, 'resume', 'sendUserTurn');
+    // A model or effort the CLI cannot take is refused before anything is recorded or started.
+    this.drivers[view.harnessId].checkChoice(choice);
     if (attachments.length && !report.flags.attachments) {
       throw new MeshError('CAPABILITY_UNSUPPORTED', `attachments are not supported for ${view.harnessId}: ${report.reasons.attachments}`, { harnessId: view.harnessId, capability: 'attachments' });
     }
@@ -134,7 +136,7 @@ export class HarnessControlPlane {
       if (!st?.isFile()) throw new MeshError('BAD_USER_INPUT', `attachments: ${JSON.stringify(a)} is not a file in ${cwd}`);
       files.push(real);
     }
-    const turn = await this.turns.start(record, cwd, { text, attachments: files, allowTools: [], holder: `turn:${HOST}:${process.pid}`, taskId: record.taskId });
+    const turn = await this.turns.start(record, cwd, { text, attachments: files, allowTools: [], holder: `turn:${HOST}:${process.pid}`, taskId: record.taskId, model: choice.model ?? null, effort: choice.effort ?? null });
     turn.done.catch(() => undefined);
     return { sessionId: record.id, turnId: turn.turnId, acceptedAt: new Date() };
   }

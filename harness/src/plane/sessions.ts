@@ -148,10 +148,11 @@ export class Sessions {
   }
 
   /** A new session with an id the mesh pins (claude-code, qwen-code `--session-id`; pi by file path). */
-  async start(harnessIdRaw: string, input: { projectId: string; workspaceId?: string | null; title?: string | null }): Promise<SessionRecord> {
+  async start(harnessIdRaw: string, input: { projectId: string; workspaceId?: string | null; title?: string | null; model?: string | null; effort?: string | null }): Promise<SessionRecord> {
     const harnessId = requireHarnessId(harnessIdRaw);
     await this.require(harnessId, 'startSession', 'startSession');
     const driver = this.deps.drivers[harnessId];
+    driver.checkChoice(input);
     const place = await this.deps.places.of(input.projectId, input.workspaceId ?? null);
     await driver.prepare();
     const nativeId = driver.newNativeId();
@@ -166,6 +167,8 @@ export class Sessions {
       title: input.title ?? null,
       origin: 'started',
       taskId: null,
+      model: input.model ?? null,
+      effort: input.effort ?? null,
     });
     return record;
   }

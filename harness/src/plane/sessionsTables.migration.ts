@@ -81,3 +81,9 @@ export const SessionsTables1764460800400 = sqlMigration('SessionsTables176446080
     'DROP TABLE IF EXISTS harness_sessions',
   ],
 });
+
+/** A session's default model and reasoning effort (startSession's `model` / `effort`; seed 002's drivers table). */
+export const SessionModelEffort1764460800610 = sqlMigration('SessionModelEffort1764460800610', {
+  up: ['ALTER TABLE harness_sessions ADD COLUMN model text', 'ALTER TABLE harness_sessions ADD COLUMN effort text'],
+  down: ['ALTER TABLE harness_sessions DROP COLUMN effort', 'ALTER TABLE harness_sessions DROP COLUMN model'],
+});

@@ -1,3 +1,4 @@
+import { rows } from '@keelson/platform';
 import type { EventLog } from '@keelson/platform';
 import { hostname } from 'node:os';
 import { ApprovalLedger } from '@keelson/operator';
@@ -5,13 +6,6 @@ import { actorOf, MeshError, streams, type ApprovalDecision, type EventEnvelope,
 import { currentCaller } from '@keelson/service';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { HarnessId, SessionId } from '../ids';
-
-/** Rows of a statement whatever its command (TypeORM answers UPDATE/DELETE with `[rows, count]`). */
-async function rows<T>(m: Pick<EntityManager, 'query'>, sql: string, params: unknown[] = []): Promise<T[]> {
-  const result: unknown = await m.query(sql, params);
-  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
-  return result as T[];
-}
 
 /** A session the mesh knows, as stored. */
 export interface SessionRecord {
@@ -38,6 +32,10 @@ export interface SessionRecord {
   turnStartedAt: Date | null;
   turnExpiresAt: Date | null;
   interruptRequested: boolean;
+  /** The model its turns use unless a turn names one (startSession's `model`); null: the CLI's configured one. */
+  model: string | null;
+  /** The reasoning effort its turns use unless a turn names one; null: the CLI's default. */
+  effort: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -46,12 +44,12 @@ const SESSION_COLUMNS = `id, harness_id AS "harnessId", native_id AS "nativeId",
   cwd, title, origin, status, task_id AS "taskId", successor_id AS "successorId", event_seq::int AS "eventSeq",
   announced_entries AS "announcedEntries", turns, turn_id AS "turnId", turn_holder AS "turnHolder", turn_pgid AS "turnPgid",
   turn_host AS "turnHost", turn_started_at AS "turnStartedAt", turn_expires_at AS "turnExpiresAt",
-  interrupt_requested AS "interruptRequested", created_at AS "createdAt", updated_at AS "updatedAt"`;
+  interrupt_requested AS "interruptRequested", model, effort, created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /** What a new session is recorded with; the rest of its {@link SessionRecord} starts empty. */
 export type NewSession = Pick<SessionRecord, 'id' | 'harnessId' | 'nativeId' | 'projectId' | 'workspaceId' | 'cwd' | 'title' | 'taskId'> & {
   origin: 'started' | 'adopted' | 'task';
-};
+} & Partial<Pick<SessionRecord, 'model' | 'effort'>>;
 
 export interface HarnessApprovalRecord {
   sessionId: string;
@@ -215,11 +213,11 @@ export class HarnessStore {
       const inserted = await rows<{ id: string }>(
         m,
         `INSERT INTO harness_sessions (id, harness_id, native_id, project_id, workspace_id, cwd, title, origin, task_id,
-           status, turn_id, turn_holder, turn_host, turn_started_at, turn_expires_at)
+           status, turn_id, turn_holder, turn_host, turn_started_at, turn_expires_at, model, effort)
          VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9, CASE WHEN $10::uuid IS NULL THEN 'idle' ELSE 'running' END, $10, $11, $12,
-           CASE WHEN $10::uuid IS NULL THEN NULL ELSE now() END, CASE WHEN $10::uuid IS NULL THEN NULL ELSE now() + ($13::int * interval '1 millisecond') END)
+           CASE WHEN $10::uuid IS NULL THEN NULL ELSE now() END, CASE WHEN $10::uuid IS NULL THEN NULL ELSE now() + ($13::int * interval '1 millisecond') END, $14, $15)
          ON CONFLICT (id) DO NOTHING RETURNING id`,
-        [s.id, s.harnessId, s.nativeId, s.projectId, s.workspaceId, s.cwd, s.title, s.origin, s.taskId, turn?.turnId ?? null, turn?.holder ?? null, HOST, turn?.leaseMs ?? 0],
+        [s.id, s.harnessId, s.nativeId, s.projectId, s.workspaceId, s.cwd, s.title, s.origin, s.taskId, turn?.turnId ?? null, turn?.holder ?? null, HOST, turn?.leaseMs ?? 0, s.model ?? null, s.effort ?? null],
       );
       if (inserted.length) {
         await this.appendIn(m, s.id, 'SESSION_CREATED', { projectId: s.projectId, cwd: s.cwd, title: s.title, origin: s.origin }, turn?.turnId ?? null);
@@ -325,9 +323,9 @@ export class HarnessStore {
     return this.dataSource.transaction(async (m) => {
       await m.query(
         `INSERT INTO harness_sessions (id, harness_id, native_id, project_id, workspace_id, cwd, title, origin, status, task_id,
-           turn_id, turn_holder, turn_pgid, turn_host, turn_started_at, turn_expires_at, turns)
+           turn_id, turn_holder, turn_pgid, turn_host, turn_started_at, turn_expires_at, turns, model, effort)
          SELECT $2, harness_id, $3, project_id, workspace_id, cwd, title, origin, status, task_id,
-           turn_id, turn_holder, turn_pgid, turn_host, turn_started_at, turn_expires_at, turns
+           turn_id, turn_holder, turn_pgid, turn_host, turn_started_at, turn_expires_at, turns, model, effort
          FROM harness_sessions WHERE id = $1
          ON CONFLICT (id) DO NOTHING`,
         [previous.id, next.id, next.nativeId],

@@ -33,6 +33,9 @@ export interface TurnOptions {
   taskId: string | null;
   /** The turn's id when the caller fixes it (a steer's); a fresh UUID otherwise. */
   turnId?: string;
+  /** The turn's model and effort (checked by the driver already); else the session's defaults. */
+  model?: string | null;
+  effort?: string | null;
 }
 
 /** How an activity drives a turn it runs: its attempt, Temporal's cancellation and heartbeat. */
@@ -247,7 +250,9 @@ export class Turns {
     }
     let proc: GroupProcess;
     try {
-      proc = await this.spawn(driver, { nativeId: record.nativeId, cwd, opts, env: { KEELSON_SESSION_ID: record.id, ...(opts.taskId ? { KEELSON_TASK_ID: opts.taskId } : {}) } });
+      // The turn's own model and effort, else the session's (startSession's), else the CLI's.
+      const chosen = { ...opts, model: opts.model ?? record.model, effort: opts.effort ?? record.effort };
+      proc = await this.spawn(driver, { nativeId: record.nativeId, cwd, opts: chosen, env: { KEELSON_SESSION_ID: record.id, ...(opts.taskId ? { KEELSON_TASK_ID: opts.taskId } : {}) } });
     } catch (err) {
       const message = (err as Error).message;
       await store.completeTurn(record.id, turnId, { status: 'FAILED', error: clipText(message, 500).text });
@@ -281,6 +286,8 @@ export class Turns {
         text: opts.text,
         attachments: opts.attachments,
         allowTools: opts.allowTools,
+        ...(opts.model ? { model: opts.model } : {}),
+        ...(opts.effort ? { effort: opts.effort } : {}),
         // TRACEPARENT: the CLI's turn continues the caller's trace (nothing while tracing is off).
         env: { ...spec.env, ...traceparentEnv() },
       }),

@@ -1,4 +1,4 @@
-import { scopes as allScopes, scopeSchema, type Scope } from '@keelson/schema';
+import { isUuid, scopes as allScopes, scopeSchema, type Scope } from '@keelson/schema';
 import { silentLogger, type PgTimeouts } from '@keelson/service';
 import { join, resolve } from 'node:path';
 import { certificateDigest, DEVICE_NAME_PATTERN, ensureDeviceCa, issueDeviceCertificate, writeDeviceFiles } from '../deviceCa';
@@ -105,7 +105,7 @@ export async function runTokenCli(argv: readonly string[], config: { databaseUrl
       return 0;
     }
     const id = args[0]!;
-    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) {
+    if (!isUuid(id)) {
       io.err(`token revoke: "${id}" is not a token id (a UUID; npm run token -- list shows them)`);
       return 2;
     }

@@ -44,6 +44,27 @@ function actorFor(event: NewEvent<unknown>): Actor | null {
 }
 
 /**
+ * Appends one event with `manager` (a transaction's, or the data source's own for a lone event).
+ * One statement: sequence, row and notification commit or roll back with the state change.
+ */
+export async function appendEvent<P>(manager: EntityManager, event: NewEvent<P>): Promise<EventEnvelope<P>> {
+  const rows = (await manager.query(
+    `WITH s AS (
+       INSERT INTO event_streams (stream, last_seq) VALUES ($1, 1)
+       ON CONFLICT (stream) DO UPDATE SET last_seq = event_streams.last_seq + 1
+       RETURNING last_seq
+     ), e AS (
+       INSERT INTO events (stream, seq, key, type, payload, actor)
+       SELECT $1, s.last_seq, $2, $3, $4::jsonb, $6::jsonb FROM s
+       RETURNING stream, seq, key, type, payload, at, actor
+     )
+     SELECT e.*, pg_notify($5, e.stream || ':' || e.seq) AS notified FROM e`,
+    [event.stream, event.key, event.type, JSON.stringify(event.payload ?? {}), EVENTS_CHANNEL, JSON.stringify(actorFor(event))],
+  )) as EventRow[];
+  return toEnvelope<P>(rows[0]!);
+}
+
+/**
  * The durable, resumable event log (outbox). Writers append inside the transaction of the state
  * change they report; each stream's sequence is taken under its counter row's lock, so sequences
  * commit in order and `seq > cursor` never skips a row. NOTIFY carries `<stream>:<seq>` only.
@@ -62,20 +83,7 @@ export class EventLog {
    * One statement: sequence, row and notification commit or roll back with the state change.
    */
   async append<P>(manager: EntityManager, event: NewEvent<P>): Promise<EventEnvelope<P>> {
-    const rows = (await manager.query(
-      `WITH s AS (
-         INSERT INTO event_streams (stream, last_seq) VALUES ($1, 1)
-         ON CONFLICT (stream) DO UPDATE SET last_seq = event_streams.last_seq + 1
-         RETURNING last_seq
-       ), e AS (
-         INSERT INTO events (stream, seq, key, type, payload, actor)
-         SELECT $1, s.last_seq, $2, $3, $4::jsonb, $6::jsonb FROM s
-         RETURNING stream, seq, key, type, payload, at, actor
-       )
-       SELECT e.*, pg_notify($5, e.stream || ':' || e.seq) AS notified FROM e`,
-      [event.stream, event.key, event.type, JSON.stringify(event.payload ?? {}), EVENTS_CHANNEL, JSON.stringify(actorFor(event))],
-    )) as EventRow[];
-    return toEnvelope<P>(rows[0]!);
+    return appendEvent(manager, event);
   }
 
   /** Events strictly after `after` (a cursor or 0), in order. */

@@ -21,6 +21,7 @@ import { fileConfigPort } from './config/fileConfigPort';
 import { isRibWorkflowGranted, resolveCrossRibGrants, resolveRibWorkflowGrants, serializeCrossRibGrants } from './config/grants';
 import { parseHostEnv } from './config/hostEnv';
 import { codingTools } from './builtins/codingTools';
+import { memoryTools } from './builtins/memoryTools';
 import { buildRibContext } from './context/buildRibContext';
 import { credentialSeam } from './credentials/credentialSeam';
 import { collectCandidates } from './discovery/collectCandidates';
@@ -82,12 +83,13 @@ export async function createRibHost(options: RibHostOptions = {}): Promise<RibHo
     if (!policy.id.startsWith('builtin:')) throw new Error(`host policy '${policy.id}' must be named builtin:<name>`);
     policies.add(policy, 'builtin');
   }
-  const runner = new ToolRunner(registry, policies, home, lifetime.signal);
+  const runner = new ToolRunner(registry, policies, home, lifetime.signal, options.audit);
   const docs = new DocsCatalog(options.fetchText ?? defaultFetchText());
   // The host's own tools register first, so no rib can claim their names.
   registry.register(keelsonDocsTool(docs));
   const sandbox = options.sandbox ?? createSandbox({ mode: hostEnv.sandbox, hidden: [home], warn: (message) => logger.warn(message) });
   for (const tool of codingTools({ env: options.env ?? process.env, sandbox })) registry.register(tool);
+  if (options.memory) for (const tool of memoryTools(options.memory)) registry.register(tool);
   for (const tool of options.hostTools ?? []) {
     const rejection = registry.register(tool);
     if (rejection) throw new Error(`host tool: ${rejection.message}`);
@@ -161,7 +163,8 @@ export async function createRibHost(options: RibHostOptions = {}): Promise<RibHo
           registerRegion: (surfaceId, region) => registerRegion(id, surfaceIds, surfaceId, region),
           invalidateManifest: () => events.emit(id, 'rib-invalidated'),
         },
-        options.seams?.(id),
+        // getMemory: the host's memory for this rib unless the embedder's seams bring their own.
+        { ...(options.memory ? { getMemory: () => options.memory!(id) } : {}), ...options.seams?.(id) },
       );
       const entry: ActiveRib = {
         id,

@@ -73,3 +73,5 @@ export type { RunSeamsDeps } from './runs/runSeams';
 export { runApprovalPort, approvalPrompt } from './runs/runApprovals';
 export type { RunApprovalOptions } from './runs/runApprovals';
 export { runTools, RUN_TOOL_NAMES } from './runs/runTools';
+export { graphqlMemoryTools, memoryKinds } from './memory/graphqlMemoryTools';
+export { memoryTools, MEMORY_RECALL_TOOL, MEMORY_WRITE_TOOL, WORKFLOW_MEMORY_OWNER } from './builtins/memoryTools';

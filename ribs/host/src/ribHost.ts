@@ -1,7 +1,9 @@
+import type { AuditSink } from '@keelson/platform';
 import type { ProcessSandbox } from '@keelson/platform';
 import type { Logger } from '@keelson/service';
 import type {
   AgentRef,
+  MemoryTools,
   CallToolOptions,
   CallToolResult,
   CommandCompletion,
@@ -39,6 +41,14 @@ import type { RibWorkflowEntry } from './workflows/workflowCatalog';
 
 /** Options of `createRibHost`. Every port is optional: an absent one leaves its seams off the contexts. */
 export interface RibHostOptions {
+  /** Where every tool call this host runs is recorded (the process's `AuditLog`). */
+  audit?: AuditSink;
+  /**
+   * Seed 000's MemoryTools for a rib (over the memory subgraph): given, the host registers the
+   * `memory_recall` and `memory_write` tools (a prompt node's `allowed_tools` may name them) and
+   * every rib's context gets `getMemory` unless its seams bring one.
+   */
+  memory?: (ribId: string) => MemoryTools;
   /**
    * An explicit manifest, key → rib (the path tests and embedders use). Given, discovery is skipped
    * unless `discover` is true; its entries pass the same shape checks as discovered packages.

@@ -83,4 +83,6 @@ export type { WriteBase } from './write/writeBase';
 export { landReviewedSha, MergeRefused } from './write/merge';
 export type { LandInput } from './write/merge';
 export { aiAttributionIn } from './write/attribution';
+export { publishWriterBranch } from './write/publish';
+export type { PublishSettings, PublishedBranch } from './write/publish';
 export { git, GitFailure, isLocalRemote } from './write/git';

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { aiAttributionIn } from '../src/write/attribution';
 import { landReviewedSha, MergeRefused } from '../src/write/merge';
+import { publishWriterBranch } from '../src/write/publish';
 import { commitWriterTurn, cutWriterWorktree, detectWriteBase, pruneWriterBranch } from '../src/write/writeBase';
 
 const dir = mkdtempSync(join(tmpdir(), 'keelson-swarm-write-'));
@@ -167,5 +168,42 @@ describe('write bases', () => {
     // The control: the same name as a bare fetch argument runs the planted command.
     execFileSync('git', ['fetch', '--quiet', 'origin', evil], { cwd: root, env, stdio: 'ignore' });
     expect(existsSync(planted.marker)).toBe(true);
+  });
+});
+
+describe('write mode with origin: publishing a writer\'s branch (the project opted in)', () => {
+  /** A bare origin, a clone of it as the root, and branch `w` in the root with one commit over origin/main. */
+  async function published(message: string) {
+    const bare = join(dir, `origin-${++n}.git`);
+    g(dir, 'init', '--quiet', '--bare', '--initial-branch=main', bare);
+    const root = join(dir, `clone-${n}`);
+    g(dir, 'clone', '--quiet', bare, root);
+    commit(root, 'README.md', 'hello\n', 'Initial');
+    g(root, 'push', '--quiet', 'origin', 'main');
+    const base = await detectWriteBase(root, env);
+    g(root, 'checkout', '--quiet', '-b', 'w');
+    const sha = commit(root, 'a.txt', 'a\n', message);
+    g(root, 'checkout', '--quiet', 'main');
+    return { bare, root, base, sha };
+  }
+  const remoteHead = (bare: string, ref: string) => execFileSync('git', ['--git-dir', bare, 'rev-parse', '--verify', '--quiet', ref], { env, encoding: 'utf8' }).trim();
+
+  it('pushes the branch and reports the draft the command opened; a failing command leaves the branch pushed and says why', async () => {
+    const p = await published('write a.txt');
+    const printer = [process.execPath, '-e', 'console.log("draft for " + process.argv[2] + " at https://forge.example/pull/3")', '--', '--draft', '{branch}'];
+    const out = await publishWriterBranch({ root: p.root, base: p.base, branch: 'w', title: 't', body: 'b', settings: { projects: [], command: printer }, env });
+    expect(out).toEqual({ branch: 'w', commits: 1, pushed: true, pullRequest: 'https://forge.example/pull/3', error: null });
+    expect(remoteHead(p.bare, 'refs/heads/w')).toBe(p.sha);
+
+    const failing = [process.execPath, '-e', 'process.stderr.write("not authenticated"); process.exit(4)', '--', '--draft'];
+    const again = await publishWriterBranch({ root: p.root, base: p.base, branch: 'w', title: 't', body: 'b', settings: { projects: [], command: failing }, env });
+    expect(again).toMatchObject({ pushed: true, pullRequest: null, error: expect.stringMatching(/^pushed; the draft pull request command failed: .*not authenticated/) });
+  });
+
+  it('pushes nothing when a commit carries AI attribution', async () => {
+    const p = await published('write a.txt\n\nCo-Authored-By: Claude <noreply@anthropic.com>');
+    const out = await publishWriterBranch({ root: p.root, base: p.base, branch: 'w', title: 't', body: 'b', settings: { projects: [], command: ['true', '--draft'] }, env });
+    expect(out).toMatchObject({ pushed: false, pullRequest: null, error: expect.stringMatching(/^not pushed: commit [0-9a-f]{12} carries AI attribution/) });
+    expect(() => remoteHead(p.bare, 'refs/heads/w')).toThrow();
   });
 });

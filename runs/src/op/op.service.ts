@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { parseInput } from '@keelson/kit';
+import { parseInput } from '@keelson/schema';
 import { isTerminalRunStatus, isUuid, MeshError, runLimits, utf8Bytes } from '@keelson/schema';
 import { In, type DataSource } from 'typeorm';
 import { z } from 'zod';

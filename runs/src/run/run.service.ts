@@ -1,7 +1,7 @@
 import { type EventLog } from '@keelson/platform';
 import { createHash, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { parseInput } from '@keelson/kit';
+import { parseInput } from '@keelson/schema';
 import {
   actorOf,
   describeZodError,
@@ -19,7 +19,7 @@ import type { RunsPort } from '@keelson/host';
 import { currentCaller, type Logger } from '@keelson/service';
 import { In, IsNull, type DataSource } from 'typeorm';
 import { z } from 'zod';
-import { pageOf, type PageArgs } from '@keelson/kit';
+import { pageOf, type PageArgs } from '@keelson/schema';
 import type { CatalogService } from '../catalog/catalog';
 import type { RunsExecutor } from '../executor';
 import type { ProjectRef, ProjectsApi } from '../projects';

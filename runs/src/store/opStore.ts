@@ -1,7 +1,8 @@
+import type { Actor } from '@keelson/schema';
 import type { EventLog } from '@keelson/platform';
 import { MeshError, runLimits, streams, type OpFramePayload, type OpFrameType, type RunStatus } from '@keelson/schema';
 import type { DataSource, EntityManager } from 'typeorm';
-import { clip, pgText, rows } from './sql';
+import { clip, pgText, rows } from '@keelson/platform';
 
 export interface NewOp {
   id: string;
@@ -57,8 +58,8 @@ export class OpStore {
     private readonly events: EventLog,
   ) {}
 
-  private append(m: EntityManager, type: OpFrameType, payload: OpFramePayload) {
-    return this.events.append(m, { stream: streams.ops, key: payload.opId, type, payload });
+  private append(m: EntityManager, type: OpFrameType, payload: OpFramePayload, actor?: Actor) {
+    return this.events.append(m, { stream: streams.ops, key: payload.opId, type, payload, ...(actor ? { actor } : {}) });
   }
 
   async createOp(op: NewOp): Promise<void> {
@@ -109,15 +110,15 @@ export class OpStore {
     );
   }
 
-  /** Steer number `index` of the op: `OP_STEERED` with the note, once per index. */
-  async recordSteer(opId: string, index: number, note: string): Promise<void> {
+  /** Steer number `index` of the op: `OP_STEERED` with the note (and who sent it), once per index. */
+  async recordSteer(opId: string, index: number, note: string, actor?: Actor): Promise<void> {
     await this.dataSource.transaction(async (m) => {
       const inserted = await rows(m, 'INSERT INTO op_steers (op_id, idx, note) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING idx', [
         opId,
         index,
         pgText(note),
       ]);
-      if (inserted.length) await this.append(m, 'OP_STEERED', { opId, note: pgText(note) });
+      if (inserted.length) await this.append(m, 'OP_STEERED', { opId, note: pgText(note) }, actor);
     });
   }
 

@@ -28,7 +28,7 @@ import {
   type RunRecord,
   type RunRecordRow,
 } from './runRecords';
-import { clip, pgText, rows } from './sql';
+import { clip, pgText, rows } from '@keelson/platform';
 
 /**
  * The one writer of run state. Every transition changes its rows and appends its `runs` event in one

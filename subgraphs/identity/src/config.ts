@@ -7,6 +7,8 @@ export interface IdentityConfig extends SubgraphServiceConfig {
   jwt?: JwtSettings;
   /** The service keeps the local admin token in `<KEELSON_HOME>/token`. */
   adminTokenHome: string;
+  /** The audit trail's dated JSONL files go under `<KEELSON_HOME>/.data/audit/`. */
+  auditHome: string;
 }
 
 /** The one place the identity subgraph reads process.env. */
@@ -17,5 +19,6 @@ export function loadIdentityConfig(env: NodeJS.ProcessEnv = process.env): Identi
     ...subgraphServiceConfig(e, e.KEELSON_IDENTITY_PORT),
     ...(jwt ? { jwt } : {}),
     adminTokenHome: keelsonHome(e, homedir()),
+    auditHome: keelsonHome(e, homedir()),
   };
 }

@@ -1,6 +1,5 @@
-import { describeZodError, errorCodes, isMeshError, MeshError, requestErrorCodes, statusOf, type ErrorCode } from '@keelson/schema';
+import { errorCodes, isMeshError, MeshError, requestErrorCodes, statusOf, type ErrorCode } from '@keelson/schema';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
-import type { z } from 'zod';
 import type { Logger } from '@keelson/service';
 
 /** Codes graphql-js / Apollo raise themselves for bad requests; passed through unmasked. */
@@ -9,13 +8,6 @@ const requestCodes = new Set<string>(requestErrorCodes);
 /** A GraphQL error carrying a registry code and its HTTP status. */
 export function meshGraphQLError(code: ErrorCode, message: string, details?: Record<string, unknown>): GraphQLError {
   return new GraphQLError(message, { extensions: { ...details, code, status: statusOf(code) } });
-}
-
-/** Parses `value` with `schema`; a failure is BAD_USER_INPUT naming each field, and nothing runs. */
-export function parseInput<S extends z.ZodType>(schema: S, value: unknown, root = 'input'): z.infer<S> {
-  const result = schema.safeParse(value);
-  if (!result.success) throw new MeshError('BAD_USER_INPUT', describeZodError(result.error, root));
-  return result.data;
 }
 
 /**

@@ -9,6 +9,8 @@ import { compiledExecution, type SubgraphExecution } from './compiledExecutor';
 import { createErrorFormatter, meshGraphQLError } from './errors';
 import { subscribeWithFreshContext } from './freshSubscribe';
 import { RequestLoaders } from './loaders';
+import { auditPlugin } from './auditPlugin';
+import type { AuditSink } from '@keelson/platform';
 
 /** What every resolver sees: per-request loaders, the asserted caller, plus the subgraph's own services. */
 export interface SubgraphContext {
@@ -39,6 +41,8 @@ export interface StartSubgraphOptions<TContext extends SubgraphContext> {
   execution?: SubgraphExecution;
   /** Handlers of any method at exact paths beside GraphQL (see `SubgraphRouteHandler`). */
   endpoints?: Record<string, SubgraphRouteHandler>;
+  /** Where every mutation this subgraph answers is recorded (`AuditLog` over its database). */
+  audit?: AuditSink;
 }
 
 /**
@@ -92,6 +96,7 @@ export async function startSubgraph<TContext extends SubgraphContext>(opts: Star
       ApolloServerPluginCacheControlDisabled(),
       scopePlugin<TContext>(() => ({ schema: opts.schema, map: scopeMap })),
       ...protection.plugins,
+      ...(opts.audit ? [auditPlugin<TContext>(opts.audit)] : []),
     ],
   });
   const rules = [...specifiedRules, ...protection.validationRules];
@@ -187,13 +192,15 @@ export async function startSubgraph<TContext extends SubgraphContext>(opts: Star
     ...served,
     async stop() {
       await served.stop();
+      // The entries of the last answers, before the pool they are written through closes.
+      await opts.audit?.flush();
       await opts.onStop?.();
     },
   };
 }
 
 /** Where and how a subgraph process serves: the part of its start options startSubgraph takes as they are. */
-export type SubgraphServing = Pick<StartSubgraphOptions<SubgraphContext>, 'host' | 'port' | 'security' | 'log'>;
+export type SubgraphServing = Pick<StartSubgraphOptions<SubgraphContext>, 'host' | 'port' | 'security' | 'log' | 'audit'>;
 
 /**
  * Serves a domain subgraph: `schema` on `serving`'s host and port, the domain's `services` in every
@@ -217,6 +224,7 @@ export function serveDomain<TServices>(
     context: (base) => ({ ...base, services }),
     onStop,
     ...(endpoints ? { endpoints } : {}),
+    ...(serving.audit ? { audit: serving.audit } : {}),
   });
 }
 

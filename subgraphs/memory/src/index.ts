@@ -1,4 +1,4 @@
-import { openDomainState } from '@keelson/platform';
+import { openDomainState, AuditLog } from '@keelson/platform';
 import { singleCapabilityWatcher, type CapabilityWatcher } from '@keelson/operator';
 import { serveDomain, type SubgraphStartOptions } from '@keelson/kit';
 import { CaptureConsumer } from './capture/captureConsumer';
@@ -165,7 +165,7 @@ export async function startMemorySubgraph(opts: StartMemoryOptions): Promise<Run
       },
     });
     const { schema } = await buildMemorySchema();
-    const served = await serveDomain('memory', opts, schema, services, async () => {
+    const served = await serveDomain('memory', { ...opts, audit: new AuditLog(dataSource, opts.log, 'memory') }, schema, services, async () => {
       await watcher?.stop();
       await capture?.stop();
       await runCapture?.stop();

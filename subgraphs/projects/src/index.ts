@@ -1,5 +1,5 @@
 import { ProjectTrustDigest1764460800300 } from './migrations/1764460800300-ProjectTrustDigest';
-import { IdempotencyKeys, openDomainState } from '@keelson/platform';
+import { IdempotencyKeys, openDomainState, AuditLog } from '@keelson/platform';
 import { serveDomain, type SubgraphStartOptions } from '@keelson/kit';
 import type { ProjectsServices } from './context';
 import { MutationLock } from './lock/lock.entity';
@@ -61,7 +61,7 @@ export async function startProjectsSubgraph(opts: StartProjectsOptions): Promise
       settings: opts.settings,
     };
     const { schema } = await buildProjectsSchema();
-    const served = await serveDomain('projects', opts, schema, services, state.close);
+    const served = await serveDomain('projects', { ...opts, audit: new AuditLog(dataSource, opts.log, 'projects') }, schema, services, state.close);
     return { url: served.url, wsUrl: served.wsUrl, services, queryCount: () => state.queries.count, stop: served.stop };
   } catch (err) {
     await state.close();

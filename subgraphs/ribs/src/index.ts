@@ -1,4 +1,4 @@
-import { openDomainState } from '@keelson/platform';
+import { openDomainState, AuditLog } from '@keelson/platform';
 import { CapabilityWatcher } from '@keelson/operator';
 import { createExec, createRibHost, type RibHost, type RibHostOptions } from '@keelson/host';
 import { serveDomain, type SubgraphStartOptions } from '@keelson/kit';
@@ -92,6 +92,8 @@ export async function startRibsSubgraph(opts: StartRibsOptions): Promise<Running
     listenerName: 'keelson-ribs-listener',
   });
   const { dataSource, queries, notifier, events } = state;
+  // Mutations this subgraph answers and the rib tools its host runs (MCP calls, rib actions).
+  const audit = new AuditLog(dataSource, opts.log, 'ribs');
   const projects = new GraphqlProjectsPort({
     url: opts.settings.projectsUrl,
     identity: serviceIdentity(opts.security.assertions, 'ribs'),
@@ -110,6 +112,7 @@ export async function startRibsSubgraph(opts: StartRibsOptions): Promise<Running
     await host?.dispose();
     lifetime.abort();
     await projects.stop();
+    await audit.flush();
     await state.close();
   };
   try {
@@ -127,6 +130,7 @@ export async function startRibsSubgraph(opts: StartRibsOptions): Promise<Running
         credentials,
         projects,
         exec: execWithEnv(createExec({ signal: lifetime.signal }), opts.settings.env),
+        audit,
       });
     } catch (err) {
       throw new Error(`the ribs subgraph cannot start: ${(err as Error).message}`, { cause: err });
@@ -137,7 +141,7 @@ export async function startRibsSubgraph(opts: StartRibsOptions): Promise<Running
     const services: RibsServices = { host, snapshots, credentials, projects, manifest: nudges, events, ...(runtime ? { runtime, liveKeys: runtime.liveKeys } : {}) };
     const { schema } = await buildRibsSchema();
     const mcp = mcpEndpoint({ host, log: opts.log.child({ component: 'mcp' }) });
-    const served = await serveDomain('ribs', opts, schema, services, teardown, { [MCP_PATH]: mcp });
+    const served = await serveDomain('ribs', { ...opts, audit }, schema, services, teardown, { [MCP_PATH]: mcp });
     opts.log.info({ ribs: host.ribIds, projectsUrl: opts.settings.projectsUrl }, 'ribs active');
     // capabilitiesChanged: the active ribs as ribManifest lists them, compared here (a rib left out of
     // this boot's activation is reported deactivated).

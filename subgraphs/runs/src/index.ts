@@ -1,3 +1,4 @@
+import { AuditLog } from '@keelson/platform';
 import { startSubgraph } from '@keelson/kit';
 import { registerApprovalSource, serviceIdentity, type Logger, type MeshSecurity, type PgTimeouts, type ServiceIdentity } from '@keelson/service';
 import { openRunsDomain, type ProjectsApi, type RunsServices, type RunsSettings } from '@keelson/runs';
@@ -93,6 +94,7 @@ export async function startRunsSubgraph(opts: StartRunsOptions): Promise<Running
       security: opts.security,
       log: opts.log,
       context: (base) => ({ ...base, services }),
+      audit: new AuditLog(services.dataSource, opts.log, 'runs'),
       onStop: async () => {
         unregisterApprovals();
         await opened.close();

@@ -1,3 +1,4 @@
+import { isUuid } from '@keelson/schema';
 import type { EventLog, IdempotencyKeys } from '@keelson/platform';
 import { byKeys, type SubgraphContext } from '@keelson/kit';
 import type { CapabilityReport, HarnessApprovalRecord, HarnessControlPlane, HarnessId, SessionView, TaskExecutorInfo, TaskRecord } from '@keelson/harness';
@@ -38,11 +39,8 @@ function makeSessionsLoaders(ctx: SessionsContext) {
       const map = await plane.store.aliasesOf(ids);
       return ids.map((id) => map.get(id) ?? []);
     }),
-    task: loaders.get<string, TaskRecord | null>('task', async (ids) => byKeys(ids, await plane.store.tasksByIds(ids.filter(isUuidLike)), (t) => t.id)),
+    task: loaders.get<string, TaskRecord | null>('task', async (ids) => byKeys(ids, await plane.store.tasksByIds(ids.filter(isUuid)), (t) => t.id)),
     approvals: loaders.get<string, HarnessApprovalRecord[]>('approvals', (ids) => Promise.all(ids.map((id) => plane.store.approvals(id, 'pending')))),
   };
 }
 
-function isUuidLike(id: string): boolean {
-  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
-}

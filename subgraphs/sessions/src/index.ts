@@ -1,4 +1,4 @@
-import { IdempotencyKeys } from '@keelson/platform';
+import { IdempotencyKeys, AuditLog } from '@keelson/platform';
 import { HARNESS_IDS, startHarnessRuntime, type CliDriver, type HarnessId, type HarnessRuntime, type HarnessSettings, type HarnessProjectsApi } from '@keelson/harness';
 import { serveDomain, type SubgraphStartOptions } from '@keelson/kit';
 import { ApprovalReader, CapabilityWatcher } from '@keelson/operator';
@@ -71,7 +71,7 @@ export async function startSessionsSubgraph(opts: StartSessionsOptions): Promise
     );
     const services: SessionsServices = { plane: runtime.plane, tasks, steers, approvals, events: runtime.events, idempotency: new IdempotencyKeys(runtime.dataSource) };
     const { schema } = await buildSessionsSchema();
-    const served = await serveDomain('sessions', opts, schema, services, async () => {
+    const served = await serveDomain('sessions', { ...opts, audit: new AuditLog(runtime.dataSource, opts.log, 'sessions') }, schema, services, async () => {
       await watcher.stop();
       await temporal.stop();
       await runtime.stop();

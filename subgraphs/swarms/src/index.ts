@@ -1,4 +1,4 @@
-import { IdempotencyKeys, openDomainState } from '@keelson/platform';
+import { IdempotencyKeys, openDomainState, AuditLog } from '@keelson/platform';
 import { serveDomain, type SubgraphStartOptions } from '@keelson/kit';
 import { singleCapabilityWatcher } from '@keelson/operator';
 import { BusAccess, SwarmStore } from '@keelson/rib-swarm';
@@ -95,7 +95,7 @@ export async function startSwarmsSubgraph(opts: StartSwarmsOptions): Promise<Run
       },
     });
     const { schema } = await buildSwarmsSchema();
-    const served = await serveDomain('swarms', opts, schema, services, async () => {
+    const served = await serveDomain('swarms', { ...opts, audit: new AuditLog(dataSource, opts.log, 'swarms') }, schema, services, async () => {
       await watcher.stop();
       if (bus.managed && (await store.countRunning().catch(() => 1)) === 0) await bus.managed.stop().catch((err: unknown) => opts.log.warn({ err }, 'stopping the managed ClickClack failed'));
       await closeAll();

@@ -9,7 +9,7 @@ export const nonRetryableErrorTypes: string[] = [...permanent];
 
 /**
  * Runs an activity body, turning a `MeshError` into an `ApplicationFailure` of the same code
- * (habit 5), non-retryable when no retry can fix it. Anything else propagates and is retried.
+ * (CONTRIBUTING.md habit 5), non-retryable when no retry can fix it. Anything else propagates and is retried.
  */
 export async function asActivity<T>(body: () => Promise<T>): Promise<T> {
   try {

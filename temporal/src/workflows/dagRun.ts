@@ -7,7 +7,8 @@ import { awaitGate, handleRespond } from './dagGates';
 import type { Gate } from './dagGraph';
 import { describeFailure, launchTask, startReadyNodes } from './dagNodes';
 import { DagLaunch, describeLaunch, type CarriedDagState } from './dagState';
-import { runStatusQuery } from './messages';
+import type { Actor } from '@keelson/schema';
+import { cancelledBySignal, runStatusQuery } from './messages';
 
 export type { NodeState } from './dagGraph';
 export type { CarriedDagState } from './dagState';
@@ -92,6 +93,9 @@ export async function dagRun(input: DagRunInput): Promise<DagRunResult> {
   const root = CancellationScope.current();
   const run = new DagLaunch(runId, launch, input.carried);
   setHandler(runStatusQuery, () => run.status());
+  // Who asks for the cancel that follows (the executor signals it first): the CANCELLED frame names them.
+  let cancelledBy: Actor | undefined;
+  setHandler(cancelledBySignal, (actor) => void (cancelledBy = actor));
   handleRespond(run, root);
 
   try {
@@ -126,7 +130,7 @@ export async function dagRun(input: DagRunInput): Promise<DagRunResult> {
     await CancellationScope.nonCancellable(async () => {
       // Running commands acknowledge the cancel (their process groups killed) and settle themselves.
       await condition(() => run.running.size === 0 && allHandlersFinished());
-      await book.finishRun({ runId, launch, status: 'CANCELLED', error: 'cancelled by request' });
+      await book.finishRun({ runId, launch, status: 'CANCELLED', error: 'cancelled by request', ...(cancelledBy ? { actor: cancelledBy } : {}) });
     });
     throw err;
   }

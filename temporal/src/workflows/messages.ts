@@ -1,5 +1,6 @@
 // The run workflows' Temporal messages, shared by the workflows and their clients (schema/PROTOCOL.md
 // "Run workflows: signals, updates, queries").
+import type { Actor } from '@keelson/schema';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { opMessages, runMessages, type DagRunStatus, type DurableOpStatus, type OpSteerResult, type RespondInput, type RespondResult } from '@keelson/schema';
 
@@ -12,8 +13,11 @@ export const runStatusQuery = defineQuery<DagRunStatus>(runMessages.status);
 /** Signal `steer` on `durableOp`/`ribOp`: one steering note, unanswered (older callers; the swarm takes it too). */
 export const steerSignal = defineSignal<[string]>(opMessages.steer);
 
+/** Signal `cancelledBy` on `dagRun`/`durableOp`/`ribOp`: who asks for the cancel that follows it. */
+export const cancelledBySignal = defineSignal<[Actor]>(runMessages.cancelledBy);
+
 /** Update `steerNote` on `durableOp`/`ribOp`: one steering note, accepted with its index or rejected with the reason. */
-export const opSteerUpdate = defineUpdate<OpSteerResult, [string]>(opMessages.steerNote);
+export const opSteerUpdate = defineUpdate<OpSteerResult, [note: string, actor?: Actor | null]>(opMessages.steerNote);
 
 /** Query `status` on `durableOp`. */
 export const opStatusQuery = defineQuery<DurableOpStatus>(opMessages.status);

@@ -46,8 +46,8 @@ export async function sessionSteer(input: SessionSteerInput): Promise<{ delivere
 
   setHandler(
     sessionSteerUpdate,
-    ({ text }): SessionSteerAnswer => {
-      const item = { steerId: uuid4(), text };
+    ({ text, actor }): SessionSteerAnswer => {
+      const item: SessionSteerItem = { steerId: uuid4(), text, ...(actor ? { actor } : {}) };
       queue.push(item);
       return { steerId: item.steerId, position: queue.length };
     },
@@ -74,7 +74,7 @@ export async function sessionSteer(input: SessionSteerInput): Promise<{ delivere
       const next = queue[0]!;
       running = next.steerId;
       try {
-        await sessionSteerTurn({ sessionId: input.sessionId, steerId: next.steerId, text: next.text });
+        await sessionSteerTurn({ sessionId: input.sessionId, steerId: next.steerId, text: next.text, ...(next.actor ? { actor: next.actor } : {}) });
       } catch {
         // The failure is on the session's stream (its TurnComplete, or the refusal the activity met);
         // the queue goes on with the next steer.

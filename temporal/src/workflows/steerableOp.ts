@@ -15,10 +15,10 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import { runLimits, workflowKinds, type DurableOpStatus, type OpSteerResult, type OpWorkOutcome, type RunStatus } from '@keelson/schema';
+import { runLimits, workflowKinds, type Actor, type DurableOpStatus, type OpSteerResult, type OpWorkOutcome, type RunStatus } from '@keelson/schema';
 import type { OpActivities } from '../activities/ops/opActivities';
 import { searchAttributeKeys } from '../searchAttributeKeys';
-import { opStatusQuery, opSteerUpdate, steerSignal } from './messages';
+import { cancelledBySignal, opStatusQuery, opSteerUpdate, steerSignal } from './messages';
 import { describeWorkFailure, opWork, opWorkDoneSignal, opWorkWorkflowId, startWork, type OpWorkKind } from './opWork';
 
 const book = proxyActivities<OpActivities>({
@@ -40,6 +40,8 @@ export interface CarriedOpState {
   delivered: number;
   /** Accepted steers not yet recorded, in order: index `delivered + i`. */
   pending: string[];
+  /** Who sent each pending steer (same order; absent in runs carried before actors were). */
+  pendingActors?: (Actor | null)[];
   /** Caller keys (update ids) of accepted steers → their index. */
   keys: Record<string, number>;
   /** The work's outcome, when it arrived during the hand-over. */
@@ -72,6 +74,8 @@ export interface SteerableOp {
 export async function runSteerableOp(op: SteerableOp): Promise<{ opId: string; status: 'SUCCEEDED' }> {
   const { opId, carried } = op;
   const queue: string[] = [...(carried?.pending ?? [])];
+  // Who sent each queued note (the caller the Update carried; null for a Signal), recorded as the frame's actor.
+  const senders: (Actor | null)[] = queue.map((_, i) => carried?.pendingActors?.[i] ?? null);
   const keys = new Map<string, number>(Object.entries(carried?.keys ?? {}));
   let accepted = carried?.accepted ?? 0;
   let delivered = carried?.delivered ?? 0;
@@ -79,8 +83,9 @@ export async function runSteerableOp(op: SteerableOp): Promise<{ opId: string; s
   let workDone = false;
   let handingOver = false;
 
-  const take = (note: string): number => {
+  const take = (note: string, actor: Actor | null = null): number => {
     queue.push(note);
+    senders.push(actor);
     return accepted++;
   };
   const refusal = (note: unknown): ApplicationFailure | undefined => {
@@ -93,16 +98,16 @@ export async function runSteerableOp(op: SteerableOp): Promise<{ opId: string; s
   });
   setHandler(
     opSteerUpdate,
-    (note: string): OpSteerResult => {
+    (note: string, actor?: Actor | null): OpSteerResult => {
       const key = currentUpdateInfo()?.id;
       const known = key === undefined ? undefined : keys.get(key);
       if (known !== undefined) return { index: known, duplicate: true };
-      const index = take(note);
+      const index = take(note, actor ?? null);
       if (key?.startsWith(STEER_KEY_PREFIX)) keys.set(key, index);
       return { index, duplicate: false };
     },
     {
-      validator: (note: string) => {
+      validator: (note: string, _actor?: Actor | null) => {
         const refused = refusal(note);
         if (refused) throw refused;
         const key = currentUpdateInfo()?.id;
@@ -116,6 +121,9 @@ export async function runSteerableOp(op: SteerableOp): Promise<{ opId: string; s
       },
     },
   );
+  // Who asks for the cancel that follows (the executor signals it first): the CANCELLED frame names them.
+  let cancelledBy: Actor | undefined;
+  setHandler(cancelledBySignal, (actor) => void (cancelledBy = actor));
   setHandler(opStatusQuery, (): DurableOpStatus => ({ opId, status, steersReceived: accepted, steersDelivered: delivered }));
 
   // Records accepted steers in order; stops once the work is done and nothing waits, or at a hand-over.
@@ -123,8 +131,10 @@ export async function runSteerableOp(op: SteerableOp): Promise<{ opId: string; s
     for (;;) {
       await condition(() => queue.length > 0 || workDone || handingOver);
       if (handingOver || queue.length === 0) return;
-      await book.recordSteer({ opId, index: delivered, note: queue[0]! });
+      const actor = senders[0] ?? null;
+      await book.recordSteer({ opId, index: delivered, note: queue[0]!, ...(actor ? { actor } : {}) });
       queue.shift();
+      senders.shift();
       delivered += 1;
     }
   };
@@ -151,7 +161,7 @@ export async function runSteerableOp(op: SteerableOp): Promise<{ opId: string; s
     } catch (err) {
       if ((op.work.type === 'rib' || isCancellation(err)) && CancellationScope.current().consideredCancelled) {
         status = 'CANCELLED';
-        await CancellationScope.nonCancellable(() => book.settleOp({ opId, status: 'CANCELLED', error: 'cancelled by request' }));
+        await CancellationScope.nonCancellable(() => book.settleOp({ opId, status: 'CANCELLED', error: 'cancelled by request', ...(cancelledBy ? { actor: cancelledBy } : {}) }));
         throw err;
       }
       return await settleFailed(describeWorkFailure(op, err));
@@ -198,6 +208,7 @@ export async function runSteerableOp(op: SteerableOp): Promise<{ opId: string; s
         accepted,
         delivered,
         pending: [...queue],
+        pendingActors: [...senders],
         keys: Object.fromEntries(keys),
         ...withOutcome(),
         continuations: (carried?.continuations ?? 0) + 1,
@@ -236,7 +247,7 @@ export async function runSteerableOp(op: SteerableOp): Promise<{ opId: string; s
       return { opId, status: 'SUCCEEDED' };
     }
     status = 'CANCELLED';
-    await CancellationScope.nonCancellable(() => book.settleOp({ opId, status: 'CANCELLED', error: 'cancelled by request' }));
+    await CancellationScope.nonCancellable(() => book.settleOp({ opId, status: 'CANCELLED', error: 'cancelled by request', ...(cancelledBy ? { actor: cancelledBy } : {}) }));
     throw err;
   }
 }

@@ -6,6 +6,7 @@ import {
   ContinueAsNew,
   continueAsNew,
   isCancellation,
+  patched,
   proxyActivities,
   setHandler,
   workflowInfo,
@@ -20,7 +21,10 @@ import {
   type SwarmSteerResult,
 } from '@keelson/schema';
 import type { OpActivities } from '../activities/ops/opActivities';
-import type { SwarmActivities } from '../activities/swarm/swarmActivities';
+import type { SwarmActivities, SwarmPublishReport } from '../activities/swarm/swarmActivities';
+
+/** The patch that added publishing writers' branches at a swarm's end (older executions replay without it). */
+export const SWARM_PUBLISH_PATCH = 'swarm-publish';
 import type { SwarmTurnResult, WriterLease } from '../activities/swarm/swarmTypes';
 import { steerSignal } from './messages';
 import {
@@ -61,6 +65,8 @@ export async function swarm(input: SwarmWorkflowInput): Promise<SwarmWorkflowRes
     startToCloseTimeout: '2 minutes',
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 30, nonRetryableErrorTypes: ['BAD_USER_INPUT', 'NOT_FOUND', 'CONFLICT', 'CAPABILITY_UNSUPPORTED'] },
   });
+  // Publishing runs once: a retry after the draft command succeeded would open a second request.
+  const publishActs = proxyActivities<SwarmActivities>({ startToCloseTimeout: '15 minutes', retry: { maximumAttempts: 1 } });
   const tailActs = proxyActivities<SwarmActivities>({
     startToCloseTimeout: '7 days',
     heartbeatTimeout: input.heartbeatTimeoutMs,
@@ -429,6 +435,7 @@ export async function swarm(input: SwarmWorkflowInput): Promise<SwarmWorkflowRes
     await Promise.all(turnsInFlight);
     while (finished.length > 0) await applyFinished(finished.shift()!, true);
     let released: { kept: string[]; deleted: string[] } | undefined;
+    let published: SwarmPublishReport | undefined;
     const writers = st.agents.filter((a) => a.worktree).map((a) => a.worktree!);
     if (st.writeBase && input.projectRoot && writers.length) {
       try {
@@ -436,6 +443,15 @@ export async function swarm(input: SwarmWorkflowInput): Promise<SwarmWorkflowRes
       } catch (err) {
         released = { kept: writers.map((w) => w.branch), deleted: [] };
         endReason ??= `the writers' worktrees could not be released: ${failureMessage(err)}`;
+      }
+      // With origin, a DONE swarm's kept branches are pushed and offered as draft pull requests where
+      // the project opted in (executions begun before this step skip it on replay).
+      if (st.writeBase.origin && status === 'DONE' && released.kept.length && input.projectId && patched(SWARM_PUBLISH_PATCH)) {
+        try {
+          published = await publishActs.swarmPublish({ swarmId, projectId: input.projectId, root: input.projectRoot, base: st.writeBase, branches: released.kept });
+        } catch (err) {
+          published = { pushed: false, note: `none: publishing failed: ${failureMessage(err)}`, branches: [] };
+        }
       }
     }
     if (st.channel) {
@@ -476,7 +492,7 @@ export async function swarm(input: SwarmWorkflowInput): Promise<SwarmWorkflowRes
       error: endReason ?? null,
       agents: projection(st.agents),
       turnsUsed: st.turnsUsed,
-      ...(st.writeBase ? { write: { base: st.writeBase, merges: st.merges ?? [], keptBranches: released?.kept ?? [], deletedBranches: released?.deleted ?? [] } } : {}),
+      ...(st.writeBase ? { write: { base: st.writeBase, merges: st.merges ?? [], keptBranches: released?.kept ?? [], deletedBranches: released?.deleted ?? [], ...(published ? { published } : {}) } } : {}),
     });
   });
   if (cancelled) throw cancelled;

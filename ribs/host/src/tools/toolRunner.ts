@@ -1,3 +1,4 @@
+import type { AuditSink } from '@keelson/platform';
 import { describeZodError } from '@keelson/schema';
 import type { MessageChunk, PolicyContext, PolicySurface, ToolCaller, ToolContext, ToolResultChunk } from '@keelson/ribs-contract';
 import { errorMessage } from '../errors';
@@ -66,9 +67,24 @@ export class ToolRunner {
     private readonly policies: PolicyEngine,
     private readonly neutralCwd: string,
     private readonly hostSignal?: AbortSignal,
+    private readonly audit?: AuditSink,
   ) {}
 
+  /** Runs the tool, and records the call (tool, caller, surface, input digest, outcome) in the audit trail. */
   async run(req: ToolRunRequest): Promise<ToolRunOutcome> {
+    const outcome = await this.execute(req);
+    this.audit?.record({
+      kind: 'TOOL',
+      operation: req.name,
+      args: req.input,
+      outcome: outcome.status === 'ok' ? 'OK' : outcome.status.toUpperCase().replace(/-/g, '_'),
+      surface: req.surface,
+      ...(req.caller ? { caller: req.caller } : {}),
+    });
+    return outcome;
+  }
+
+  private async execute(req: ToolRunRequest): Promise<ToolRunOutcome> {
     const tool = this.registry.get(req.name);
     if (!tool) return failed('unknown-tool', `no tool named '${req.name}' is registered`);
 

@@ -324,14 +324,19 @@ export class ManagedBus {
     }
   }
 
+  /** The signal that ended the last server this instance stopped: SIGINT when it drained within the grace. */
+  lastStopSignal: 'SIGINT' | 'SIGKILL' | undefined;
+
   private clearRecord(): void {
     rmSync(this.stateFile, { force: true });
   }
 
   private async stopPid(pid: number): Promise<void> {
     signalGroup(pid, 'SIGINT');
+    this.lastStopSignal = 'SIGINT';
     if (await waitGone(pid, this.opts.stopGraceMs ?? 6000)) return;
     signalGroup(pid, 'SIGKILL');
+    this.lastStopSignal = 'SIGKILL';
     await waitGone(pid, 2000);
   }
 

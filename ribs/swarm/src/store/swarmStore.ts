@@ -1,6 +1,7 @@
+import { rows } from '@keelson/platform';
 import type { EventLog } from '@keelson/platform';
 import { streams, type SwarmAgentView, type SwarmBusMode, type SwarmEventPayload, type SwarmEventRecord, type SwarmStatus } from '@keelson/schema';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 
 export interface NewSwarm {
   id: string;
@@ -107,13 +108,6 @@ export type TurnClaim =
   | { kind: 'completed'; result: unknown }
   /** Another live holder runs it until `until` (renewed while it runs). */
   | { kind: 'held'; owner: string; until: Date };
-
-/** Rows of a statement, whatever its command (TypeORM answers UPDATE with `[rows, count]`). */
-async function rows<T>(m: Pick<EntityManager, 'query'>, sql: string, params: unknown[] = []): Promise<T[]> {
-  const result: unknown = await m.query(sql, params);
-  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
-  return result as T[];
-}
 
 /** Postgres text cannot hold NUL. */
 const pgText = (s: string) => (s.includes('\u0000') ? s.replace(/\u0000/g, '\uFFFD') : s);

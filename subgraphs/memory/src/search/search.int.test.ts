@@ -90,7 +90,9 @@ describe.each([
     await h.sql('VACUUM ANALYZE memory_summaries');
     await h.sql('ANALYZE memory_conversations');
     if (hybrid) await h.sql('VACUUM ANALYZE memory_embeddings');
-  });
+    // Embedding 10,001 items through the local model server is the slow part; on a loaded 2-core
+    // machine it can take over a minute (CI saw the 60 s default lapse while jest ran two files).
+  }, 240_000);
   afterAll(async () => {
     await h?.close();
     await models?.stop();

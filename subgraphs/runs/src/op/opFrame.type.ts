@@ -32,6 +32,9 @@ export class OpFrame {
 
   @Field(() => Date)
   at!: Date;
+
+  @Field(() => String, { nullable: true, description: 'Who caused the frame (OP_STEERED: the caller who steered, carried through the workflow); null for the op\'s own work.' })
+  actor!: string | null;
 }
 
 @ObjectType()
@@ -56,5 +59,5 @@ export class OpFrameConnection {
 export function toOpFrame(e: EventEnvelope<OpFramePayload>): OpFrame {
   const p = e.payload;
   const optional = payloadOrNull(p, ['line', 'fraction', 'message', 'note', 'error']);
-  return Object.assign(new OpFrame(), { cursor: e.cursor, type: e.type as OpFrameType, opId: p.opId ?? e.key, ...optional, at: e.at });
+  return Object.assign(new OpFrame(), { cursor: e.cursor, type: e.type as OpFrameType, opId: p.opId ?? e.key, ...optional, at: e.at, actor: e.actor?.subject ?? null });
 }

@@ -53,6 +53,19 @@ export class HarnessResolver {
     });
   }
 
+  @FieldResolver(() => [String], {
+    description:
+      "Models a session or turn may name (startSession's and sendUserTurn's `model`): the configured one first, then the CLI's own aliases. opencode and pi run only the models their config declares; the others pass any id to the provider.",
+  })
+  models(@Root() h: Harness, @Ctx() ctx: SessionsContext): string[] {
+    return ctx.services.plane.drivers[h.id as HarnessId].models();
+  }
+
+  @FieldResolver(() => [String], { description: "Reasoning efforts a session or turn may name, by the CLI's own flag; empty when it takes none (naming one is then CAPABILITY_UNSUPPORTED)." })
+  efforts(@Root() h: Harness, @Ctx() ctx: SessionsContext): string[] {
+    return [...ctx.services.plane.drivers[h.id as HarnessId].efforts];
+  }
+
   @FieldResolver(() => TaskExecutorInfo, { description: 'Whether runTask can run this harness, and why not.' })
   async taskExecutor(@Root() h: Harness, @Ctx() ctx: SessionsContext): Promise<TaskExecutorInfo> {
     return Object.assign(new TaskExecutorInfo(), await sessionsLoaders(ctx).executor.load(h.id as HarnessId));

@@ -12,7 +12,20 @@ export class StartSessionInput {
 
   @Field(() => String, { nullable: true })
   title?: string | null;
+
+  @Field(() => String, { nullable: true, description: "The model the session's turns use unless a turn names one (one of Harness.models where the CLI's config declares them)." })
+  model?: string | null;
+
+  @Field(() => String, { nullable: true, description: "The reasoning effort the session's turns use unless a turn names one (one of Harness.efforts; CAPABILITY_UNSUPPORTED where there are none)." })
+  effort?: string | null;
 }
+
+/** A model or effort name: what a CLI flag takes, never an option (no leading `-`), no spaces or NUL. */
+export const choiceSchema = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(200, 'must be at most 200 characters')
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:/@+-]*$/, 'must be a model or effort name (letters, digits and . _ : / @ + -, not starting with -)');
 
 const uuid = z.string().refine(isUuid, 'expected a UUID');
 
@@ -21,8 +34,10 @@ export const startSessionInputSchema = z.object(
     projectId: uuid,
     workspaceId: uuid.nullish(),
     title: z.string().trim().min(1).max(200).nullish(),
+    model: choiceSchema.nullish(),
+    effort: choiceSchema.nullish(),
   },
-  { error: 'expected { projectId, workspaceId?, title? }' },
+  { error: 'expected { projectId, workspaceId?, title?, model?, effort? }' },
 );
 
 /** A user turn's text (also a task's prompt). */

@@ -17,6 +17,7 @@ import {
   requestIdSchema,
   StartSessionInput,
   startSessionInputSchema,
+  choiceSchema,
   turnTextSchema,
 } from './session.input';
 import {
@@ -146,16 +147,19 @@ export class SessionResolver {
     @Arg('text', () => String) text: string,
     @Arg('attachments', () => [String], { nullable: true }) attachments?: string[] | null,
     @Arg('idempotencyKey', () => String, { nullable: true, description: IDEMPOTENCY_KEY }) idempotencyKey?: string | null,
+    @Arg('model', () => String, { nullable: true, description: "This turn's model, else the session's, else the CLI's configured one (Harness.models)." }) model?: string | null,
+    @Arg('effort', () => String, { nullable: true, description: "This turn's reasoning effort, else the session's (Harness.efforts; CAPABILITY_UNSUPPORTED where there are none)." }) effort?: string | null,
   ): Promise<TurnAccepted> {
     const id = parseInput(sessionIdArg, sessionId, 'sessionId');
     const body = parseInput(turnTextSchema, text, 'text');
     const files = parseInput(attachmentsSchema, attachments, 'attachments');
-    const call = { caller: ctx.caller, mutation: 'sendUserTurn', key: idempotencyKey, input: { sessionId: id, text: body, attachments: files ?? null } };
+    const choice = { model: parseInput(choiceSchema.nullish(), model, 'model') ?? null, effort: parseInput(choiceSchema.nullish(), effort, 'effort') ?? null };
+    const call = { caller: ctx.caller, mutation: 'sendUserTurn', key: idempotencyKey, input: { sessionId: id, text: body, attachments: files ?? null, ...(choice.model ? { model: choice.model } : {}), ...(choice.effort ? { effort: choice.effort } : {}) } };
     const accepted = whole((json) => {
       const saved = json as { sessionId: string; turnId: string; acceptedAt: string };
       return Object.assign(new TurnAccepted(), { ...saved, acceptedAt: new Date(saved.acceptedAt) });
     });
-    return ctx.services.idempotency.run(call, accepted, async () => Object.assign(new TurnAccepted(), await ctx.services.plane.sendUserTurn(id, body, files)));
+    return ctx.services.idempotency.run(call, accepted, async () => Object.assign(new TurnAccepted(), await ctx.services.plane.sendUserTurn(id, body, files, choice)));
   }
 
   @RequiresScope('operate')

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { HarnessControlPlane } from '@keelson/harness';
-import { MeshError, sessionSteerLimits, utf8Bytes, workflowKinds, workflowTypes, type SessionSteerInput, type SteerStatus } from '@keelson/schema';
-import type { Logger } from '@keelson/service';
+import { actorOf, MeshError, sessionSteerLimits, utf8Bytes, workflowKinds, workflowTypes, type SessionSteerInput, type SteerStatus } from '@keelson/schema';
+import { currentCaller, type Logger } from '@keelson/service';
 import { searchAttributeKeys, sessionSteerUpdate, sessionSteerWorkflowId } from '@keelson/temporal';
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
 import { z } from 'zod';
@@ -59,9 +59,11 @@ export class SteerService {
       memo: { title: `steers of ${view.id}` },
     });
     const live = view.record?.turnId ?? null;
+    const sender = currentCaller();
     try {
       const answer = await client.workflow.executeUpdateWithStart(sessionSteerUpdate, {
-        args: [{ text }],
+        // The sender rides along: the steer's turn runs in the worker, its events name them.
+        args: [{ text, actor: sender ? actorOf(sender) : null }],
         updateId: dedupe ? `key:${createHash('sha256').update(dedupe).digest('hex')}` : randomUUID(),
         startWorkflowOperation: start,
       });

@@ -1,3 +1,5 @@
+import type { Actor } from '@keelson/schema';
+import { asActor } from '../asActor';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { HarnessTaskResult, RunStatus, SessionSteerTurnResult, TurnStatus } from '@keelson/schema';
@@ -74,12 +76,13 @@ export function createHarnessActivities(deps?: HarnessActivityDeps) {
      * TURN_IN_FLIGHT (retried) while another turn holds the session; a steer whose turn already
      * started (an earlier attempt, before a worker crash) is never started again.
      */
-    async sessionSteerTurn(input: { sessionId: string; steerId: string; text: string }): Promise<SessionSteerTurnResult> {
+    async sessionSteerTurn(input: { sessionId: string; steerId: string; text: string; actor?: Actor }): Promise<SessionSteerTurnResult> {
       const { plane } = need();
       const activity = Context.current();
-      const outcome = await asActivity(() =>
-        plane.runSteerTurn(input, { attempt: activity.info.attempt, signal: activity.cancellationSignal, heartbeat: (details) => activity.heartbeat(details) }),
-      );
+      const { actor, ...steer } = input;
+      const run = () => plane.runSteerTurn(steer, { attempt: activity.info.attempt, signal: activity.cancellationSignal, heartbeat: (details) => activity.heartbeat(details) });
+      // The turn's events name who sent the steer, as they would had the caller started the turn.
+      const outcome = await asActivity(() => asActor(actor, run));
       return { steerId: input.steerId, sessionId: outcome.sessionId, status: outcome.status, error: outcome.error };
     },
 

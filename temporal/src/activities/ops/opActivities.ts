@@ -1,3 +1,5 @@
+import { asActor } from '../asActor';
+import type { Actor } from '@keelson/schema';
 import type { EventLog } from '@keelson/platform';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
@@ -104,13 +106,14 @@ export function createOpActivities(deps: OpActivityDeps | undefined) {
     },
 
     /** Steer number `index`: `OP_STEERED`, once. */
-    async recordSteer(input: { opId: string; index: number; note: string }): Promise<void> {
-      await asActivity(() => need().store.recordSteer(input.opId, input.index, input.note));
+    async recordSteer(input: { opId: string; index: number; note: string; actor?: Actor }): Promise<void> {
+      await asActivity(() => need().store.recordSteer(input.opId, input.index, input.note, input.actor));
     },
 
     /** FAILED or CANCELLED with its frame, once. */
-    async settleOp(input: { opId: string; status: 'FAILED' | 'CANCELLED'; error?: string }): Promise<boolean> {
-      return asActivity(() => need().store.settleOp(input.opId, input.status, input.error));
+    async settleOp(input: { opId: string; status: 'FAILED' | 'CANCELLED'; error?: string; actor?: Actor }): Promise<boolean> {
+      // A cancel's frame names who asked (the workflow carried them from its cancelledBy signal).
+      return asActivity(() => asActor(input.actor, () => need().store.settleOp(input.opId, input.status, input.error)));
     },
   };
 }

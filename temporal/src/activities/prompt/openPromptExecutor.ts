@@ -13,7 +13,7 @@ export interface PromptExecutorOptions {
    * Ports the worker's rib host shares with an in-process ribs subgraph, the approval channel of its
    * policies' asks, and test overrides.
    */
-  ribHost?: Pick<WorkerRibHostOptions, 'projects' | 'credentials' | 'snapshotStore' | 'approvals' | 'overrides'>;
+  ribHost?: Pick<WorkerRibHostOptions, 'projects' | 'credentials' | 'snapshotStore' | 'approvals' | 'audit' | 'memory' | 'overrides'>;
 }
 
 export interface OpenedPromptExecutor {

@@ -1,3 +1,4 @@
+import { asActor } from '../asActor';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Context } from '@temporalio/activity';
@@ -376,8 +377,9 @@ export function createRunActivities(deps: RunActivityDeps | undefined) {
      * Settles the launch. A succeeding run first releases its worktree lease (the branch stays), so
      * SUCCEEDED and the released checkout commit together.
      */
-    async finishRun(input: { runId: string; launch: number; status: 'SUCCEEDED' | 'FAILED' | 'CANCELLED'; error?: string }): Promise<boolean> {
-      return asActivity(async () => {
+    async finishRun(input: { runId: string; launch: number; status: 'SUCCEEDED' | 'FAILED' | 'CANCELLED'; error?: string; actor?: Actor }): Promise<boolean> {
+      // A cancel's events name who asked (the workflow carried them from its cancelledBy signal).
+      return asActivity(() => asActor(input.actor, async () => {
         const { store, projects, log } = need();
         const run = await loadRun(input.runId);
         const checkout = run.checkout;
@@ -393,7 +395,7 @@ export function createRunActivities(deps: RunActivityDeps | undefined) {
         }
         const { changed } = await store.finishRun(input.runId, input.launch, input.status, input.error, released);
         return changed;
-      });
+      }));
     },
   };
 }

@@ -6,7 +6,9 @@ import {
   cutWriterWorktree,
   detectWriteBase,
   pruneWriterBranch,
+  publishWriterBranch,
   type ClickClackClient,
+  type PublishedBranch,
   type WriteBase,
 } from '@keelson/rib-swarm';
 import { mentionsIn, swarmMessages, swarmTuning, type SwarmAgentView, type SwarmBusEventSignal, type SwarmEventRecord, type SwarmStatus } from '@keelson/schema';
@@ -241,6 +243,30 @@ export function createSwarmActivities(deps: SwarmActivityDeps | undefined) {
       });
     },
 
+    /**
+     * Write mode with origin, at a DONE swarm's end: when the project opted in, each kept writer
+     * branch with commits is checked for AI attribution, pushed to origin, and offered as a draft pull
+     * request through the operator's command. Never merges. Without the opt-in nothing leaves the machine.
+     */
+    async swarmPublish(input: { swarmId: string; projectId: string; root: string; base: WriteBase; branches: string[] }): Promise<SwarmPublishReport> {
+      return asActivity(async () => {
+        const settings = need().publish;
+        const name = settings?.projects.length ? (await need().projects?.project(input.projectId))?.name : undefined;
+        if (!settings || !(settings.projects.includes(input.projectId) || (name !== undefined && settings.projects.includes(name)))) {
+          return { pushed: false, note: `none: project ${name ?? input.projectId} has not opted in to pushing (KEELSON_SWARM_PUBLISH_PROJECTS), so writers' commits stay on their local branches`, branches: [] };
+        }
+        const branches: PublishedBranch[] = [];
+        const task = (await need().store.get(input.swarmId))?.task ?? '';
+        const title = `swarm ${input.swarmId.slice(0, 8)}: ${task.split('\n')[0]!.slice(0, 100)}`;
+        for (const branch of input.branches) {
+          const body = `Opened as a draft by Keelson Mesh swarm ${input.swarmId} (write mode). Task:\n\n${task.slice(0, 4000)}`;
+          branches.push(await publishWriterBranch({ root: input.root, base: input.base, branch, title, body, settings, env: gitEnv() }));
+        }
+        const drafts = branches.filter((b) => b.pullRequest).length;
+        return { pushed: branches.some((b) => b.pushed), note: `${branches.filter((b) => b.pushed).length} branch(es) pushed, ${drafts} draft pull request(s) opened; nothing is ever merged`, branches };
+      });
+    },
+
     /** Appends the workflow's new swarm events (idempotent by index) and its state projection; new events become op log lines. */
     async swarmRecord(input: { swarmId: string; opId: string; fromIdx: number; events: SwarmEventRecord[]; state: { agents?: SwarmAgentView[]; turnsUsed?: number; conclusion?: string | null } }): Promise<void> {
       await asActivity(async () => {
@@ -296,13 +322,13 @@ export function createSwarmActivities(deps: SwarmActivityDeps | undefined) {
       error: string | null;
       agents: SwarmAgentView[];
       turnsUsed: number;
-      /** Write mode: the base, what landed, the branches kept; never a pull request (no forge here). */
-      write?: { base: WriteBase; merges: { agent: string; sha: string; result: string; landed: boolean }[]; keptBranches: string[]; deletedBranches: string[] };
+      /** Write mode: the base, what landed, the branches kept, and (with origin) what was published. */
+      write?: { base: WriteBase; merges: { agent: string; sha: string; result: string; landed: boolean }[]; keptBranches: string[]; deletedBranches: string[]; published?: SwarmPublishReport };
     }): Promise<void> {
       await asActivity(async () => {
         const { store, ops } = need();
         await store.record(input.swarmId, input.fromIdx, input.events, { status: input.status, conclusion: input.conclusion, error: input.error, agents: input.agents, turnsUsed: input.turnsUsed });
-        const write = input.write ? { ...input.write, pullRequests: 'none: no forge is configured here, so no pull request was opened or claimed; writers\' commits stay on their branches until the base holds them' } : undefined;
+        const write = input.write ? { ...withoutPublished(input.write), pullRequests: pullRequestsOf(input.write) } : undefined;
         if (input.status === 'DONE') {
           await ops.completeOp(input.opId, { swarmId: input.swarmId, status: input.status, turnsUsed: input.turnsUsed, conclusion: input.conclusion?.slice(0, 4000) ?? null, ...(write ? { write } : {}) });
         } else {
@@ -315,3 +341,24 @@ export function createSwarmActivities(deps: SwarmActivityDeps | undefined) {
 }
 
 export type SwarmActivities = ReturnType<typeof createSwarmActivities>;
+
+/** What write mode published at a swarm's end. */
+export interface SwarmPublishReport {
+  pushed: boolean;
+  note: string;
+  branches: PublishedBranch[];
+}
+
+function withoutPublished<T extends { published?: unknown }>(write: T): Omit<T, 'published'> {
+  const { published: _published, ...rest } = write;
+  return rest;
+}
+
+/** The op result's `pullRequests`: the published branches, or why none were. */
+function pullRequestsOf(write: { base: WriteBase; published?: SwarmPublishReport }): string | { note: string; branches: PublishedBranch[] } {
+  if (write.published?.branches.length) return { note: write.published.note, branches: write.published.branches };
+  if (write.published) return write.published.note;
+  return write.base.origin
+    ? 'none: no pull request was opened or claimed; writers\' commits stay on their branches'
+    : 'none: no forge is configured here, so no pull request was opened or claimed; writers\' commits stay on their branches until the base holds them';
+}

@@ -1,3 +1,4 @@
+import type { PublishSettings } from '@keelson/rib-swarm';
 import type { BackgroundPreview, BusAccess, RosterLine, SwarmCommand, SwarmStore, TokenVault, WriteBase } from '@keelson/rib-swarm';
 import type { AgentTurnRequest } from '@keelson/providers';
 import type { OpStore, ProjectsApi } from '@keelson/runs';
@@ -20,6 +21,8 @@ export interface SwarmActivityDeps {
   projects?: ProjectsApi;
   /** The environment git runs with in write mode (identity, GIT_CONFIG_GLOBAL). @default process.env */
   gitEnv?: Record<string, string | undefined>;
+  /** Write mode with origin: which projects push their writers' branches, and the draft pull request command. @default none */
+  publish?: PublishSettings;
   log?: Logger;
   /** A turn's lease, renewed while it runs: a lost worker's turn is taken over after it lapses. @default 15000 */
   turnLeaseMs?: number;
