@@ -4,7 +4,7 @@ import { Supergraph } from '@apollo/federation-internals';
 import { ApolloGateway } from '@apollo/gateway';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
-import { isLoopback, MCP_PATH, type Caller } from '@keelson/schema';
+import { isLoopback, MCP_PATH, UPLOADS_PATH, type Caller } from '@keelson/schema';
 import { armor, healthRoute, readScopeMap, scopePlugin, serveGraphQL, undeclaredRootFields, type CallerContext, type Logger, type MeshSecurity, type ScopeMap } from '@keelson/service';
 import { buildSchema } from 'graphql';
 import type { IncomingMessage } from 'node:http';
@@ -13,6 +13,7 @@ import { supergraphForPlanning } from './auth/securityFeatures';
 import { createGatewayErrorFormatter } from './errors';
 import { graphiqlRoutes, loadGraphiQL } from './graphiql';
 import { MCP_SUBGRAPH, mcpProxy } from './mcpProxy';
+import { UPLOADS_SUBGRAPH, uploadsProxy } from './uploadsProxy';
 import { subgraphFetcher } from './subgraphFetcher';
 import { resolveSubgraphEndpoints, SubgraphDataSource } from './subgraphEndpoints';
 import { useSubscriptionRouter, type SubscriptionRouter, type SubscriptionRouterOptions } from './subscriptionRouter';
@@ -176,7 +177,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     callerContext: false,
     context: async (_req, caller) => ({ caller }),
     routes: { ...graphiql, '/health': healthRoute('gateway') },
-    endpoints: { [MCP_PATH]: mcpProxy({ authenticate, ribsUrl: () => graph.endpoints.get(MCP_SUBGRAPH)?.url, assertions: security.assertions, log }) },
+    endpoints: {
+      [MCP_PATH]: mcpProxy({ authenticate, ribsUrl: () => graph.endpoints.get(MCP_SUBGRAPH)?.url, assertions: security.assertions, log }),
+      [UPLOADS_PATH]: uploadsProxy({ authenticate, sessionsUrl: () => graph.endpoints.get(UPLOADS_SUBGRAPH)?.url, assertions: security.assertions, log }),
+    },
     eventStream: async (req, res, body, caller) =>
       wantsEventStream(req) &&
       serveEventStream(req, res, body, {

@@ -73,8 +73,8 @@ export interface UserTurn {
  * per-session sequence and a cursor.
  */
 export type DriverEvent = {
-  [T in Exclude<HarnessEventType, 'SESSION_CREATED' | 'SESSION_UPDATED' | 'TURN_COMPLETE' | 'APPROVAL_RESOLVED'>]: { type: T } & HarnessEventPayloads[T];
-}[Exclude<HarnessEventType, 'SESSION_CREATED' | 'SESSION_UPDATED' | 'TURN_COMPLETE' | 'APPROVAL_RESOLVED'>];
+  [T in Exclude<HarnessEventType, 'SESSION_CREATED' | 'SESSION_UPDATED' | 'TURN_COMPLETE' | 'APPROVAL_RESOLVED' | 'PROMPT_ANSWERED'>]: { type: T } & HarnessEventPayloads[T];
+}[Exclude<HarnessEventType, 'SESSION_CREATED' | 'SESSION_UPDATED' | 'TURN_COMPLETE' | 'APPROVAL_RESOLVED' | 'PROMPT_ANSWERED'>];
 
 /** The mesh-side event of a session, as clients receive it. */
 export interface HarnessEvent<T extends HarnessEventType = HarnessEventType> {

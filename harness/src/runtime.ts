@@ -6,13 +6,13 @@ import type { CliDriver } from './drivers/cliDriver';
 import type { HarnessId } from './ids';
 import { HarnessControlPlane } from './plane/controlPlane';
 import { harnessProjectsGraphqlApi, type HarnessProjectsApi } from './plane/projects';
-import { SessionModelEffort1764460800610, SessionsTables1764460800400 } from './plane/sessionsTables.migration';
+import { HarnessPrompts1764460800620, SessionModelEffort1764460800610, SessionsTables1764460800400 } from './plane/sessionsTables.migration';
 import { HarnessStore } from './plane/store';
 import { createDriverRegistry } from './registry';
 import type { HarnessSettings } from './settings';
 
 /** The control plane's migrations (the sessions subgraph's history, `sessions_migrations`). */
-export const sessionsMigrations = [SessionsTables1764460800400, OperatorApprovals1764460800600, SessionModelEffort1764460800610];
+export const sessionsMigrations = [SessionsTables1764460800400, OperatorApprovals1764460800600, SessionModelEffort1764460800610, HarnessPrompts1764460800620];
 export const SESSIONS_MIGRATIONS_TABLE = 'sessions_migrations';
 
 export interface HarnessRuntimeOptions {

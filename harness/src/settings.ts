@@ -1,4 +1,5 @@
 import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { createSandbox, sandboxEnv, type ProcessSandbox } from '@keelson/platform';
 import { keelsonHome, type MeshEnv } from '@keelson/schema';
 
@@ -24,6 +25,8 @@ export interface HarnessSettings {
   inheritedEnv: Record<string, string>;
   /** The bubblewrap sandbox every turn's CLI runs in (KEELSON_SANDBOX; the keelson home hidden but for the CLI's own folder). */
   sandbox: ProcessSandbox;
+  /** Files staged by `POST /api/uploads` (`<home>/.data/uploads`), their size cap and age (KEELSON_UPLOAD_MAX_BYTES / _AGE_S). */
+  uploads: { dir: string; maxBytes: number; maxAgeS: number };
 }
 
 /** The drivers' settings from parsed env. */
@@ -40,5 +43,6 @@ export function harnessSettings(e: MeshEnv, rawEnv: Record<string, string | unde
     killGraceMs: 2000,
     inheritedEnv: sandboxEnv(rawEnv),
     sandbox: createSandbox({ mode: e.KEELSON_SANDBOX, hidden: [home] }),
+    uploads: { dir: join(home, '.data', 'uploads'), maxBytes: e.KEELSON_UPLOAD_MAX_BYTES, maxAgeS: e.KEELSON_UPLOAD_MAX_AGE_S },
   };
 }

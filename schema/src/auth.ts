@@ -79,6 +79,8 @@ export const ASSERTION_HEADER = 'x-keelson-assertion';
 export const ASSERTION_PARAM = 'assertion';
 /** Where MCP (Streamable HTTP) is served: the gateway's origin, and the ribs subgraph behind it. */
 export const MCP_PATH = '/mcp';
+/** Where uploads are taken (`POST ?name=<filename>[&mime=<type>]`): the gateway's origin, and the sessions subgraph behind it. */
+export const UPLOADS_PATH = '/api/uploads';
 
 /**
  * graphql-ws close codes the mesh uses beyond graphql-ws's own (schema/PROTOCOL.md "Authentication"

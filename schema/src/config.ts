@@ -187,6 +187,10 @@ export const envSchema = z.object({
   KEELSON_HARNESS_MODEL: z.string().min(1).optional(),
   /** Longest a harness turn may run before its process group is killed. @default 1800000 */
   KEELSON_HARNESS_TURN_TIMEOUT_MS: positiveMs(1_800_000),
+  /** The largest file `POST /api/uploads` takes, in bytes. @default 26214400 (25 MiB) */
+  KEELSON_UPLOAD_MAX_BYTES: z.coerce.number().int().min(1).max(1024 * 1024 * 1024).default(25 * 1024 * 1024),
+  /** How long an upload may be attached after it was made, in seconds; older ones are removed. @default 86400 */
+  KEELSON_UPLOAD_MAX_AGE_S: z.coerce.number().int().min(60).max(30 * 86400).default(86_400),
   /**
    * Base URL of an OpenAI-compatible embeddings API (`<url>/embeddings`, e.g. http://127.0.0.1:8080/v1).
    * With pgvector installed, memory search becomes hybrid (lexical + vector); otherwise it stays lexical.

@@ -17,6 +17,8 @@ export const harnessEventTypes = [
   'TOOL_RESULT',
   'APPROVAL_REQUEST',
   'APPROVAL_RESOLVED',
+  'PROMPT_REQUEST',
+  'PROMPT_ANSWERED',
   'SESSION_CREATED',
   'TURN_COMPLETE',
   'HARNESS_ERROR',
@@ -55,6 +57,9 @@ export interface HarnessEventPayloads {
   TOOL_RESULT: { toolUseId: string; output: string; isError: boolean; truncated?: boolean };
   APPROVAL_REQUEST: { requestId: string; toolName: string; input: unknown; reason: string };
   APPROVAL_RESOLVED: { requestId: string; decision: ApprovalDecision };
+  /** A question the CLI asked the user (not a tool permission): answered with `answerPrompt`. */
+  PROMPT_REQUEST: { promptId: string; question: string; header?: string | null; options: { label: string; description?: string | null }[]; multiSelect: boolean };
+  PROMPT_ANSWERED: { promptId: string; text: string };
   SESSION_CREATED: { projectId?: string | null; cwd?: string | null; title?: string | null; origin: string };
   TURN_COMPLETE: {
     status: TurnStatus;

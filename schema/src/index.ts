@@ -109,7 +109,7 @@ export type {
 } from './harness';
 export { refreshMessages, HOLDER_STOPPED, POLICY_APPROVAL_WORKFLOW, POLICY_APPROVAL_NODE } from './ribRuns';
 export type { RefreshAttach, RefreshLive, RefreshDetach, RegionRefreshStatus, RefreshOutcome } from './ribRuns';
-export { scopes, scopeSchema, callerKinds, callerSchema, actorOf, callerKey, effectiveScopes, satisfiesScopes, ASSERTION_HEADER, ASSERTION_PARAM, MCP_PATH, closeCodes } from './auth';
+export { scopes, scopeSchema, callerKinds, callerSchema, actorOf, callerKey, effectiveScopes, satisfiesScopes, ASSERTION_HEADER, ASSERTION_PARAM, MCP_PATH, UPLOADS_PATH, closeCodes } from './auth';
 export type { Scope, CallerKind, Caller, Actor } from './auth';
 export * from './swarm';
 export { approvalKinds, approvalStatuses, approvalEventTypes, capabilitySources, CAPABILITY_CHANGED } from './operator';

@@ -1,7 +1,7 @@
 export { createLogger, logFormatFromEnv, silentLogger } from './logger';
 export type { LogFormat, Logger } from './logger';
 export { assertBindAllowed } from './bindGuard';
-export { serveGraphQL, healthRoute } from './serveGraphQL';
+export { serveGraphQL, healthRoute, sendJsonError } from './serveGraphQL';
 export { runService } from './runService';
 export { serviceCaller } from './callService';
 export type { ServiceCall } from './callService';

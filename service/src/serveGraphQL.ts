@@ -189,7 +189,8 @@ function headerMap(req: IncomingMessage): HeaderMap {
   return headers;
 }
 
-function sendJsonError(res: ServerResponse, status: number, message: string, code: string): void {
+/** Answers a refusal as a GraphQL error body (`extensions.code` and `status`) at that HTTP status. */
+export function sendJsonError(res: ServerResponse, status: number, message: string, code: string): void {
   if (res.headersSent) {
     res.end();
     return;

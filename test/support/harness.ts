@@ -15,6 +15,8 @@ export const HARNESS_EVENTS = `subscription ($sessionId: ID, $harnessId: ID, $af
     ... on ToolResult { toolUseId output isError }
     ... on ApprovalRequest { requestId toolName input reason }
     ... on ApprovalResolved { requestId decision }
+    ... on PromptRequest { promptId question header options { label description } multiSelect }
+    ... on PromptAnswered { promptId text }
     ... on SessionCreated { origin projectId cwd }
     ... on TurnComplete { status error result exitCode }
     ... on HarnessError { code message }
@@ -42,6 +44,11 @@ export interface Ev {
   requestId?: string;
   toolName?: string;
   decision?: string;
+  promptId?: string;
+  question?: string;
+  header?: string | null;
+  options?: { label: string; description: string | null }[];
+  multiSelect?: boolean;
   origin?: string;
   previousSessionId?: string | null;
 }
@@ -77,11 +84,11 @@ export interface HarnessMesh {
   teardown(): Promise<void>;
 }
 
-export async function startHarnessMesh(rules: Rule[] = []): Promise<HarnessMesh> {
+export async function startHarnessMesh(rules: Rule[] = [], env: NodeJS.ProcessEnv = {}): Promise<HarnessMesh> {
   const model = await startModelServer({ rules });
   let mesh: TestMesh;
   try {
-    mesh = await startTestMesh({ KEELSON_MODEL_BASE_URL: model.url, KEELSON_MODEL_API_KEY: 'keelson-test' });
+    mesh = await startTestMesh({ KEELSON_MODEL_BASE_URL: model.url, KEELSON_MODEL_API_KEY: 'keelson-test', ...env });
   } catch (err) {
     await model.stop();
     throw err;

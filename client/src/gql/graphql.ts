@@ -181,6 +181,8 @@ export type HarnessEventsSubscription = { harnessEvents:
     | { __typename: 'ApprovalResolved', cursor: string, seq: number }
     | { __typename: 'AssistantDelta', text: string, cursor: string, seq: number }
     | { __typename: 'HarnessError', cursor: string, seq: number }
+    | { __typename: 'PromptAnswered', cursor: string, seq: number }
+    | { __typename: 'PromptRequest', cursor: string, seq: number }
     | { __typename: 'ReasoningDelta', cursor: string, seq: number }
     | { __typename: 'SessionCreated', cursor: string, seq: number }
     | { __typename: 'SessionUpdated', cursor: string, seq: number }

@@ -15,7 +15,7 @@ export interface TurnSpec {
   fresh: boolean;
   cwd: string;
   text: string;
-  /** Absolute paths inside `cwd` (checked by the control plane). */
+  /** Absolute paths of files: inside `cwd`, or uploads (checked by the control plane; bound readable into the sandbox). */
   attachments: string[];
   /** Tools an approval granted for this turn (claude-code `--allowedTools`). */
   allowTools: string[];
@@ -223,11 +223,11 @@ export abstract class CliDriver {
    * The turn's command line confined by the mesh's sandbox (`settings.sandbox`): writable only the
    * cwd (its `.git` and `.keelson` read-only) and this CLI's own folder (its HOME, config and native
    * store), a private /tmp, the rest of the keelson home hidden, the network on (the CLI calls its
-   * model endpoint). Unchanged when KEELSON_SANDBOX is off.
+   * model endpoint), `readable` (a turn's uploaded attachments) readable. Unchanged when KEELSON_SANDBOX is off.
    * @throws SandboxUnavailableError (CAPABILITY_UNSUPPORTED) when the sandbox is required and bubblewrap is unusable
    */
-  async confine(cmd: TurnCommand, cwd: string): Promise<TurnCommand> {
-    const { argv, sandboxed } = await this.settings.sandbox.command({ argv: cmd.argv, cwd, writable: [cwd, this.root], network: true, what: `a ${this.harnessId} turn` });
+  async confine(cmd: TurnCommand, cwd: string, readable: readonly string[] = []): Promise<TurnCommand> {
+    const { argv, sandboxed } = await this.settings.sandbox.command({ argv: cmd.argv, cwd, writable: [cwd, this.root], readable, network: true, what: `a ${this.harnessId} turn` });
     return { argv, env: sandboxed ? { ...cmd.env, TMPDIR: '/tmp' } : cmd.env };
   }
 

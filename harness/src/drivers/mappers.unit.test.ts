@@ -99,4 +99,39 @@ describe('CLI output → HarnessEvents (captured runs of the real CLIs)', () => 
     expect((out.events[0] as { text: string }).text.length).toBe(4096);
     expect(out.events[1]).toMatchObject({ type: 'TOOL_USE', truncated: true, input: { preview: expect.any(String) } });
   });
+  it("turns qwen-code's ask_user_question into a PromptRequest per question, beside its ToolUse", () => {
+    const ask = {
+      type: 'assistant',
+      message: {
+        id: 'm2',
+        content: [
+          {
+            type: 'tool_use',
+            id: 'call_7',
+            name: 'ask_user_question',
+            input: {
+              questions: [
+                { question: 'Which color?', header: 'Color', options: [{ label: 'red', description: 'warm' }, { label: 'blue', description: 'cool' }] },
+                { question: 'Which sizes?', header: 'Size', options: [{ label: 'S' }, { label: 'M' }], multiSelect: true },
+                { header: 'no text' },
+              ],
+            },
+          },
+        ],
+      },
+    };
+    const { events } = new StreamJsonMapper(false, 'ask_user_question').line(ask);
+    expect(kinds(events)).toEqual(['TOOL_USE', 'PROMPT_REQUEST', 'PROMPT_REQUEST']);
+    expect(events[1]).toEqual({
+      type: 'PROMPT_REQUEST',
+      promptId: 'call_7',
+      question: 'Which color?',
+      header: 'Color',
+      options: [{ label: 'red', description: 'warm' }, { label: 'blue', description: 'cool' }],
+      multiSelect: false,
+    });
+    expect(events[2]).toMatchObject({ promptId: 'call_7-2', question: 'Which sizes?', multiSelect: true, options: [{ label: 'S', description: null }, { label: 'M', description: null }] });
+    // Without the prompt tool named (claude-code), the same call is only a ToolUse.
+    expect(kinds(new StreamJsonMapper(true).line(ask).events)).toEqual(['TOOL_USE']);
+  });
 });

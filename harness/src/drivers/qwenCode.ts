@@ -67,7 +67,7 @@ export class QwenCodeDriver extends JsonlStoreDriver {
   }
 
   mapper(): StreamJsonMapper {
-    return new StreamJsonMapper(false);
+    return new StreamJsonMapper(false, 'ask_user_question');
   }
 
   protected get storeDir(): string {

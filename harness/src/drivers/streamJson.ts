@@ -13,8 +13,15 @@ export class StreamJsonMapper implements OutputMapper {
   private readonly streamed = new Set<string>();
   private currentMessage: string | null = null;
 
-  /** @param approvals map permission denials to APPROVAL_REQUEST (claude-code) */
-  constructor(private readonly approvals: boolean) {}
+  /**
+   * @param approvals map permission denials to APPROVAL_REQUEST (claude-code)
+   * @param promptTool the CLI's tool for asking the user a question (qwen-code `ask_user_question`):
+   *   each of its questions is also a PROMPT_REQUEST, answered with `answerPrompt`
+   */
+  constructor(
+    private readonly approvals: boolean,
+    private readonly promptTool: string | null = null,
+  ) {}
 
   line(v: Record<string, unknown>): MappedOutput {
     switch (v.type) {
@@ -59,7 +66,9 @@ export class StreamJsonMapper implements OutputMapper {
     for (const block of arr(message.content).map(rec)) {
       if (block.type === 'tool_use') {
         const input = clipJson(block.input);
-        events.push({ type: 'TOOL_USE', toolUseId: stringOrUndefined(block.id) ?? '', name: stringOrUndefined(block.name) ?? 'unknown', input: input.value, ...(input.truncated ? { truncated: true } : {}) });
+        const toolUseId = stringOrUndefined(block.id) ?? '';
+        events.push({ type: 'TOOL_USE', toolUseId, name: stringOrUndefined(block.name) ?? 'unknown', input: input.value, ...(input.truncated ? { truncated: true } : {}) });
+        if (this.promptTool !== null && block.name === this.promptTool) events.push(...promptRequests(toolUseId, rec(block.input)));
       } else if (!wasStreamed && block.type === 'text' && stringOrUndefined(block.text)) {
         const { text, truncated } = clipText(block.text as string);
         events.push({ type: 'ASSISTANT_DELTA', text, messageId: id, ...(truncated ? { truncated } : {}) });
@@ -100,4 +109,32 @@ export class StreamJsonMapper implements OutputMapper {
     const text = stringOrUndefined(v.result) ?? null;
     return { events, result: { ok, text, error: ok ? null : text ?? stringOrUndefined(v.subtype) ?? 'the CLI reported an error' } };
   }
+}
+
+/**
+ * The questions of an ask-the-user tool call (`{ questions: [{ question, header?, options: [{ label,
+ * description? }], multiSelect? }] }`) as PROMPT_REQUESTs: one per question, its id the tool call's
+ * (with `-<n>` past the first). Questions without text are left out.
+ */
+export function promptRequests(toolUseId: string, input: Record<string, unknown>): DriverEvent[] {
+  const out: DriverEvent[] = [];
+  arr(input.questions)
+    .map(rec)
+    .forEach((q, i) => {
+      const question = stringOrUndefined(q.question);
+      if (!question) return;
+      const options = arr(q.options)
+        .map(rec)
+        .filter((o) => stringOrUndefined(o.label))
+        .map((o) => ({ label: clipText(o.label as string).text, description: stringOrUndefined(o.description) ? clipText(o.description as string).text : null }));
+      out.push({
+        type: 'PROMPT_REQUEST',
+        promptId: i === 0 ? toolUseId || 'prompt' : `${toolUseId || 'prompt'}-${i + 1}`,
+        question: clipText(question).text,
+        header: stringOrUndefined(q.header) ?? null,
+        options,
+        multiSelect: q.multiSelect === true,
+      });
+    });
+  return out;
 }

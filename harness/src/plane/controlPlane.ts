@@ -12,12 +12,14 @@ import type { HarnessSettings } from '../settings';
 import { Approvals } from './approvals';
 import { HarnessEvents } from './events';
 import { Places } from './places';
+import { Prompts } from './prompts';
 import type { HarnessProjectsApi } from './projects';
 import { Sessions, summaryOf, viewOf, type SessionView } from './sessions';
 import { Steering } from './steering';
 import { HOST, type HarnessStore, type SessionRecord, type TaskRecord } from './store';
 import type { HarnessEventTail } from './tail';
 import { Tasks } from './tasks';
+import { Uploads } from './uploads';
 import { Turns, type TurnAccepted, type TurnControl, type TurnOutcome } from './turn';
 
 export interface ControlPlaneOptions {
@@ -45,8 +47,11 @@ export class HarnessControlPlane {
   readonly turns: Turns;
   readonly tasks: Tasks;
   readonly approvals: Approvals;
+  readonly prompts: Prompts;
   readonly steering: Steering;
   readonly events: HarnessEvents;
+  /** Files staged by `POST /api/uploads`, attached to turns by id. */
+  readonly uploads: Uploads;
   private readonly places: Places;
 
   constructor(opts: ControlPlaneOptions) {
@@ -58,7 +63,9 @@ export class HarnessControlPlane {
     this.turns = new Turns({ store, drivers, settings, log });
     this.tasks = new Tasks({ store, drivers, settings, places, turns: this.turns });
     this.approvals = new Approvals({ store, places, turns: this.turns });
+    this.prompts = new Prompts({ store, places, turns: this.turns });
     this.steering = new Steering({ store, places, turns: this.turns });
+    this.uploads = new Uploads(settings.uploads);
     this.events = new HarnessEvents({ store, sessions: this.sessions, dataSource: opts.dataSource, notifier: opts.notifier, log });
   }
 
@@ -120,7 +127,14 @@ export class HarnessControlPlane {
    * @throws TURN_IN_FLIGHT while another turn holds the session (in any process),
    *   CAPABILITY_UNSUPPORTED (attachments, a harness without a driver), FORBIDDEN (confinement).
    */
-  async sendUserTurn(raw: string, text: string, attachments: string[] = [], choice: { model?: string | null; effort?: string | null } = {}): Promise<TurnAccepted> {
+  async sendUserTurn(
+    raw: string,
+    text: string,
+    attachments: string[] = [],
+    choice: { model?: string | null; effort?: string | null } = {},
+    /** Whose uploads an attachment id may name ({@link uploadOwner}); without it only paths are taken. */
+    uploader?: string,
+  ): Promise<TurnAccepted> {
     const { view, report } = await this.sessions.at(raw, 'resume', 'sendUserTurn');
     // A model or effort the CLI cannot take is refused before anything is recorded or started.
     this.drivers[view.harnessId].checkChoice(choice);
@@ -130,15 +144,22 @@ export class HarnessControlPlane {
     const record = await this.sessions.ownForTurn(view);
     const cwd = await this.places.cwdOf(record);
     const files: string[] = [];
-    for (const a of attachments) {
-      const real = await confinedPath(cwd, a, 'attachment');
-      const st = await stat(real).catch(() => null);
-      if (!st?.isFile()) throw new MeshError('BAD_USER_INPUT', `attachments: ${JSON.stringify(a)} is not a file in ${cwd}`);
-      files.push(real);
-    }
+    for (const a of attachments) files.push(await this.attachment(a, cwd, uploader));
     const turn = await this.turns.start(record, cwd, { text, attachments: files, allowTools: [], holder: `turn:${HOST}:${process.pid}`, taskId: record.taskId, model: choice.model ?? null, effort: choice.effort ?? null });
     turn.done.catch(() => undefined);
     return { sessionId: record.id, turnId: turn.turnId, acceptedAt: new Date() };
+  }
+
+  /** An attachment's file: an upload of `uploader`'s when `a` is an upload id, else a file inside `cwd`. */
+  private async attachment(a: string, cwd: string, uploader: string | undefined): Promise<string> {
+    if (Uploads.isId(a)) {
+      if (!uploader) throw new MeshError('BAD_USER_INPUT', `attachments: ${JSON.stringify(a)} is an upload id, and uploads are attached only by the caller who made them`);
+      return (await this.uploads.open(a, uploader)).path;
+    }
+    const real = await confinedPath(cwd, a, 'attachment');
+    const st = await stat(real).catch(() => null);
+    if (!st?.isFile()) throw new MeshError('BAD_USER_INPUT', `attachments: ${JSON.stringify(a)} is not a file in ${cwd} nor an upload id`);
+    return real;
   }
 
   /** {@link Turns.interruptSession} of the session `raw` names; false when the mesh has no record of it. */
@@ -151,6 +172,12 @@ export class HarnessControlPlane {
   async resolveApproval(raw: string, requestId: string, decision: ApprovalDecision): Promise<boolean> {
     const { view } = await this.sessions.at(raw, 'approvals', 'resolveApproval');
     return this.approvals.resolve(view, requestId, decision);
+  }
+
+  /** {@link Prompts.answer} on the session `raw` names: the answer runs as its next turn. */
+  async answerPrompt(raw: string, promptId: string, text: string): Promise<{ turnId: string }> {
+    const { view } = await this.sessions.at(raw, 'resume', 'answerPrompt');
+    return this.prompts.answer(view, promptId, text);
   }
 
   /** {@link Steering.runTurn} on the session the steer names (adopted for the turn when native). */

@@ -82,6 +82,27 @@ export const SessionsTables1764460800400 = sqlMigration('SessionsTables176446080
   ],
 });
 
+/** Questions a CLI asked the user (seed 002's prompts), answered with `answerPrompt`. */
+export const HarnessPrompts1764460800620 = sqlMigration('HarnessPrompts1764460800620', {
+  up: [
+    `CREATE TABLE harness_prompts (
+      session_id text NOT NULL,
+      prompt_id text NOT NULL,
+      turn_id uuid,
+      question text NOT NULL,
+      header text,
+      options jsonb NOT NULL DEFAULT '[]',
+      multi_select boolean NOT NULL DEFAULT false,
+      status text NOT NULL DEFAULT 'pending',
+      answer text,
+      created_at timestamptz NOT NULL DEFAULT now(),
+      answered_at timestamptz,
+      PRIMARY KEY (session_id, prompt_id)
+    )`,
+  ],
+  down: ['DROP TABLE IF EXISTS harness_prompts'],
+});
+
 /** A session's default model and reasoning effort (startSession's `model` / `effort`; seed 002's drivers table). */
 export const SessionModelEffort1764460800610 = sqlMigration('SessionModelEffort1764460800610', {
   up: ['ALTER TABLE harness_sessions ADD COLUMN model text', 'ALTER TABLE harness_sessions ADD COLUMN effort text'],

@@ -61,6 +61,23 @@ export interface HarnessApprovalRecord {
   createdAt: Date;
 }
 
+/** A question a CLI asked the user, and its answer once given. */
+export interface HarnessPromptRecord {
+  sessionId: string;
+  promptId: string;
+  turnId: string | null;
+  question: string;
+  header: string | null;
+  options: { label: string; description?: string | null }[];
+  multiSelect: boolean;
+  status: 'pending' | 'answered';
+  answer: string | null;
+  createdAt: Date;
+}
+
+const PROMPT_COLUMNS = `session_id AS "sessionId", prompt_id AS "promptId", turn_id AS "turnId", question, header, options,
+  multi_select AS "multiSelect", status, answer, created_at AS "createdAt"`;
+
 export interface TaskRecord {
   id: string;
   harnessId: HarnessId;
@@ -401,6 +418,41 @@ export class HarnessStore {
       await this.appendIn(m, sessionId, 'APPROVAL_RESOLVED', { requestId, decision }, null);
       const caller = currentCaller();
       await this.ledger.answer(m, harnessApprovalKey(sessionId, requestId), { decision, answer: decision, actor: caller ? actorOf(caller) : null });
+      return row;
+    });
+  }
+
+  /** Records a question the CLI asked with its PROMPT_REQUEST event (once per prompt id). */
+  async requestPrompt(sessionId: string, turnId: string, p: HarnessEventPayloads['PROMPT_REQUEST']): Promise<void> {
+    await this.dataSource.transaction(async (m) => {
+      const inserted = await m.query(
+        `INSERT INTO harness_prompts (session_id, prompt_id, turn_id, question, header, options, multi_select) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7)
+         ON CONFLICT DO NOTHING RETURNING prompt_id`,
+        [sessionId, p.promptId, turnId, p.question, p.header ?? null, JSON.stringify(p.options), p.multiSelect],
+      );
+      if ((inserted as unknown[]).length) await this.appendIn(m, sessionId, 'PROMPT_REQUEST', p, turnId);
+    });
+  }
+
+  async prompts(sessionId: string, status?: HarnessPromptRecord['status']): Promise<HarnessPromptRecord[]> {
+    return rows<HarnessPromptRecord>(
+      this.dataSource,
+      `SELECT ${PROMPT_COLUMNS} FROM harness_prompts WHERE session_id = $1 AND ($2::text IS NULL OR status = $2) ORDER BY created_at, prompt_id`,
+      [sessionId, status ?? null],
+    );
+  }
+
+  /**
+   * Records the answer to a pending prompt with its PROMPT_ANSWERED event.
+   * @throws MeshError NOT_FOUND (unknown prompt) or CONFLICT (already answered).
+   */
+  async answerPrompt(sessionId: string, promptId: string, text: string): Promise<HarnessPromptRecord> {
+    return this.dataSource.transaction(async (m) => {
+      const [row] = await rows<HarnessPromptRecord>(m, `SELECT ${PROMPT_COLUMNS} FROM harness_prompts WHERE session_id = $1 AND prompt_id = $2 FOR UPDATE`, [sessionId, promptId]);
+      if (!row) throw new MeshError('NOT_FOUND', `session ${sessionId} has no prompt ${promptId}`);
+      if (row.status !== 'pending') throw new MeshError('CONFLICT', `prompt ${promptId} was already answered`);
+      await m.query("UPDATE harness_prompts SET status = 'answered', answer = $3, answered_at = now() WHERE session_id = $1 AND prompt_id = $2", [sessionId, promptId, text]);
+      await this.appendIn(m, sessionId, 'PROMPT_ANSWERED', { promptId, text }, null);
       return row;
     });
   }

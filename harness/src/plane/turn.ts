@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { MeshError, type TurnStatus } from '@keelson/schema';
+import { MeshError, type HarnessEventPayloads, type TurnStatus } from '@keelson/schema';
 import { traceparentEnv, type Logger } from '@keelson/service';
 import type { DriverEvent } from '../contract';
 import { clipText } from '../drivers/clip';
@@ -153,6 +153,8 @@ export class Turn {
     const { type, ...payload } = e;
     if (type === 'APPROVAL_REQUEST') {
       await this.deps.store.requestApprovals(this.record!.id, this.turnId, [payload as { requestId: string; toolName: string; input: unknown; reason: string }]);
+    } else if (type === 'PROMPT_REQUEST') {
+      await this.deps.store.requestPrompt(this.record!.id, this.turnId, payload as HarnessEventPayloads['PROMPT_REQUEST']);
     } else {
       await this.deps.store.append(this.record!.id, type, payload as never, this.turnId);
     }
@@ -292,6 +294,7 @@ export class Turns {
         env: { ...spec.env, ...traceparentEnv() },
       }),
       cwd,
+      opts.attachments,
     );
     return startGroupProcess({ argv: cmd.argv, cwd, env: cmd.env });
   }

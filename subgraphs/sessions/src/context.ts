@@ -1,7 +1,7 @@
 import { isUuid } from '@keelson/schema';
 import type { EventLog, IdempotencyKeys } from '@keelson/platform';
 import { byKeys, type SubgraphContext } from '@keelson/kit';
-import type { CapabilityReport, HarnessApprovalRecord, HarnessControlPlane, HarnessId, SessionView, TaskExecutorInfo, TaskRecord } from '@keelson/harness';
+import type { CapabilityReport, HarnessApprovalRecord, HarnessControlPlane, HarnessPromptRecord, HarnessId, SessionView, TaskExecutorInfo, TaskRecord } from '@keelson/harness';
 import type { ApprovalService } from './approval/approval.service';
 import type { SteerService } from './steer/steer.service';
 import type { TaskService } from './task/task.service';
@@ -41,6 +41,7 @@ function makeSessionsLoaders(ctx: SessionsContext) {
     }),
     task: loaders.get<string, TaskRecord | null>('task', async (ids) => byKeys(ids, await plane.store.tasksByIds(ids.filter(isUuid)), (t) => t.id)),
     approvals: loaders.get<string, HarnessApprovalRecord[]>('approvals', (ids) => Promise.all(ids.map((id) => plane.store.approvals(id, 'pending')))),
+    prompts: loaders.get<string, HarnessPromptRecord[]>('prompts', (ids) => Promise.all(ids.map((id) => plane.store.prompts(id, 'pending')))),
   };
 }
 

@@ -6,10 +6,11 @@ import { serviceIdentity } from '@keelson/service';
 import { ApprovalService, graphqlRunGateDoor } from './approval/approval.service';
 import type { SessionsServices } from './context';
 import { buildSessionsSchema } from './schema';
-import type { TemporalTarget } from '@keelson/schema';
+import { UPLOADS_PATH, type TemporalTarget } from '@keelson/schema';
 import { SteerService } from './steer/steer.service';
 import { TaskService } from './task/task.service';
 import { TemporalLink } from './temporalLink';
+import { uploadsEndpoint } from './upload/uploadsEndpoint';
 
 export { buildSessionsSchema } from './schema';
 export { loadSessionsConfig, projectsUrlOf } from './config';
@@ -71,11 +72,19 @@ export async function startSessionsSubgraph(opts: StartSessionsOptions): Promise
     );
     const services: SessionsServices = { plane: runtime.plane, tasks, steers, approvals, events: runtime.events, idempotency: new IdempotencyKeys(runtime.dataSource) };
     const { schema } = await buildSessionsSchema();
-    const served = await serveDomain('sessions', { ...opts, audit: new AuditLog(runtime.dataSource, opts.log, 'sessions') }, schema, services, async () => {
-      await watcher.stop();
-      await temporal.stop();
-      await runtime.stop();
-    });
+    const uploads = uploadsEndpoint({ uploads: runtime.plane.uploads, log: opts.log.child({ component: 'uploads' }) });
+    const served = await serveDomain(
+      'sessions',
+      { ...opts, audit: new AuditLog(runtime.dataSource, opts.log, 'sessions') },
+      schema,
+      services,
+      async () => {
+        await watcher.stop();
+        await temporal.stop();
+        await runtime.stop();
+      },
+      { [UPLOADS_PATH]: uploads },
+    );
     watcher.start();
     return { url: served.url, wsUrl: served.wsUrl, runtime, services, stop: served.stop };
   } catch (err) {

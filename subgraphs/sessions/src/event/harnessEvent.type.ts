@@ -3,6 +3,7 @@ import { turnStatuses, type ApprovalDecision, type EventEnvelope, type HarnessEv
 import { GraphQLJSON } from 'graphql-scalars';
 import { Field, ID, Int, InterfaceType, ObjectType, registerEnumType } from 'type-graphql';
 import { ApprovalDecisionEnum } from '../session/session.resolver';
+import { PromptOption } from '../session/session.type';
 
 export const TurnStatusEnum = Object.fromEntries(turnStatuses.map((s) => [s, s])) as { [K in TurnStatus]: K };
 registerEnumType(TurnStatusEnum, {
@@ -18,6 +19,8 @@ const typeNames: Record<HarnessEventType, string> = {
   TOOL_RESULT: 'ToolResult',
   APPROVAL_REQUEST: 'ApprovalRequest',
   APPROVAL_RESOLVED: 'ApprovalResolved',
+  PROMPT_REQUEST: 'PromptRequest',
+  PROMPT_ANSWERED: 'PromptAnswered',
   SESSION_CREATED: 'SessionCreated',
   TURN_COMPLETE: 'TurnComplete',
   HARNESS_ERROR: 'HarnessError',
@@ -128,6 +131,33 @@ export class ApprovalResolved extends HarnessEvent {
   decision!: ApprovalDecision;
 }
 
+@ObjectType({ implements: HarnessEvent, description: 'The CLI asked the user a question (not a tool permission); answer with answerPrompt, which runs the answer as the next turn.' })
+export class PromptRequest extends HarnessEvent {
+  @Field(() => ID)
+  promptId!: string;
+
+  @Field()
+  question!: string;
+
+  @Field(() => String, { nullable: true, description: 'A short label of the question, as the CLI gave it.' })
+  header!: string | null;
+
+  @Field(() => [PromptOption])
+  options!: PromptOption[];
+
+  @Field({ description: 'Whether the question takes several of its options.' })
+  multiSelect!: boolean;
+}
+
+@ObjectType({ implements: HarnessEvent, description: 'A prompt was answered (answerPrompt); the answer runs as the turn that follows.' })
+export class PromptAnswered extends HarnessEvent {
+  @Field(() => ID)
+  promptId!: string;
+
+  @Field()
+  text!: string;
+}
+
 @ObjectType({ implements: HarnessEvent, description: 'The mesh started, adopted or spawned (task) the session.' })
 export class SessionCreated extends HarnessEvent {
   @Field(() => ID, { nullable: true })
@@ -182,7 +212,7 @@ export class SessionUpdated extends HarnessEvent {
   title!: string | null;
 }
 
-export const harnessEventTypesList = [AssistantDelta, ReasoningDelta, ToolUse, ToolResult, ApprovalRequest, ApprovalResolved, SessionCreated, TurnComplete, HarnessError, SessionUpdated];
+export const harnessEventTypesList = [AssistantDelta, ReasoningDelta, ToolUse, ToolResult, ApprovalRequest, ApprovalResolved, PromptRequest, PromptAnswered, SessionCreated, TurnComplete, HarnessError, SessionUpdated];
 
 /** The GraphQL object of an event of the `harness` stream. */
 export function toEventObject(env: EventEnvelope<Record<string, unknown>>): HarnessEvent {
@@ -203,6 +233,16 @@ export function toEventObject(env: EventEnvelope<Record<string, unknown>>): Harn
       return Object.assign(new ApprovalRequest(), base, { requestId: p.requestId, toolName: p.toolName, input: nul(p.input), reason: p.reason ?? '' });
     case 'APPROVAL_RESOLVED':
       return Object.assign(new ApprovalResolved(), base, { requestId: p.requestId, decision: p.decision });
+    case 'PROMPT_REQUEST':
+      return Object.assign(new PromptRequest(), base, {
+        promptId: p.promptId,
+        question: p.question ?? '',
+        header: nul(p.header),
+        options: ((p.options as { label: string; description?: string | null }[] | undefined) ?? []).map((o) => Object.assign(new PromptOption(), { label: o.label, description: o.description ?? null })),
+        multiSelect: p.multiSelect === true,
+      });
+    case 'PROMPT_ANSWERED':
+      return Object.assign(new PromptAnswered(), base, { promptId: p.promptId, text: p.text ?? '' });
     case 'SESSION_CREATED':
       return Object.assign(new SessionCreated(), base, { projectId: nul(p.projectId), cwd: nul(p.cwd), title: nul(p.title), origin: p.origin ?? 'started' });
     case 'TURN_COMPLETE':

@@ -1,7 +1,7 @@
 import { byId, IDEMPOTENCY_KEY, whole } from '@keelson/platform';
-import { decodeEnc, encSessionId, requireHarnessId, type HarnessId, type SessionView } from '@keelson/harness';
+import { decodeEnc, encSessionId, requireHarnessId, uploadOwner, type HarnessId, type SessionView } from '@keelson/harness';
 import { parseInput, RequiresScope } from '@keelson/kit';
-import { approvalDecisions, MeshError, type ApprovalDecision } from '@keelson/schema';
+import { actorOf, approvalDecisions, MeshError, type ApprovalDecision } from '@keelson/schema';
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, registerEnumType, Resolver, Root } from 'type-graphql';
 import { z } from 'zod';
 import { sessionsLoaders, type SessionsContext } from '../context';
@@ -24,6 +24,8 @@ import {
   HarnessSession,
   HarnessSessionConnection,
   HarnessApproval,
+  HarnessPrompt,
+  PromptOption,
   toSession,
   TranscriptConnection,
   TranscriptEntry,
@@ -145,7 +147,7 @@ export class SessionResolver {
     @Ctx() ctx: SessionsContext,
     @Arg('sessionId', () => ID) sessionId: string,
     @Arg('text', () => String) text: string,
-    @Arg('attachments', () => [String], { nullable: true }) attachments?: string[] | null,
+    @Arg('attachments', () => [String], { nullable: true, description: 'Files for the turn: upload ids (POST /api/uploads, your own) or paths inside the session directory.' }) attachments?: string[] | null,
     @Arg('idempotencyKey', () => String, { nullable: true, description: IDEMPOTENCY_KEY }) idempotencyKey?: string | null,
     @Arg('model', () => String, { nullable: true, description: "This turn's model, else the session's, else the CLI's configured one (Harness.models)." }) model?: string | null,
     @Arg('effort', () => String, { nullable: true, description: "This turn's reasoning effort, else the session's (Harness.efforts; CAPABILITY_UNSUPPORTED where there are none)." }) effort?: string | null,
@@ -159,7 +161,7 @@ export class SessionResolver {
       const saved = json as { sessionId: string; turnId: string; acceptedAt: string };
       return Object.assign(new TurnAccepted(), { ...saved, acceptedAt: new Date(saved.acceptedAt) });
     });
-    return ctx.services.idempotency.run(call, accepted, async () => Object.assign(new TurnAccepted(), await ctx.services.plane.sendUserTurn(id, body, files, choice)));
+    return ctx.services.idempotency.run(call, accepted, async () => Object.assign(new TurnAccepted(), await ctx.services.plane.sendUserTurn(id, body, files, choice, uploadOwner(actorOf(ctx.caller)))));
   }
 
   @RequiresScope('operate')
@@ -177,6 +179,18 @@ export class SessionResolver {
     @Arg('decision', () => ApprovalDecisionEnum) decision: ApprovalDecision,
   ): Promise<boolean> {
     return ctx.services.plane.resolveApproval(parseInput(sessionIdArg, sessionId, 'sessionId'), parseInput(requestIdSchema, requestId, 'requestId'), decision);
+  }
+
+  @RequiresScope('operate')
+  @Mutation(() => Boolean, { description: 'Answers a PromptRequest (a question the CLI asked): the answer runs as the session\'s next turn. TURN_IN_FLIGHT while a turn runs; CONFLICT once answered.' })
+  async answerPrompt(
+    @Ctx() ctx: SessionsContext,
+    @Arg('sessionId', () => ID) sessionId: string,
+    @Arg('promptId', () => ID) promptId: string,
+    @Arg('text', () => String) text: string,
+  ): Promise<boolean> {
+    await ctx.services.plane.answerPrompt(parseInput(sessionIdArg, sessionId, 'sessionId'), parseInput(requestIdSchema, promptId, 'promptId'), parseInput(turnTextSchema, text, 'text'));
+    return true;
   }
 
   @FieldResolver(() => String, { description: 'Unpadded base64url of the SessionId (gateway path parameter).' })
@@ -211,6 +225,22 @@ export class SessionResolver {
     if (!s.view.record) return [];
     return (await sessionsLoaders(ctx).approvals.load(s.id)).map((a) =>
       Object.assign(new HarnessApproval(), { requestId: a.requestId, toolName: a.toolName, input: a.toolInput, turnId: a.turnId, createdAt: a.createdAt }),
+    );
+  }
+
+  @FieldResolver(() => [HarnessPrompt], { description: 'Questions the CLI asked that wait for answerPrompt.' })
+  async pendingPrompts(@Root() s: HarnessSession, @Ctx() ctx: SessionsContext): Promise<HarnessPrompt[]> {
+    if (!s.view.record) return [];
+    return (await sessionsLoaders(ctx).prompts.load(s.id)).map((p) =>
+      Object.assign(new HarnessPrompt(), {
+        promptId: p.promptId,
+        question: p.question,
+        header: p.header,
+        options: p.options.map((o) => Object.assign(new PromptOption(), { label: o.label, description: o.description ?? null })),
+        multiSelect: p.multiSelect,
+        turnId: p.turnId,
+        createdAt: p.createdAt,
+      }),
     );
   }
 

@@ -145,6 +145,39 @@ export class HarnessApproval {
   createdAt!: Date;
 }
 
+@ObjectType({ description: 'One choice a prompt offers (the answer may be any text).' })
+export class PromptOption {
+  @Field()
+  label!: string;
+
+  @Field(() => String, { nullable: true })
+  description!: string | null;
+}
+
+@ObjectType({ description: 'A question the CLI asked that waits for answerPrompt.' })
+export class HarnessPrompt {
+  @Field(() => ID)
+  promptId!: string;
+
+  @Field()
+  question!: string;
+
+  @Field(() => String, { nullable: true })
+  header!: string | null;
+
+  @Field(() => [PromptOption])
+  options!: PromptOption[];
+
+  @Field()
+  multiSelect!: boolean;
+
+  @Field(() => ID, { nullable: true })
+  turnId!: string | null;
+
+  @Field(() => Date)
+  createdAt!: Date;
+}
+
 @ObjectType({ description: 'A turn the CLI has started; its events follow on harnessEvents, ending with TurnComplete.' })
 export class TurnAccepted {
   @Field(() => ID)
