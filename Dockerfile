@@ -26,7 +26,9 @@ COPY ribs/notes/package.json ribs/notes/
 COPY ribs/swarm/package.json ribs/swarm/
 COPY subgraphs/ribs/package.json subgraphs/ribs/
 COPY providers/package.json providers/
-COPY modelserver/package.json modelserver/
+COPY testing/modelserver/package.json testing/modelserver/
+COPY testing/clickclack-standin/package.json testing/clickclack-standin/
+COPY testing/host-doubles/package.json testing/host-doubles/
 COPY runs/package.json runs/
 COPY temporal/package.json temporal/
 COPY client/package.json client/

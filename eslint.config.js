@@ -11,45 +11,41 @@ const { layers } = require('./scripts/layers');
 
 const packageOf = (workspace) => JSON.parse(readFileSync(join(__dirname, workspace, 'package.json'), 'utf8')).name;
 
+/** A workspace's tests and their support files: they may import the test doubles of the testing layer. */
+const testGlobs = (workspace) => [`${workspace}/**/*.test.ts`, `${workspace}/test/**/*.ts`, `${workspace}/**/test/**/*.ts`];
+
+/** Why `workspace` may not import `target` (a workspace above it, or a sibling subgraph). */
+function refusal(workspace, layer, target) {
+  if (target.sibling) return `A subgraph never imports another (${target.workspace}): share through a lower layer or call its GraphQL API.`;
+  if (target.testOnly) return `${target.workspace} is a test double (layer "${target.layer}"): only tests import it, never shipped code (see ARCHITECTURE.md).`;
+  return `${workspace} (layer "${layer.name}") may not import ${target.workspace} (layer "${target.layer}", above it): see ARCHITECTURE.md.`;
+}
+
+/** The layer rule's options for `workspace` refusing `targets` — by name, and any file deep inside one (`@keelson/stack/src/compose`). */
+const restrictedImports = (workspace, layer, targets) => ({
+  '@typescript-eslint/no-restricted-imports': [
+    'error',
+    {
+      paths: targets.map((t) => ({ name: packageOf(t.workspace), message: refusal(workspace, layer, t) })),
+      patterns: targets.map((t) => ({ group: [`${packageOf(t.workspace)}/*`], message: refusal(workspace, layer, t) })),
+    },
+  ],
+});
+
 /**
  * The layer rule (scripts/layers.js, drawn in ARCHITECTURE.md): a workspace imports its own layer or
- * below, and a subgraph never imports another subgraph.
+ * below, and a subgraph never imports another subgraph. The testing layer (test doubles) sits on top:
+ * a workspace's tests may import it, its shipped code never.
  */
 const layerRules = layers.flatMap((layer, index) =>
-  layer.workspaces.map((workspace) => {
-    const above = layers.slice(index + 1).flatMap((l) => l.workspaces.map((w) => ({ workspace: w, layer: l.name })));
-    const siblings = layer.isolated ? layer.workspaces.filter((w) => w !== workspace).map((w) => ({ workspace: w, layer: layer.name })) : [];
-    return {
-      files: [`${workspace}/**/*.ts`],
-      rules: {
-        '@typescript-eslint/no-restricted-imports': [
-          'error',
-          {
-            paths: [
-              ...above.map(({ workspace: w, layer: l }) => ({
-                name: packageOf(w),
-                message: `${workspace} (layer "${layer.name}") may not import ${w} (layer "${l}", above it): see ARCHITECTURE.md.`,
-              })),
-              ...siblings.map(({ workspace: w }) => ({
-                name: packageOf(w),
-                message: `A subgraph never imports another (${w}): share through a lower layer or call its GraphQL API.`,
-              })),
-            ],
-            // …nor a file deep inside one (`@keelson/stack/src/compose`).
-            patterns: [
-              ...above.map(({ workspace: w, layer: l }) => ({
-                group: [`${packageOf(w)}/*`],
-                message: `${workspace} (layer "${layer.name}") may not import from ${w} (layer "${l}", above it): see ARCHITECTURE.md.`,
-              })),
-              ...siblings.map(({ workspace: w }) => ({
-                group: [`${packageOf(w)}/*`],
-                message: `A subgraph never imports another (${w}): share through a lower layer or call its GraphQL API.`,
-              })),
-            ],
-          },
-        ],
-      },
-    };
+  layer.workspaces.flatMap((workspace) => {
+    const above = layers.slice(index + 1).flatMap((l) => l.workspaces.map((w) => ({ workspace: w, layer: l.name, testOnly: l.testOnly === true })));
+    const siblings = layer.isolated ? layer.workspaces.filter((w) => w !== workspace).map((w) => ({ workspace: w, layer: layer.name, sibling: true })) : [];
+    if (layer.testOnly) return [{ files: [`${workspace}/**/*.ts`], rules: restrictedImports(workspace, layer, [...above, ...siblings]) }];
+    return [
+      { files: [`${workspace}/**/*.ts`], ignores: testGlobs(workspace), rules: restrictedImports(workspace, layer, [...above, ...siblings]) },
+      { files: testGlobs(workspace), rules: restrictedImports(workspace, layer, [...above.filter((t) => !t.testOnly), ...siblings]) },
+    ];
   }),
 );
 

@@ -1,11 +1,11 @@
 // The layers of the monorepo, bottom first: a workspace may import workspaces of its own layer or
-// below, never above. Subgraphs never import one another. ARCHITECTURE.md draws this map; eslint
+// below, never above. Subgraphs never import one another; only tests import the testing layer. ARCHITECTURE.md draws this map; eslint
 // (`npm run lint`) enforces it and test/architecture.unit.test.ts checks every workspace has a place.
 const layers = [
   { name: 'names', workspaces: ['schema', 'client'], note: 'error codes, env config, event and Temporal names (pure TypeScript); the typed client for frontends' },
   { name: 'serving', workspaces: ['service'], note: 'one port for Apollo Server + graphql-ws, caller assertions, limits, logging' },
   { name: 'platform', workspaces: ['platform'], note: 'data source, migrations, event log, durable consumers, confinement, sandbox, git' },
-  { name: 'contracts', workspaces: ['ribs/contract', 'ribs/shared', 'modelserver', 'operator'], note: 'the Rib contract (and @keelson/shared, its seed-000 name); the local model server; the operator plane (approval inbox, capability changes)' },
+  { name: 'contracts', workspaces: ['ribs/contract', 'ribs/shared', 'operator'], note: 'the Rib contract (and @keelson/shared, its seed-000 name); the operator plane (approval inbox, capability changes)' },
   { name: 'domains', workspaces: ['identity', 'harness', 'ribs/host'], note: 'tokens and JWTs; the harness control plane; the rib host' },
   { name: 'ribs and providers', workspaces: ['ribs/projects', 'ribs/notes', 'ribs/swarm', 'providers'], note: 'built-in ribs; model providers and agent turns' },
   { name: 'runs', workspaces: ['runs'], note: 'the runs domain: runs/ops tables, entities, migrations, stores, services (over a RunsExecutor the executor implements), RunsPort, the workflow catalog; below the executor, whose activities write through its stores' },
@@ -15,6 +15,12 @@ const layers = [
   { name: 'gateway', workspaces: ['gateway'], note: 'Apollo Gateway, subscription router, authentication' },
   { name: 'composition', workspaces: ['stack'], note: 'the composers: startMesh, the ribs/runs/worker/memory service factories, doctor' },
   { name: 'apps', workspaces: ['apps'], note: 'one entry per deployable process (apps/<name>/main.ts), each calling one start function' },
+  {
+    name: 'testing',
+    workspaces: ['testing/modelserver', 'testing/clickclack-standin', 'testing/host-doubles'],
+    note: 'test and development doubles: the local model server (npm run model-server), the ClickClack stand-in, in-memory rib-host ports; tests import them, shipped code never',
+    testOnly: true,
+  },
 ];
 
 module.exports = { layers };

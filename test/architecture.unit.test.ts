@@ -53,6 +53,23 @@ describe('the architecture', () => {
     expect([...importedPackages(workspace)].sort()).toEqual(declared.sort());
   });
 
+  // Test doubles stay in tests: no shipped file of a production workspace (nor its index) names a
+  // package of the testing layer; a workspace's tests and test/ support files may.
+  it('keeps the testing layer out of shipped code', () => {
+    const testing = layers.filter((l) => (l as { testOnly?: boolean }).testOnly).flatMap((l) => l.workspaces);
+    expect(testing.length).toBeGreaterThan(0);
+    const doubles = new Set(testing.map((w) => manifestOf(w).name));
+    const offenders: string[] = [];
+    for (const workspace of workspaces.filter((w) => !testing.includes(w))) {
+      for (const file of sourcesOf(join(root, workspace))) {
+        const rel = relative(root, file);
+        if (isTestSource(rel)) continue;
+        for (const m of readFileSync(file, 'utf8').matchAll(IMPORT)) if (doubles.has(m[1]!)) offenders.push(`${rel} imports ${m[1]}`);
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+
   it('gives every workspace a unique package name', () => {
     const names = workspaces.map((w) => manifestOf(w).name);
     expect(new Set(names).size).toBe(names.length);

@@ -31,13 +31,26 @@ describe('lint keeps workspaces apart', () => {
 
   it('refuses a deep import of a higher layer, as it refuses the package itself', async () => {
     expect(await problems('schema/src/planted.ts', "import { composeSupergraph } from '@keelson/stack/src/compose';\nexport const x = composeSupergraph;\n")).toEqual(
-      expect.arrayContaining([expect.stringMatching(/^@typescript-eslint\/no-restricted-imports: '@keelson\/stack\/src\/compose' import is restricted .*may not import from stack/)]),
+      expect.arrayContaining([expect.stringMatching(/^@typescript-eslint\/no-restricted-imports: '@keelson\/stack\/src\/compose' import is restricted .*may not import stack/)]),
     );
   });
 
   it('allows a relative import inside the workspace, and root suites reaching a workspace by name', async () => {
     expect(await problems('schema/src/planted.ts', "import { parseEnv } from './config';\nexport const x = parseEnv;\n")).toEqual([]);
     expect(await problems('test/planted.unit.test.ts', "import { composeSupergraph } from '@keelson/stack/src/compose';\nexport const x = composeSupergraph;\n")).toEqual([]);
+  });
+
+  it("keeps the testing layer's doubles out of shipped code, and lets the workspace's tests use them", async () => {
+    const code = "import { staticConfigPort } from '@keelson/host-doubles';\nexport const x = staticConfigPort;\n";
+    expect(await problems('ribs/host/src/planted.ts', code)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^@typescript-eslint\/no-restricted-imports: '@keelson\/host-doubles' import is restricted .*is a test double \(layer "testing"\)/)]),
+    );
+    expect(await problems('ribs/host/test/support/planted.ts', code)).toEqual([]);
+    expect(await problems('ribs/host/src/planted.unit.test.ts', `${code}it('x', () => { expect(x).toBeDefined(); });\n`)).toEqual([]);
+    // A double may not reach above its own layer's rules either: nothing sits above the testing layer.
+    expect(await problems('testing/host-doubles/src/planted.ts', "import { startMesh } from '@keelson/stack';\nexport const x = startMesh;\n")).toEqual(
+      expect.arrayContaining([expect.stringMatching(/no-extraneous-dependencies/)]),
+    );
   });
 
   it('refuses tests that cannot fail: focused, skipped, asserting nothing, or doubling a real part', async () => {

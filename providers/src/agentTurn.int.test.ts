@@ -1,7 +1,8 @@
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRibHost, staticConfigPort, type RibHost } from '@keelson/host';
+import { createRibHost, type RibHost } from '@keelson/host';
+import { staticConfigPort } from '@keelson/host-doubles';
 import { startModelServer, type ModelServer } from '@keelson/model-server';
 import { silentLogger } from '@keelson/service';
 import type { MessageChunk, Rib, RibAgentTurn, RibAgentTurnRequest, ToolDefinition } from '@keelson/ribs-contract';

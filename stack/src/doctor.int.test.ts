@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { STANDIN_BIN } from '@keelson/rib-swarm/test/support/binary';
+import { STANDIN_BIN } from '@keelson/clickclack-standin';
 import { adminUrl } from '../../test/support/db';
 import { doctor, swarmBusCheck } from './doctor';
 

@@ -21,5 +21,5 @@ function walk(root: string, rel: string, out: string[]): void {
 export function shippedSources(root: string): string[] {
   const all: string[] = [];
   walk(root, '', all);
-  return all.filter((f) => !/(\.test\.ts|\.d\.ts)$|(^|\/)(test|bench|standin)\//.test(f)).sort();
+  return all.filter((f) => !/(\.test\.ts|\.d\.ts)$|(^|\/)(test|bench|testing)\//.test(f)).sort();
 }

@@ -2,15 +2,14 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ClickClackClient, MANAGED_OWNER } from '@keelson/rib-swarm';
-import { clickclackBinary, freePort } from '@keelson/rib-swarm/test/support/binary';
+import { clickclackBinary, STANDIN_BIN } from '@keelson/clickclack-standin';
+import { freePort } from '@keelson/service';
 import { gqlData, subscribe } from './client';
 
-export { clickclackBinary, freePort };
+export { clickclackBinary, freePort, STANDIN_BIN };
 
 const run = promisify(execFile);
 
-/** The stand-in executable (used unless CLICKCLACK_BIN names a real ClickClack). */
-export const STANDIN_BIN = join(__dirname, '..', '..', 'ribs', 'swarm', 'bin', 'clickclack');
 
 /**
  * The environment of a mesh that runs its own ClickClack (managed mode): the real binary when

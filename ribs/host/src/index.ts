@@ -14,9 +14,6 @@ export { projectsSubgraphClient, type ProjectsSubgraphClient } from './ports/pro
 export type { ApprovalPort } from './ports/approvalPort';
 export type { ConfigPort } from './config/configPort';
 export { InMemorySnapshotStore } from './memory/inMemorySnapshotStore';
-export { InMemoryCredentialStore } from './memory/inMemoryCredentialStore';
-export { InMemoryProjectsPort } from './memory/inMemoryProjectsPort';
-export { staticConfigPort } from './memory/staticConfigPort';
 export { createApprovalQueue } from './policy/approvalQueue';
 export type { ApprovalQueue, ApprovalQueueOptions, PendingApproval } from './policy/approvalQueue';
 

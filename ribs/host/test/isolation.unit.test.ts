@@ -1,6 +1,6 @@
 import type { ToolDefinition } from '@keelson/ribs-contract';
 import { z } from 'zod';
-import { staticConfigPort } from '../src/memory/staticConfigPort';
+import { staticConfigPort } from '@keelson/host-doubles';
 import { rib, sleep, startHost } from './support/quietHost';
 
 // One rib cannot reach another rib's keys, secrets or tools through host APIs, unless the operator

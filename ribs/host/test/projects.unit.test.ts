@@ -1,6 +1,6 @@
 import { ProjectOperationError } from '@keelson/ribs-contract';
 import { MeshError } from '@keelson/schema';
-import { InMemoryProjectsPort } from '../src/memory/inMemoryProjectsPort';
+import { InMemoryProjectsPort } from '@keelson/host-doubles';
 import { toProjectOperationError } from '../src/projects/projectSeams';
 import { rib, startHost } from './support/quietHost';
 

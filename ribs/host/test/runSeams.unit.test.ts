@@ -3,7 +3,7 @@ import { MeshError, POLICY_APPROVAL_NODE, POLICY_APPROVAL_WORKFLOW } from '@keel
 import { silentLogger } from '@keelson/service';
 import type { MessageChunk, OpHandle, Policy, RibContext, RibRunEvent } from '@keelson/ribs-contract';
 import { z } from 'zod';
-import { staticConfigPort } from '../src/memory/staticConfigPort';
+import { staticConfigPort } from '@keelson/host-doubles';
 import type { RibHost } from '../src/ribHost';
 import type { NewRibOp, OpsPort } from '../src/runs/liveOps';
 import { createRibRuns, type RibRuns } from '../src/runs/ribRuns';

@@ -12,8 +12,6 @@ export { resolveBusSetup, whichClickclack, DEFAULT_CLICKCLACK_PORT, NO_BINARY_RE
 export type { BusSetup } from './bus/busSetup';
 export { ManagedBus, MANAGED_OWNER, childEnv } from './bus/managedBus';
 export type { ManagedBusOptions, ManagedBusStatus, BusProcessRecord, BusOwnerRecord } from './bus/managedBus';
-export { startStandin, STANDIN_VERSION } from './standin/server';
-export type { RunningStandin, StandinServerOptions } from './standin/server';
 
 export const SWARM_RIB_ID = 'swarm';
 

@@ -1,7 +1,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRibHost, InMemorySnapshotStore, staticConfigPort, type RibHost } from '@keelson/host';
+import { createRibHost, InMemorySnapshotStore, type RibHost } from '@keelson/host';
+import { staticConfigPort } from '@keelson/host-doubles';
 import { silentLogger } from '@keelson/service';
 import swarmRib, { bindTurn, ClickClackClient, TurnSession, type RosterLine } from '../src';
 import { standin } from './support/standin';

@@ -1,7 +1,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRibHost, InMemorySnapshotStore, staticConfigPort, type RibHost } from '@keelson/host';
+import { createRibHost, InMemorySnapshotStore, type RibHost } from '@keelson/host';
+import { staticConfigPort } from '@keelson/host-doubles';
 import { swarmInputBounds, swarmLimitBounds, type StartSwarmInput } from '@keelson/schema';
 import { silentLogger } from '@keelson/service';
 import swarmRib, { AGENT_TOOL_NAMES, configureSwarmOperator, LEAD_TOOL_NAMES, MERGE_TOOL_NAME, OPERATOR_TOOL_NAMES, SWARM_DOCS, type SwarmOperatorApi, type SwarmSummary } from '../src';

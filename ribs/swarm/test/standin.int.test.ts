@@ -1,11 +1,9 @@
 import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { SCOPE_BUNDLES } from '../src/standin/scopes';
+import { SCOPE_BUNDLES, STANDIN_BIN as BIN } from '@keelson/clickclack-standin';
 import { call, getWithHost, openSocket, ownerSession, standin } from './support/standin';
 
 const run = promisify(execFile);
-const BIN = join(__dirname, '..', 'bin', 'clickclack');
 
 /**
  * The stand-in's own protocol rules, each as SWARM.md records it of a real ClickClack server. These

@@ -1,7 +1,8 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createExec, createRibHost, InMemoryCredentialStore, InMemoryProjectsPort, InMemorySnapshotStore, staticConfigPort, type ManifestInvalidation, type RibHost } from '@keelson/host';
+import { createExec, createRibHost, InMemorySnapshotStore, type ManifestInvalidation, type RibHost } from '@keelson/host';
+import { InMemoryCredentialStore, InMemoryProjectsPort, staticConfigPort } from '@keelson/host-doubles';
 import notesRib from '@keelson/rib-notes';
 import projectsRib, { type Board, type ProjectDetail } from '@keelson/rib-projects';
 import { silentLogger } from '@keelson/service';

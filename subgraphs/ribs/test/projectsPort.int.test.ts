@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createRibHost, staticConfigPort } from '@keelson/host';
+import { createRibHost } from '@keelson/host';
+import { staticConfigPort } from '@keelson/host-doubles';
 import { AssertionKey, serviceIdentity, silentLogger } from '@keelson/service';
 import { ProjectOperationError } from '@keelson/ribs-contract';
 import { GraphqlProjectsPort, statusForCode } from '../src/projects/graphqlProjectsPort';

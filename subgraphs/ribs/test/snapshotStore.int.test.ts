@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRibHost, staticConfigPort } from '@keelson/host';
+import { createRibHost } from '@keelson/host';
+import { staticConfigPort } from '@keelson/host-doubles';
 import { streams } from '@keelson/schema';
 import { silentLogger } from '@keelson/service';
 import type { Rib } from '@keelson/ribs-contract';

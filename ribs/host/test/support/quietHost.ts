@@ -4,10 +4,8 @@ import { join } from 'node:path';
 import { silentLogger } from '@keelson/service';
 import type { Rib } from '@keelson/ribs-contract';
 import { createRibHost } from '../../src/createRibHost';
-import { InMemoryCredentialStore } from '../../src/memory/inMemoryCredentialStore';
-import { InMemoryProjectsPort } from '../../src/memory/inMemoryProjectsPort';
+import { InMemoryCredentialStore, InMemoryProjectsPort, staticConfigPort } from '@keelson/host-doubles';
 import { InMemorySnapshotStore } from '../../src/memory/inMemorySnapshotStore';
-import { staticConfigPort } from '../../src/memory/staticConfigPort';
 import type { RibHost, RibHostOptions } from '../../src/ribHost';
 import type { RibWarning } from '../../src/warnings';
 

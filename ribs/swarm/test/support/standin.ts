@@ -3,7 +3,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { startStandin, type RunningStandin, type StandinServerOptions } from '../../src/standin/server';
+import { startStandin, type RunningStandin, type StandinServerOptions } from '@keelson/clickclack-standin';
 
 /** Raw HTTP against a server, as any client would speak it. */
 export async function call(

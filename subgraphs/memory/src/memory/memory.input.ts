@@ -36,7 +36,6 @@ export const memoryEntrySchema = z.strictObject({
   dedupeKey: z.string().min(1, 'must not be empty').max(512, 'must be at most 512 characters').nullish(),
   createdAt: z.date().nullish(),
 });
-export type MemoryEntryBody = z.infer<typeof memoryEntrySchema>;
 
 /** A message to store; `dedupeKey` makes the append idempotent. */
 export interface MemoryEntry {

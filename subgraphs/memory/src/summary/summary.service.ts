@@ -21,7 +21,6 @@ export const newSummarySchema = z
     model: z.string().trim().min(1).max(200).nullish(),
   })
   .refine((s) => s.toSeq >= s.fromSeq, { message: 'toSeq must not be below fromSeq', path: ['toSeq'] });
-export type NewSummary = z.infer<typeof newSummarySchema>;
 
 /** `compactionCandidates`' arguments: the window size and how many ranges to return. */
 export const candidatesArgsSchema = z.object({

@@ -13,18 +13,12 @@ export const createProjectArgsSchema = z.strictObject({
   name: projectNameArgSchema,
   rootPath: z.string().nullish(),
 });
-export type CreateProjectArgs = z.infer<typeof createProjectArgsSchema>;
 
 /** `{ url, name? }`; unknown fields are rejected. */
 export const cloneProjectArgsSchema = z.strictObject({
   url: z.string().trim().min(1, 'is required').max(2048),
   name: projectNameArgSchema.nullish(),
 });
-export type CloneProjectArgs = z.infer<typeof cloneProjectArgsSchema>;
-
-const label = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
-export const purposeSchema = label;
-export const holderSchema = label;
 
 @InputType({ description: 'Create or register a project (seed 000 "Project creation").' })
 export class CreateProjectInput {

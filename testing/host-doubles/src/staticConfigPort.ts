@@ -1,5 +1,4 @@
-import type { ConfigPort } from '../config/configPort';
-import { keelsonConfigSchema, type KeelsonConfig } from '../config/keelsonConfig';
+import { keelsonConfigSchema, type ConfigPort, type KeelsonConfig } from '@keelson/host';
 
 /** A fixed config, validated once (tests and embedders). */
 export function staticConfigPort(config: KeelsonConfig = {}): ConfigPort {

@@ -8,7 +8,7 @@ import {
   type Project,
   type WorkspaceLeaseRecord,
 } from '@keelson/ribs-contract';
-import type { ProjectsPort } from '../ports/projectsPort';
+import type { ProjectsPort } from '@keelson/host';
 
 /**
  * A process-local `ProjectsPort` with the projects domain's conflict rules (tests): duplicate names

@@ -1,4 +1,4 @@
-import type { CredentialStore } from '../ports/credentialStore';
+import type { CredentialStore } from '@keelson/host';
 
 /** A process-local `CredentialStore` (tests); `set` is the test's way in, ribs can only read. */
 export class InMemoryCredentialStore implements CredentialStore {

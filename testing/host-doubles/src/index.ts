@@ -1,0 +1,3 @@
+export { InMemoryCredentialStore } from './inMemoryCredentialStore';
+export { InMemoryProjectsPort } from './inMemoryProjectsPort';
+export { staticConfigPort } from './staticConfigPort';
