@@ -415,6 +415,35 @@ nodes:
     expect(view.checkout).toEqual({ path: null, branch: null, worktreeEstablished: false });
   });
 
+  it('fails a worktree run whose workspace preparation fails, saying why, with nothing run and no lease left', async () => {
+    const project = await projectWithWorkflow(url, 'unprepared', {
+      'prep.yaml': 'name: prep\nworktree: { enabled: true }\nnodes:\n  - { id: a, type: bash, bash: "echo ran" }\n',
+    });
+    // Committed, so the worktree has them: package.json wants what the lockfile does not pin, and `npm ci` refuses.
+    await writeFile(join(project.rootPath, 'package.json'), JSON.stringify({ name: 'p', version: '1.0.0', private: true, dependencies: { 'left-pad': '1.3.0' } }));
+    await writeFile(
+      join(project.rootPath, 'package-lock.json'),
+      JSON.stringify({ name: 'p', version: '1.0.0', lockfileVersion: 3, requires: true, packages: { '': { name: 'p', version: '1.0.0' } } }),
+    );
+    const git = (...args: string[]) => run('git', ['-c', 'user.name=Mesh Test', '-c', 'user.email=mesh@example.com', ...args], { cwd: project.rootPath });
+    await git('add', 'package.json', 'package-lock.json');
+    await git('commit', '--quiet', '-m', 'deps');
+
+    const started = await startWorkflow(url, 'prep', { projectId: project.id });
+    const failed = await waitForRun(url, started.id, (r) => r.status === 'FAILED');
+    expect(failed.error).toMatch(/^the run could not begin: preparing a workspace of "unprepared" failed: `npm ci --no-audit --no-fund` \(from package-lock.json\) exited with code \d+/);
+    expect(failed.nodes).toMatchObject([{ id: 'a', status: 'PENDING', attempt: 0 }]);
+    const { run: view, project: after } = await gqlData<{ run: { checkout: unknown }; project: { workspaces: unknown[] } }>(
+      url,
+      'query ($id: ID!, $p: ID) { run(id: $id) { checkout { path branch worktreeEstablished } } project(id: $p) { workspaces { id } } }',
+      { id: started.id, p: project.id },
+    );
+    expect(view.checkout).toEqual({ path: null, branch: null, worktreeEstablished: false });
+    expect(after.workspaces).toEqual([]);
+    const { stdout: branches } = await git('branch', '--list', 'keelson/*');
+    expect(branches).toBe('');
+  });
+
   it('rejects starts naming the field and the reason', async () => {
     const unknown = await gql(url, 'mutation { startWorkflow(name: "no-such-flow") { id } }');
     expect(unknown.errors?.[0]).toMatchObject({ extensions: { code: 'NOT_FOUND' } });

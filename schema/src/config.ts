@@ -10,6 +10,17 @@ const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).def
 const positiveMs = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
 /**
+ * The longest a workspace's prepare step (`npm ci`, `go mod download`, …) may be given
+ * (`KEELSON_WORKSPACE_PREPARE_TIMEOUT_MS` is capped here), so callers can bound a whole acquire.
+ */
+export const WORKSPACE_PREPARE_MAX_MS = 25 * 60_000;
+/**
+ * How long a caller waits for `acquireWorkspace` (fetch, worktree, prepare): the prepare cap plus the
+ * fetch's bound and slack. Workflow code uses it too (an activity that acquires is bounded by it).
+ */
+export const WORKSPACE_ACQUIRE_TIMEOUT_MS = 30 * 60_000;
+
+/**
  * Every environment variable the mesh reads, with its default. `.env.example` lists the same set;
  * a test keeps the two in step.
  */
@@ -278,8 +289,14 @@ export const envSchema = z.object({
   KEELSON_SANDBOX: z.enum(['required', 'off'], { error: 'expected required or off' }).default('required'),
   /** Operator bypass of the per-project mutation lock (emergencies only). */
   KEELSON_DISABLE_MUTATION_LOCK: flag,
-  /** Git timeout for clones. @default 60000 */
+  /** Git timeout for clones (and for the `git fetch origin` of a workspace based on origin's default branch). @default 60000 */
   KEELSON_CLONE_TIMEOUT_MS: positiveMs(60_000),
+  /**
+   * Bound of a workspace's prepare step (the detected `npm ci`, `go mod download`, …, run sandboxed
+   * with network in the fresh worktree); its process group is killed after it. At most 1500000.
+   * @default 600000
+   */
+  KEELSON_WORKSPACE_PREPARE_TIMEOUT_MS: z.coerce.number().int().positive().max(WORKSPACE_PREPARE_MAX_MS).default(600_000),
   /**
    * Non-public hosts `cloneProject` may reach. Unset (the default): none — a clone URL whose host is,
    * or resolves to, a loopback, private or link-local address is refused. `1` / `true` / `*`: any;

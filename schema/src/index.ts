@@ -1,6 +1,17 @@
 export { errorCodes, errorCodeSchema, requestErrorCodes, statusOf, codeForStatus, MeshError, isMeshError } from './errors';
 export type { ErrorCode, RequestErrorCode } from './errors';
-export { envSchema, parseEnv, ConfigError, expandHome, keelsonHome, keelsonWorkspace, isLoopback, listOf } from './config';
+export {
+  envSchema,
+  parseEnv,
+  ConfigError,
+  expandHome,
+  keelsonHome,
+  keelsonWorkspace,
+  isLoopback,
+  listOf,
+  WORKSPACE_ACQUIRE_TIMEOUT_MS,
+  WORKSPACE_PREPARE_MAX_MS,
+} from './config';
 export type { MeshEnv, TemporalTarget } from './config';
 export { describeZodError } from './zodMessage';
 export {

@@ -2,8 +2,11 @@ import { traceHeaders } from './telemetry/tracing';
 import { errorCodeSchema, MeshError } from '@keelson/schema';
 import type { ServiceIdentity } from './auth/serviceIdentity';
 
-/** One GraphQL operation against another mesh service; `signal` ends it early (as the timeout does). */
-export type ServiceCall = <T>(query: string, variables?: Record<string, unknown>, opts?: { signal?: AbortSignal }) => Promise<T>;
+/**
+ * One GraphQL operation against another mesh service; `signal` ends it early (as the timeout does),
+ * `timeoutMs` replaces the caller's bound for this call (an operation known to take long).
+ */
+export type ServiceCall = <T>(query: string, variables?: Record<string, unknown>, opts?: { signal?: AbortSignal; timeoutMs?: number }) => Promise<T>;
 
 interface Answer<T> {
   data?: T | null;
@@ -21,10 +24,10 @@ interface Answer<T> {
  */
 export function serviceCaller(name: string, url: string, opts: { timeoutMs?: number; identity: ServiceIdentity }): ServiceCall {
   const timeoutMs = opts.timeoutMs ?? 30_000;
-  return async <T>(query: string, variables: Record<string, unknown> = {}, call: { signal?: AbortSignal } = {}): Promise<T> => {
+  return async <T>(query: string, variables: Record<string, unknown> = {}, call: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<T> => {
     let res: Response;
     try {
-      const timeout = AbortSignal.timeout(timeoutMs);
+      const timeout = AbortSignal.timeout(call.timeoutMs ?? timeoutMs);
       res = await fetch(url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...(await opts.identity.headers()), ...traceHeaders() },

@@ -122,6 +122,7 @@ export type {
   CloneProjectBody,
   ProjectOperationStatus,
   AcquireWorkspaceRequest,
+  WorkspaceBaseName,
   WorkspaceLease,
   WorkspaceLeaseRecord,
   AcquireMutationLockRequest,

@@ -90,7 +90,15 @@ export function isProjectOperationError(err: unknown): err is ProjectOperationEr
 export interface AcquireWorkspaceRequest {
   projectId: string;
   purpose?: string;
+  /**
+   * Where the checkout branches from: `ORIGIN_DEFAULT` fetches origin and takes the branch origin/HEAD
+   * names; `HEAD` the project's local HEAD. @default ORIGIN_DEFAULT when the project has an origin, else HEAD
+   */
+  base?: WorkspaceBaseName;
 }
+
+/** Where a workspace branches from. */
+export type WorkspaceBaseName = 'ORIGIN_DEFAULT' | 'HEAD';
 
 /** A workspace lease as the projects domain records it. */
 export interface WorkspaceLeaseRecord {

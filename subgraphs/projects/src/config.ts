@@ -1,5 +1,6 @@
 import { subgraphServiceConfig, type SubgraphServiceConfig } from '@keelson/kit';
 import { homedir } from 'node:os';
+import { createSandbox } from '@keelson/platform';
 import { keelsonHome, keelsonWorkspace, parseEnv } from '@keelson/schema';
 import type { ProjectsSettings } from './settings';
 
@@ -23,12 +24,15 @@ export function projectsSettings(
   userHome: string,
   gitEnv: NodeJS.ProcessEnv,
 ): ProjectsSettings {
+  const home = keelsonHome(e, userHome);
   return {
     workspaceRoot: keelsonWorkspace(e, userHome),
-    keelsonHome: keelsonHome(e, userHome),
+    keelsonHome: home,
     userHome,
     gitEnv,
     cloneTimeoutMs: e.KEELSON_CLONE_TIMEOUT_MS,
+    prepareTimeoutMs: e.KEELSON_WORKSPACE_PREPARE_TIMEOUT_MS,
+    sandbox: createSandbox({ mode: e.KEELSON_SANDBOX, hidden: [home] }),
     allowPrivateHosts: e.KEELSON_GIT_ALLOW_PRIVATE_HOSTS,
     disableMutationLock: e.KEELSON_DISABLE_MUTATION_LOCK,
   };

@@ -6,6 +6,7 @@ import { MutationLock } from './lock/lock.entity';
 import { LockService } from './lock/lock.service';
 import { ProjectsTables1764460800100 } from './migrations/1764460800100-ProjectsTables';
 import { ProjectTrust1764460800200 } from './migrations/1764460800200-ProjectTrust';
+import { WorkspacePrepare1764460800720 } from './migrations/1764460800720-WorkspacePrepare';
 import { Project } from './project/project.entity';
 import { ProjectService } from './project/project.service';
 import { buildProjectsSchema } from './schema';
@@ -22,7 +23,7 @@ export { Project } from './project/project.entity';
 export { deriveProjectName } from './project/project.service';
 
 export const projectsEntities = [Project, WorkspaceLease, MutationLock];
-export const projectsMigrations = [ProjectsTables1764460800100, ProjectTrust1764460800200, ProjectTrustDigest1764460800300];
+export const projectsMigrations = [ProjectsTables1764460800100, ProjectTrust1764460800200, ProjectTrustDigest1764460800300, WorkspacePrepare1764460800720];
 
 export interface StartProjectsOptions extends SubgraphStartOptions {
   settings: ProjectsSettings;

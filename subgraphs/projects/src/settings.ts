@@ -1,4 +1,4 @@
-import type { PrivateHostsAllowance, EventLog } from '@keelson/platform';
+import type { PrivateHostsAllowance, EventLog, ProcessSandbox } from '@keelson/platform';
 import type { Logger } from '@keelson/service';
 import type { DataSource } from 'typeorm';
 
@@ -19,6 +19,17 @@ export interface ProjectsSettings {
    * allowed host names / IP literals. @default [] (public hosts only)
    */
   allowPrivateHosts: PrivateHostsAllowance;
+  /**
+   * Bound of a workspace's prepare step (KEELSON_WORKSPACE_PREPARE_TIMEOUT_MS).
+   * @default 600000
+   */
+  prepareTimeoutMs: number;
+  /**
+   * The sandbox a workspace's prepare step runs in (it runs the repository's own install scripts):
+   * only the worktree and the project's prepare cache writable, with network.
+   * @default createSandbox({ mode: KEELSON_SANDBOX, hidden: [keelsonHome] })
+   */
+  sandbox: ProcessSandbox;
   /** KEELSON_DISABLE_MUTATION_LOCK: the emergency operator bypass. */
   disableMutationLock: boolean;
 }

@@ -2,7 +2,7 @@
 // The launch lifecycle of a run: begin (or take over a hand-over), the loop, continue-as-new, finish,
 // cancel. Its state is dagState.ts, its gates dagGates.ts, its node execution dagNodes.ts.
 import { allHandlersFinished, ApplicationFailure, CancellationScope, condition, continueAsNew, isCancellation, setCurrentDetails, setHandler, workflowInfo } from '@temporalio/workflow';
-import { book } from './dagBook';
+import { book, launchBook } from './dagBook';
 import { awaitGate, handleRespond } from './dagGates';
 import type { Gate } from './dagGraph';
 import { describeFailure, launchTask, startReadyNodes } from './dagNodes';
@@ -100,9 +100,9 @@ export async function dagRun(input: DagRunInput): Promise<DagRunResult> {
 
   try {
     if (!input.carried) {
-      let begun: Awaited<ReturnType<typeof book.beginLaunch>>;
+      let begun: Awaited<ReturnType<typeof launchBook.beginLaunch>>;
       try {
-        begun = await book.beginLaunch({ runId, launch });
+        begun = await launchBook.beginLaunch({ runId, launch });
       } catch (err) {
         if (isCancellation(err)) throw err;
         return await failToBegin(run, err);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import {
   ProjectOperationError,
+  type AcquireWorkspaceRequest,
   type CloneProjectBody,
   type CreateProjectBody,
   type MutationLockRecord,
@@ -50,7 +51,7 @@ export class InMemoryProjectsPort implements ProjectsPort {
     return this.createProject({ name });
   }
 
-  async acquireWorkspace(req: { projectId: string; purpose?: string }): Promise<WorkspaceLeaseRecord> {
+  async acquireWorkspace(req: AcquireWorkspaceRequest): Promise<WorkspaceLeaseRecord> {
     const project = this.requireProject(req.projectId);
     const id = randomUUID();
     const lease: WorkspaceLeaseRecord = {

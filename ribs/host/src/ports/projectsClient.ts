@@ -1,3 +1,5 @@
+import type { WorkspaceBaseName } from '@keelson/ribs-contract';
+import { WORKSPACE_ACQUIRE_TIMEOUT_MS } from '@keelson/schema';
 import { serviceCaller, type ServiceIdentity } from '@keelson/service';
 
 /**
@@ -11,7 +13,13 @@ export interface ProjectsSubgraphClient {
   project<T>(id: string, fields: string): Promise<T | null>;
   /** Every project with the given selection. */
   projects<T>(fields: string): Promise<T[]>;
-  acquireWorkspace(projectId: string, purpose: string): Promise<{ id: string; path: string; branch: string }>;
+  /**
+   * A dependency-prepared worktree lease (see acquireWorkspace in the projects subgraph): waits up to
+   * WORKSPACE_ACQUIRE_TIMEOUT_MS, since the prepare step may run for minutes. A failed fetch or
+   * preparation is UPSTREAM_FAILED and leaves nothing behind.
+   * @param base where the worktree branches from. @default ORIGIN_DEFAULT with an origin remote, else HEAD
+   */
+  acquireWorkspace(projectId: string, purpose: string, base?: WorkspaceBaseName): Promise<{ id: string; path: string; branch: string }>;
   releaseWorkspace(id: string): Promise<boolean>;
   /** The project's mutation lock; a second holder is CONFLICT. */
   acquireMutationLock(projectId: string, purpose: string, holder: string): Promise<{ id: string }>;
@@ -27,10 +35,11 @@ export function projectsSubgraphClient(url: string, opts: { timeoutMs: number; i
     async projects<T>(fields: string) {
       return (await call<{ projects: T[] }>(`{ projects { ${fields} } }`)).projects;
     },
-    async acquireWorkspace(projectId, purpose) {
+    async acquireWorkspace(projectId, purpose, base) {
       const data = await call<{ acquireWorkspace: { id: string; path: string; branch: string } }>(
-        'mutation ($p: ID!, $purpose: String) { acquireWorkspace(projectId: $p, purpose: $purpose) { id path branch } }',
-        { p: projectId, purpose },
+        'mutation ($p: ID!, $purpose: String, $base: WorkspaceBase) { acquireWorkspace(projectId: $p, purpose: $purpose, base: $base) { id path branch } }',
+        { p: projectId, purpose, base },
+        { timeoutMs: Math.max(opts.timeoutMs, WORKSPACE_ACQUIRE_TIMEOUT_MS) },
       );
       return data.acquireWorkspace;
     },

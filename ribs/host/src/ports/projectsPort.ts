@@ -1,4 +1,4 @@
-import type { CloneProjectBody, CreateProjectBody, MutationLockRecord, Project, WorkspaceLeaseRecord } from '@keelson/ribs-contract';
+import type { AcquireWorkspaceRequest, CloneProjectBody, CreateProjectBody, MutationLockRecord, Project, WorkspaceLeaseRecord } from '@keelson/ribs-contract';
 
 /**
  * The projects domain as ribs reach it: the same service, rules and errors as the GraphQL
@@ -10,7 +10,8 @@ export interface ProjectsPort {
   getProjects(): readonly Project[];
   createProject(body: CreateProjectBody): Promise<Project>;
   cloneProject(body: CloneProjectBody): Promise<Project>;
-  acquireWorkspace(req: { projectId: string; purpose?: string }): Promise<WorkspaceLeaseRecord>;
+  /** A dependency-prepared worktree from `req.base`; a failed fetch or preparation rejects (502) and leaves nothing behind. */
+  acquireWorkspace(req: AcquireWorkspaceRequest): Promise<WorkspaceLeaseRecord>;
   /** False when the lease was already released. */
   releaseWorkspace(id: string): Promise<boolean>;
   /** A second holder rejects with 409 naming the current holder and purpose. */

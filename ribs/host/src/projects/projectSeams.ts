@@ -15,7 +15,11 @@ import type { ProjectsPort } from '../ports/projectsPort';
 import type { WarningSink } from '../warnings';
 
 const label = z.string().trim().min(1, 'is required').max(200, 'is at most 200 characters');
-const acquireWorkspaceSchema = z.strictObject({ projectId: z.string().min(1, 'is required'), purpose: label.optional() });
+const acquireWorkspaceSchema = z.strictObject({
+  projectId: z.string().min(1, 'is required'),
+  purpose: label.optional(),
+  base: z.enum(['ORIGIN_DEFAULT', 'HEAD'], { error: 'expected ORIGIN_DEFAULT or HEAD' }).optional(),
+});
 const acquireLockSchema = z.strictObject({ projectId: z.string().min(1, 'is required'), purpose: label });
 
 const STATUSES: readonly ProjectOperationStatus[] = [400, 409, 500, 502, 503];

@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createSandbox } from '@keelson/platform';
 import { streams } from '@keelson/schema';
 import { silentLogger } from '@keelson/service';
 import { security, serviceCredentials } from '../../../../test/support/auth';
@@ -105,6 +106,8 @@ export async function startProjectsHarness(opts: HarnessOptions = {}): Promise<P
     userHome,
     gitEnv: { ...testGitEnv(tmp, prepared.gitConfig), ...prepared.gitEnv },
     cloneTimeoutMs: 20_000,
+    prepareTimeoutMs: 60_000,
+    sandbox: createSandbox({ hidden: [keelsonHome] }),
     allowPrivateHosts: [],
     disableMutationLock: false,
     ...opts.settings,

@@ -1,8 +1,9 @@
 import type { ProjectsPort } from '@keelson/host';
-import { cursorSchema } from '@keelson/schema';
+import { cursorSchema, WORKSPACE_ACQUIRE_TIMEOUT_MS } from '@keelson/schema';
 import { clientSocket, type Logger, type ServiceIdentity } from '@keelson/service';
 import {
   ProjectOperationError,
+  type AcquireWorkspaceRequest,
   type CloneProjectBody,
   type CreateProjectBody,
   type MutationLockRecord,
@@ -168,10 +169,12 @@ export class GraphqlProjectsPort implements ProjectsPort {
     return this.upsert(toRecord(data.cloneProject));
   }
 
-  async acquireWorkspace(req: { projectId: string; purpose?: string }): Promise<WorkspaceLeaseRecord> {
+  /** Waits up to WORKSPACE_ACQUIRE_TIMEOUT_MS: the lease's prepare step (npm ci, …) may run for minutes. */
+  async acquireWorkspace(req: AcquireWorkspaceRequest): Promise<WorkspaceLeaseRecord> {
     const data = await this.mutate<{ acquireWorkspace: Omit<WorkspaceLeaseRecord, 'projectId'> & { project: ProjectNode } }>(
-      `mutation ($projectId: ID!, $purpose: String) { acquireWorkspace(projectId: $projectId, purpose: $purpose) { id path branch purpose acquiredAt project { ${PROJECT_FIELDS} } } }`,
-      { projectId: req.projectId, purpose: req.purpose ?? null },
+      `mutation ($projectId: ID!, $purpose: String, $base: WorkspaceBase) { acquireWorkspace(projectId: $projectId, purpose: $purpose, base: $base) { id path branch purpose acquiredAt project { ${PROJECT_FIELDS} } } }`,
+      { projectId: req.projectId, purpose: req.purpose ?? null, base: req.base ?? null },
+      Math.max(this.opts.timeoutMs ?? 60_000, WORKSPACE_ACQUIRE_TIMEOUT_MS),
     );
     const { project, ...lease } = data.acquireWorkspace;
     this.upsert(toRecord(project));
@@ -211,20 +214,20 @@ export class GraphqlProjectsPort implements ProjectsPort {
     this.projects = this.projects.map(change);
   }
 
-  private async mutate<T>(query: string, variables: Record<string, unknown>): Promise<T> {
+  private async mutate<T>(query: string, variables: Record<string, unknown>, timeoutMs?: number): Promise<T> {
     if (!this.loaded) throw new ProjectOperationError(503, 'the project service is not ready (the projects subgraph has not answered yet); retry shortly');
-    return this.request<T>(query, variables);
+    return this.request<T>(query, variables, timeoutMs);
   }
 
-  /** One GraphQL request; every failure is a `ProjectOperationError`. */
-  async request<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
+  /** One GraphQL request; every failure is a `ProjectOperationError`. `timeoutMs` replaces the port's bound for this one. */
+  async request<T>(query: string, variables: Record<string, unknown> = {}, timeoutMs?: number): Promise<T> {
     let res: Response;
     try {
       res = await fetch(this.opts.url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...(await this.opts.identity.headers()) },
         body: JSON.stringify({ query, variables }),
-        signal: AbortSignal.timeout(this.opts.timeoutMs ?? 60_000),
+        signal: AbortSignal.timeout(timeoutMs ?? this.opts.timeoutMs ?? 60_000),
       });
     } catch (err) {
       throw new ProjectOperationError(503, `the projects subgraph at ${this.opts.url} is unreachable (${(err as Error).message}); retry shortly`);

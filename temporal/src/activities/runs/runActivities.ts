@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { createSandbox, sandboxEnv, SandboxUnavailableError, type ProcessSandbox } from '@keelson/platform';
-import { isTerminalRunStatus, MeshError, planOf, runLimits, type PlanNode, type RunNodeStatus, type WorkflowNode, type Actor, type Caller } from '@keelson/schema';
+import { isMeshError, isTerminalRunStatus, MeshError, planOf, runLimits, type PlanNode, type RunNodeStatus, type WorkflowNode, type Actor, type Caller } from '@keelson/schema';
 import { processSpan, type Logger } from '@keelson/service';
 import type { ProjectsApi } from '@keelson/runs';
 import { whenValue, type CapturedOutput, type LaunchNodeState, type RunCheckoutRecord, type RunRecord, type RunStore } from '@keelson/runs';
@@ -131,7 +131,9 @@ export function createRunActivities(deps: RunActivityDeps | undefined) {
   return {
     /**
      * Opens a launch: `RUN_STARTED` (once), the artifacts directory, the worktree lease when the
-     * definition asks for one; returns the plan and what already completed in earlier launches.
+     * definition asks for one (fetched from origin's default branch when the project has an origin,
+     * dependencies prepared; a lease the projects subgraph refuses fails the start, not retried);
+     * returns the plan and what already completed in earlier launches.
      */
     async beginLaunch(input: { runId: string; launch: number }): Promise<{ plan: PlanNode[]; nodes: Record<string, LaunchNodeState> }> {
       return asActivity(async () => {
@@ -143,7 +145,14 @@ export function createRunActivities(deps: RunActivityDeps | undefined) {
         if (run.definition.worktree.enabled && !run.checkout?.path) {
           if (!run.projectId) throw new MeshError('BAD_USER_INPUT', `workflow ${run.workflowName} runs in a worktree and needs a project`);
           if (!projects) throw new MeshError('CAPABILITY_UNSUPPORTED', 'this worker cannot lease worktrees: it has no projects API');
-          const lease = await projects.acquireWorkspace(run.projectId, `run ${run.workflowName} ${run.id}`);
+          // The same lease as acquireWorkspace gives anyone: the default base, dependencies prepared. A refusal
+          // (a failed fetch or preparation — nothing is left behind) fails the start for good, naming why;
+          // only an unreachable projects subgraph is retried.
+          const lease = await projects.acquireWorkspace(run.projectId, `run ${run.workflowName} ${run.id}`).catch((err: unknown) => {
+            if (isMeshError(err) && err.code === 'SERVICE_UNAVAILABLE') throw err;
+            const code = isMeshError(err) ? err.code : 'UPSTREAM_FAILED';
+            throw ApplicationFailure.create({ type: code, message: (err as Error).message, nonRetryable: true });
+          });
           await store.setCheckout(run.id, { leaseId: lease.id, path: lease.path, branch: lease.branch, worktreeEstablished: true });
           await store.setCwd(run.id, lease.path);
         }
