@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ClickClackClient, MANAGED_OWNER } from '@keelson/rib-swarm';
 import { clickclackBinary, STANDIN_BIN } from '@keelson/clickclack-standin';

@@ -1,5 +1,5 @@
 import { createLogger, loadDotEnv } from '@keelson/service';
-import { loadModelServerConfig, startModelServer } from '@keelson/model-server';
+import { loadModelServerConfig, startModelServer } from './src/index';
 
 loadDotEnv();
 const config = loadModelServerConfig(process.argv.slice(2));
