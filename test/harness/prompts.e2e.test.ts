@@ -17,7 +17,12 @@ beforeAll(async () => {
     {
       name: 'ask',
       match: { contains: 'PAINT THE BANNER' },
-      reply: [{ toolCall: { name: 'ask_user_question', arguments: { questions: [QUESTION] } } }, { text: 'I asked which color you want.' }],
+      // qwen-code defers ask_user_question: a model loads it with tool_search first, then calls it.
+      reply: [
+        { toolCall: { name: 'tool_search', arguments: { query: 'select:ask_user_question' } } },
+        { toolCall: { name: 'ask_user_question', arguments: { questions: [QUESTION] } } },
+        { text: 'I asked which color you want.' },
+      ],
     },
     { name: 'answered', match: { regex: 'Answer to your question "([^"]+)": (\\w+)' }, reply: { text: 'PAINTED $2' } },
   ]);
