@@ -14,6 +14,7 @@ import {
 } from '@temporalio/workflow';
 import {
   swarmTuning,
+  WORKSPACE_ACQUIRE_TIMEOUT_MS,
   type SwarmEventPayload,
   type SwarmEventRecord,
   type SwarmEventType,
@@ -64,6 +65,13 @@ export async function swarm(input: SwarmWorkflowInput): Promise<SwarmWorkflowRes
   const acts = proxyActivities<SwarmActivities>({
     startToCloseTimeout: '2 minutes',
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 30, nonRetryableErrorTypes: ['BAD_USER_INPUT', 'NOT_FOUND', 'CONFLICT', 'CAPABILITY_UNSUPPORTED'] },
+  });
+  // A writer's lease prepares its worktree's dependencies (npm ci, …) before it answers: as long as the
+  // whole acquire may take (WORKSPACE_ACQUIRE_TIMEOUT_MS, as a worktree run's launch) and not repeated
+  // when the preparation itself failed (UPSTREAM_FAILED: the lease was refused, nothing kept).
+  const leaseActs = proxyActivities<SwarmActivities>({
+    startToCloseTimeout: WORKSPACE_ACQUIRE_TIMEOUT_MS + 60_000,
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 5, nonRetryableErrorTypes: ['BAD_USER_INPUT', 'NOT_FOUND', 'CONFLICT', 'CAPABILITY_UNSUPPORTED', 'UPSTREAM_FAILED'] },
   });
   // Publishing runs once: a retry after the draft command succeeded would open a second request.
   const publishActs = proxyActivities<SwarmActivities>({ startToCloseTimeout: '15 minutes', retry: { maximumAttempts: 1 } });
@@ -236,7 +244,7 @@ export async function swarm(input: SwarmWorkflowInput): Promise<SwarmWorkflowRes
         else if (c.writer) {
           let lease: WriterLease;
           try {
-            lease = await acts.swarmLeaseWriter({ swarmId, projectId: input.projectId!, agentId: c.name, base: st.writeBase! });
+            lease = await leaseActs.swarmLeaseWriter({ swarmId, projectId: input.projectId!, agentId: c.name, base: st.writeBase! });
           } catch (err) {
             refuse(`no worktree for a writer: ${failureMessage(err)}`);
             continue;
