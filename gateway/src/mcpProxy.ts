@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ASSERTION_HEADER, effectiveScopes, isMeshError, MCP_PATH, satisfiesScopes, type Caller, type Scope } from '@keelson/schema';
-import { countRefusal, sendJsonRpcError, type AssertionKey, type EndpointHandler, type Logger } from '@keelson/service';
+import { ASSERTION_HEADER, effectiveScopes, MCP_PATH, satisfiesScopes, type Caller, type Scope } from '@keelson/schema';
+import { countRefusal, sendJsonRpcError, type EndpointHandler } from '@keelson/service';
 import { z } from 'zod';
+import { endpointCaller, type EndpointProxyOptions } from './endpointCaller';
 
 /** The subgraph that serves the host's tools over MCP. */
 export const MCP_SUBGRAPH = 'ribs';
@@ -25,14 +26,9 @@ export function mcpScopes(messages: readonly { method?: string }[]): Scope[][] {
   return messages.some((m) => m.method === 'tools/call') ? [['write'], ['operate']] : [['read']];
 }
 
-export interface McpProxyOptions {
-  /** Who an `authorization` header stands for (throws a MeshError UNAUTHENTICATED). */
-  /** As for `/graphql`: the request too, so device mode decides by its client certificate off loopback. */
-  authenticate(authorization: string | undefined, request: IncomingMessage): Promise<{ caller: Caller }>;
+export interface McpProxyOptions extends EndpointProxyOptions {
   /** The ribs subgraph's GraphQL URL in the graph in force; undefined when the graph has none. */
   ribsUrl(): string | undefined;
-  assertions: AssertionKey;
-  log: Logger;
 }
 
 /**
@@ -43,14 +39,8 @@ export interface McpProxyOptions {
  */
 export function mcpProxy(opts: McpProxyOptions): EndpointHandler {
   return async (req, res, readBody) => {
-    let caller: Caller;
-    try {
-      ({ caller } = await opts.authenticate(req.headers.authorization, req));
-    } catch (err) {
-      if (!isMeshError(err)) throw err;
-      countRefusal('gateway', err.code === 'UNAUTHENTICATED' ? 'unauthenticated' : 'credential');
-      return sendJsonRpcError(res, { status: err.status, message: err.message, code: err.code });
-    }
+    const caller = await endpointCaller(req, opts, (err) => sendJsonRpcError(res, { status: err.status, message: err.message, code: err.code }));
+    if (!caller) return;
     let raw = '';
     let messages: { method?: string }[] = [];
     if (req.method === 'POST') {

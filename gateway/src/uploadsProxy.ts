@@ -1,18 +1,14 @@
-import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
-import { ASSERTION_HEADER, effectiveScopes, isMeshError, satisfiesScopes, UPLOADS_PATH, type Caller } from '@keelson/schema';
-import { countRefusal, sendJsonError, type AssertionKey, type EndpointHandler, type Logger } from '@keelson/service';
+import { ASSERTION_HEADER, effectiveScopes, satisfiesScopes, UPLOADS_PATH } from '@keelson/schema';
+import { countRefusal, sendJsonError, type EndpointHandler } from '@keelson/service';
+import { endpointCaller, type EndpointProxyOptions } from './endpointCaller';
 
 /** The subgraph that stores uploads (the harness control plane attaches them to turns). */
 export const UPLOADS_SUBGRAPH = 'sessions';
 
-export interface UploadsProxyOptions {
-  /** As for `/graphql` (device mode decides by the client certificate off loopback). */
-  authenticate(authorization: string | undefined, request: IncomingMessage): Promise<{ caller: Caller }>;
+export interface UploadsProxyOptions extends EndpointProxyOptions {
   /** The sessions subgraph's GraphQL URL in the graph in force; undefined when the graph has none. */
   sessionsUrl(): string | undefined;
-  assertions: AssertionKey;
-  log: Logger;
 }
 
 /**
@@ -23,14 +19,8 @@ export interface UploadsProxyOptions {
  */
 export function uploadsProxy(opts: UploadsProxyOptions): EndpointHandler {
   return async (req, res) => {
-    let caller: Caller;
-    try {
-      ({ caller } = await opts.authenticate(req.headers.authorization, req));
-    } catch (err) {
-      if (!isMeshError(err)) throw err;
-      countRefusal('gateway', err.code === 'UNAUTHENTICATED' ? 'unauthenticated' : 'credential');
-      return sendJsonError(res, err.status, err.message, err.code);
-    }
+    const caller = await endpointCaller(req, opts, (err) => sendJsonError(res, err.status, err.message, err.code));
+    if (!caller) return;
     if (req.method !== 'POST') {
       res.setHeader('allow', 'POST');
       return sendJsonError(res, 405, `${req.method ?? 'this method'} is not served: POST the file's bytes to ${UPLOADS_PATH}?name=<filename>`, 'BAD_REQUEST');
