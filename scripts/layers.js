@@ -8,7 +8,7 @@ const layers = [
   { name: 'contracts', workspaces: ['ribs/contract', 'ribs/shared', 'operator'], note: 'the Rib contract (and @keelson/shared, its seed-000 name); the operator plane (approval inbox, capability changes)' },
   { name: 'domains', workspaces: ['identity', 'harness', 'ribs/host'], note: 'tokens and JWTs; the harness control plane; the rib host' },
   { name: 'ribs and providers', workspaces: ['ribs/projects', 'ribs/notes', 'ribs/swarm', 'providers'], note: 'built-in ribs; model providers and agent turns' },
-  { name: 'runs', workspaces: ['runs'], note: 'the runs domain: runs/ops tables, entities, migrations, stores, services (over a RunsExecutor the executor implements), RunsPort, the workflow catalog; below the executor, whose activities write through its stores' },
+  { name: 'runs', workspaces: ['runs', 'swarms'], note: 'the runs and swarms domains: their tables, migrations, stores, services (over a RunsExecutor / SwarmsExecutor the executor implements), RunsPort, the workflow catalog; the swarm engine (ClickClack client, managed bus, turn sessions, write mode); below the executor, whose activities write through their stores' },
   { name: 'executor', workspaces: ['temporal'], note: 'workflows, activities, worker, Temporal clients' },
   { name: 'subgraph kit', workspaces: ['subgraphs/kit'], note: 'the GraphQL toolkit of subgraphs: type-graphql → federation, startSubgraph, loaders, error formatting, connections, the audit plugin; nothing below it imports it' },
   { name: 'subgraphs', workspaces: ['subgraphs/projects', 'subgraphs/ribs', 'subgraphs/runs', 'subgraphs/sessions', 'subgraphs/memory', 'subgraphs/identity', 'subgraphs/swarms'], note: 'GraphQL faces; a subgraph never imports another', isolated: true },

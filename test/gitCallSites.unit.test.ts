@@ -57,7 +57,7 @@ describe('every git the mesh starts', () => {
         'ribs/projects/src/index.ts: rib exec',
         'ribs/projects/src/inspect.ts: rib exec',
         // runGit callers: swarm write mode, doctor, the projects subgraph (state, clone/init, worktrees).
-        'ribs/swarm/src/write/git.ts: runGit',
+        'swarms/src/write/git.ts: runGit',
         'stack/src/doctor.ts: runGit',
         'subgraphs/projects/src/git/gitState.ts: runGit',
         'subgraphs/projects/src/project/project.service.ts: runGit',

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { startModelServer, type ModelServer } from '@keelson/model-server';
-import { ClickClackClient } from '@keelson/rib-swarm';
+import { ClickClackClient } from '@keelson/swarms';
 import { gql, gqlData } from './support/client';
 import { modelServerEnv, startTestMesh, type TestMesh } from './support/mesh';
 import { clickclackBinary, freePort, SWARM_FIELDS, tokensIn, waitForSwarm, type SwarmView } from './support/swarms';

@@ -9,7 +9,7 @@ import { Connection } from '@temporalio/client';
 import { createDriverRegistry, harnessSettings } from '@keelson/harness';
 import { findOrphanGroups, findOwnedProcesses, probeBwrap, runGit, SANDBOX_FIX } from '@keelson/platform';
 import { isLoopback, keelsonHome, keelsonWorkspace, parseEnv } from '@keelson/schema';
-import { ClickClackClient, ManagedBus, resolveBusSetup } from '@keelson/rib-swarm';
+import { ClickClackClient, ManagedBus, resolveBusSetup } from '@keelson/swarms';
 import { loadDotEnv, tracingFromEnv } from '@keelson/service';
 import { findTemporalCli, TEMPORAL_CLI_VERSION } from '@keelson/temporal';
 import { Client } from 'pg';

@@ -15,7 +15,7 @@ import { connectClient, workflowUiUrl } from './client';
 import { opWorkflowId, runWorkflowId, startOpWorkflow, startRunWorkflow } from './runClient';
 import { cancelledBySignal, opSteerUpdate, respondUpdate } from './workflows/messages';
 import { STEER_KEY_PREFIX } from './workflows/steerableOp';
-import { swarmSteerUpdate } from './workflows/swarmMessages';
+import { steerSwarmWorkflow } from './swarmsExecutor';
 
 function isDeadline(err: unknown): boolean {
   const code = (err as { code?: number } | undefined)?.code;
@@ -121,17 +121,13 @@ export function temporalRunsExecutor(client: Client, target: Omit<TemporalTarget
 
     async steerOp(op, note, key) {
       const handle = client.workflow.getHandle(op.workflowId);
+      // A swarm's op is steered as the swarm is: through the swarm's own Update.
+      if (op.kind === 'swarm') return steerSwarmWorkflow(handle, note, key);
       const updateId = key ? `${STEER_KEY_PREFIX}${key}` : randomUUID();
       try {
-        // A swarm's op is steered through the swarm's own Update.
-        if (op.kind === 'swarm') {
-          const answer = await handle.executeUpdate(swarmSteerUpdate, { args: [note], updateId });
-          if (!answer.accepted) return { outcome: 'refused', reason: answer.reason ?? 'no reason given' };
-        } else {
-          // The caller rides along: the OP_STEERED frame the worker writes names them.
-          const caller = currentCaller();
-          await handle.executeUpdate(opSteerUpdate, { args: [note, caller ? actorOf(caller) : null], updateId });
-        }
+        // The caller rides along: the OP_STEERED frame the worker writes names them.
+        const caller = currentCaller();
+        await handle.executeUpdate(opSteerUpdate, { args: [note, caller ? actorOf(caller) : null], updateId });
         return { outcome: 'accepted' };
       } catch (err) {
         if (err instanceof WorkflowNotFoundError) return { outcome: 'not-running' };

@@ -1,5 +1,5 @@
 import { createDataSource, initializeAndMigrate, type EventLog } from '@keelson/platform';
-import { BusAccess, resolveBusSetup, SwarmStore, SwarmTables1764460800600, type PublishSettings } from '@keelson/rib-swarm';
+import { BusAccess, resolveBusSetup, SwarmStore, swarmMigrations, SWARM_MIGRATIONS_TABLE, type PublishSettings } from '@keelson/swarms';
 import { parseEnv } from '@keelson/schema';
 import type { Logger, PgTimeouts } from '@keelson/service';
 import type { SwarmActivityDeps } from './activities';
@@ -7,10 +7,6 @@ import type { OpenedPromptExecutor } from './activities/prompt/openPromptExecuto
 import type { ProjectsApi } from '@keelson/runs';
 import type { OpStore } from '@keelson/runs';
 import type { OpenedActivityDeps } from './workerDeps';
-
-/** The swarm domain's migrations, in order (the swarms subgraph and workers both run them). */
-export const swarmMigrations = [SwarmTables1764460800600];
-export const SWARM_MIGRATIONS_TABLE = 'swarms_migrations';
 
 export interface SwarmActivityDepsOptions {
   databaseUrl: string;

@@ -4,16 +4,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { startModelServer, type ModelServer, type Rule } from '@keelson/model-server';
-import swarmRib, { ClickClackClient, type SwarmRecord } from '@keelson/rib-swarm';
+import swarmRib from '@keelson/rib-swarm';
+import { ClickClackClient, launchSwarm, type SwarmRecord } from '@keelson/swarms';
 import { startSwarmInputSchema, streams, type EventEnvelope, type StartSwarmInput, type SwarmEventPayload } from '@keelson/schema';
 import { silentLogger } from '@keelson/service';
-import { clickclackBinary, freePort } from '@keelson/rib-swarm/test/support/binary';
+import { clickclackBinary, freePort } from '@keelson/swarms/test/support/binary';
 import { until } from '../../test/support/until';
 import { createTestDatabase, type TestDatabase } from '../../test/support/db';
 import { testTemporalAddress, testWorkflowBundleFile } from '../../test/support/temporalServer';
 import { createActivities } from '../src/activities';
 import { connectClient } from '../src/client';
-import { launchSwarm } from '../src/swarmClient';
+import { temporalSwarmsExecutor } from '../src/swarmsExecutor';
 import { openSwarmActivityDeps, type OpenedSwarmActivityDeps } from '../src/swarmDeps';
 import { startWorker, type RunningWorker } from '../src/worker';
 import { openActivityDeps, type OpenedActivityDeps } from '../src/workerDeps';
@@ -98,7 +99,7 @@ export class SwarmHarness {
   async launch(raw: StartSwarmInput, opts: { continueAsNewAfterEvents?: number } = {}): Promise<{ swarmId: string; opId: string; firstRunId: string; handle: WorkflowHandle<typeof swarm> }> {
     await this.bus.ensure();
     const launched = await launchSwarm(
-      { ops: this.opened.deps.ops!.store, swarms: this.store, temporal: this.client, taskQueue: this.taskQueue, heartbeatTimeoutMs: this.heartbeatTimeoutMs },
+      { ops: this.opened.deps.ops!.store, swarms: this.store, executor: temporalSwarmsExecutor(() => Promise.resolve(this.client), { namespace: 'default', taskQueue: this.taskQueue }), heartbeatTimeoutMs: this.heartbeatTimeoutMs },
       { input: startSwarmInputSchema.parse(raw), bus: { mode: 'MANAGED', url: this.bus.url }, ...opts },
     );
     return { swarmId: launched.swarmId, opId: launched.opId, firstRunId: launched.firstRunId, handle: this.client.workflow.getHandle<typeof swarm>(launched.workflowId) };

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { MessageChunk, ToolContext } from '@keelson/ribs-contract';
 import { codingTools, createExec } from '@keelson/host';
 import { createSandbox, runGit } from '@keelson/platform';
-import { commitWriterTurn, cutWriterWorktree, detectWriteBase, pruneWriterBranch } from '@keelson/rib-swarm';
+import { commitWriterTurn, cutWriterWorktree, detectWriteBase, pruneWriterBranch } from '@keelson/swarms';
 import { readGitState, missingGitIdentity } from '@keelson/subgraph-projects/src/git/gitState';
 import { gitVersion, inspectProject, recentCommits } from '@keelson/rib-projects/src/inspect';
 

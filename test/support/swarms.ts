@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { ClickClackClient, MANAGED_OWNER } from '@keelson/rib-swarm';
+import { ClickClackClient, MANAGED_OWNER } from '@keelson/swarms';
 import { clickclackBinary, STANDIN_BIN } from '@keelson/clickclack-standin';
 import { freePort } from '@keelson/service';
 import { gqlData, subscribe } from './client';

@@ -5,14 +5,6 @@ import { operatorApi } from './operator/operatorApi';
 import { agentTools } from './tools/agentTools';
 import { operatorTools } from './tools/operatorTools';
 
-export { ClickClackClient, ClickClackError } from './bus/clickclack';
-export type { ClickClackClientOptions, MintedToken, BusMessagePage, BusSubscription } from './bus/clickclack';
-export type { BusEvent, BusMessage, BusUser } from './bus/wire';
-export { resolveBusSetup, whichClickclack, DEFAULT_CLICKCLACK_PORT, NO_BINARY_REASON } from './bus/busSetup';
-export type { BusSetup } from './bus/busSetup';
-export { ManagedBus, MANAGED_OWNER, childEnv } from './bus/managedBus';
-export type { ManagedBusOptions, ManagedBusStatus, BusProcessRecord, BusOwnerRecord } from './bus/managedBus';
-
 export const SWARM_RIB_ID = 'swarm';
 
 /**
@@ -52,20 +44,10 @@ const rib: Rib = {
 
 export default rib;
 
-// The engine: what the swarm workflow's activities run in a worker.
-export { TokenVault, processVault } from './engine/tokenVault';
-export type { HeldToken } from './engine/tokenVault';
-export { BusAccess } from './engine/busAccess';
-export { TurnSession, BusFailure, bindTurn, turnOf, TURN_CONTEXT_KEY } from './engine/turnSession';
-export type { SwarmCommand, RosterLine, TurnSessionOptions } from './engine/turnSession';
-export { systemPrompt, turnPrompt, kickoffText } from './engine/prompt';
-export type { BackgroundPreview, SystemPromptInput, TurnPromptInput } from './engine/prompt';
+// What the agent tools ask of a running turn (the swarms domain's engine implements it).
+export { BusFailure, bindTurn, turnOf, TURN_CONTEXT_KEY } from './tools/agentTurn';
+export type { AgentTurn, BusMessage, BusUser, RosterLine, SwarmCommand } from './tools/agentTurn';
 export { agentTools, renderMessage, AGENT_TOOL_NAMES, LEAD_TOOL_NAMES, MERGE_TOOL_NAME, AGENT_POST_CHARS, CONCLUSION_CHARS } from './tools/agentTools';
-
-// The swarm domain's state (Postgres).
-export { SwarmStore } from './store/swarmStore';
-export type { NewSwarm, SwarmRecord, SwarmStateUpdate, TurnRecord, TurnClaim } from './store/swarmStore';
-export { SwarmTables1764460800600 } from './store/swarmTables.migration';
 
 // The operator side: the tools' service API and the docs.
 export { operatorTools, OPERATOR_TOOL_NAMES, describeSwarm, WAIT_MAX_S } from './tools/operatorTools';
@@ -74,13 +56,3 @@ export type { SwarmOperatorFactory } from './operator/operatorApi';
 export type { SwarmOperatorApi, SwarmSummary, ServerSummary, TranscriptMessage } from './operator/operatorApi';
 export { SWARM_DOCS, swarmDocs } from './docs';
 export { SWARM_BOARD_KEY, renderBoard } from './board';
-
-// Write mode: writers' worktrees and the lead's chat_merge.
-export { detectWriteBase, cutWriterWorktree, commitWriterTurn, pruneWriterBranch } from './write/writeBase';
-export type { WriteBase } from './write/writeBase';
-export { landReviewedSha, MergeRefused } from './write/merge';
-export type { LandInput } from './write/merge';
-export { aiAttributionIn } from './write/attribution';
-export { publishWriterBranch } from './write/publish';
-export type { PublishSettings, PublishedBranch } from './write/publish';
-export { git, GitFailure, isLocalRemote } from './write/git';

@@ -1,8 +1,7 @@
 import { subgraphServiceConfig, type SubgraphServiceConfig } from '@keelson/kit';
 import { homedir } from 'node:os';
-import { resolveBusSetup } from '@keelson/rib-swarm';
+import { resolveBusSetup, type SwarmsSettings } from '@keelson/swarms';
 import { keelsonHome, parseEnv, type MeshEnv } from '@keelson/schema';
-import type { SwarmsSettings } from './settings';
 
 export interface SwarmsConfig extends SubgraphServiceConfig {
   settings: SwarmsSettings;

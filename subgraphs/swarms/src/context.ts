@@ -1,16 +1,5 @@
-import { type EventLog, type IdempotencyKeys } from '@keelson/platform';
 import { byKeys, type SubgraphContext } from '@keelson/kit';
-import type { SwarmRecord } from '@keelson/rib-swarm';
-import type { ServerService } from './server/server.service';
-import type { SwarmService } from './swarm/swarm.service';
-
-export interface SwarmsServices {
-  swarms: SwarmService;
-  server: ServerService;
-  events: EventLog;
-  /** startSwarm's and postToSwarm's idempotency keys. */
-  idempotency: IdempotencyKeys;
-}
+import type { SwarmRecord, SwarmsServices } from '@keelson/swarms';
 
 export interface SwarmsContext extends SubgraphContext {
   services: SwarmsServices;

@@ -1,23 +1,16 @@
-import { IdempotencyKeys, openDomainState, AuditLog } from '@keelson/platform';
+import { AuditLog } from '@keelson/platform';
 import { serveDomain, type SubgraphStartOptions } from '@keelson/kit';
 import { singleCapabilityWatcher } from '@keelson/operator';
-import { BusAccess, SwarmStore } from '@keelson/rib-swarm';
+import type { ProjectsApi } from '@keelson/runs';
 import { serviceIdentity } from '@keelson/service';
-import { OpStore, projectsGraphqlApi, type ProjectsApi } from '@keelson/runs';
-import { connectClient, swarmMigrations, SWARM_MIGRATIONS_TABLE } from '@keelson/temporal';
+import { openSwarmsDomain, type BusAccess, type SwarmsServices, type SwarmsSettings } from '@keelson/swarms';
+import { connectClient, temporalSwarmsExecutor } from '@keelson/temporal';
 import type { Client } from '@temporalio/client';
-import type { SwarmsServices } from './context';
 import { buildSwarmsSchema } from './schema';
-import { ServerService } from './server/server.service';
-import type { SwarmsSettings } from './settings';
-import { SwarmService } from './swarm/swarm.service';
 
 export { buildSwarmsSchema } from './schema';
 export { loadSwarmsConfig, swarmsSettings } from './config';
 export type { SwarmsConfig } from './config';
-export type { SwarmsSettings } from './settings';
-export type { SwarmsServices } from './context';
-export type { ServerView } from './server/server.service';
 
 export interface StartSwarmsOptions extends SubgraphStartOptions {
   settings: SwarmsSettings;
@@ -37,67 +30,64 @@ export interface RunningSwarms {
   stop(): Promise<void>;
 }
 
-/** Boots the swarms subgraph: migrate the swarm tables, then serve (the swarms domain over GraphQL). */
-export async function startSwarmsSubgraph(opts: StartSwarmsOptions): Promise<RunningSwarms> {
-  const state = await openDomainState({
-    url: opts.databaseUrl,
-    entities: [],
-    migrations: swarmMigrations,
-    migrationsTableName: SWARM_MIGRATIONS_TABLE,
-    log: opts.log,
-    pg: opts.security.pg,
-    listenerName: 'keelson-swarms-listener',
-  });
-  const { dataSource, events } = state;
-  const store = new SwarmStore(dataSource, events);
-  const bus = new BusAccess(opts.settings.bus, opts.settings.env);
+/** A Temporal client connected on first use (the subgraph may start before Temporal answers). */
+function lazyTemporal(target: SwarmsSettings['temporal']): { client(): Promise<Client>; close(): Promise<void> } {
   let client: Promise<Client> | undefined;
-  const temporal = () => {
-    client ??= connectClient({ address: opts.settings.temporal.address, namespace: opts.settings.temporal.namespace }).catch((err: unknown) => {
-      client = undefined;
-      throw err;
-    });
-    return client;
+  return {
+    client() {
+      client ??= connectClient({ address: target.address, namespace: target.namespace }).catch((err: unknown) => {
+        client = undefined;
+        throw err;
+      });
+      return client;
+    },
+    async close() {
+      const c = await client?.catch(() => undefined);
+      await c?.connection.close();
+    },
   };
+}
+
+/** Boots the swarms subgraph: the swarms domain (its tables migrated) over Temporal, served over GraphQL. */
+export async function startSwarmsSubgraph(opts: StartSwarmsOptions): Promise<RunningSwarms> {
+  const temporal = lazyTemporal(opts.settings.temporal);
+  const domain = await openSwarmsDomain({
+    databaseUrl: opts.databaseUrl,
+    settings: opts.settings,
+    executor: temporalSwarmsExecutor(() => temporal.client(), opts.settings.temporal),
+    ...(opts.projects ? { projects: opts.projects } : {}),
+    identity: serviceIdentity(opts.security.assertions, 'swarms'),
+    pg: opts.security.pg,
+    log: opts.log,
+  }).catch(async (err: unknown) => {
+    await temporal.close();
+    throw err;
+  });
   const closeAll = async () => {
-    const c = await client?.catch(() => undefined);
-    await c?.connection.close();
-    await state.close();
+    await temporal.close();
+    await domain.close();
   };
   try {
-    const services: SwarmsServices = {
-      swarms: new SwarmService({
-        store,
-        ops: new OpStore(dataSource, events),
-        bus,
-        temporal,
-        projects: opts.projects ?? projectsGraphqlApi(opts.settings.projectsUrl, { identity: serviceIdentity(opts.security.assertions, 'swarms') }),
-        settings: opts.settings,
-        log: opts.log,
-      }),
-      server: new ServerService(bus, store),
-      events,
-      idempotency: new IdempotencyKeys(dataSource),
-    };
+    const { services } = domain;
+    const { bus } = services;
     opts.log.info({ mode: opts.settings.bus.mode, ...(opts.settings.bus.mode === 'UNAVAILABLE' ? { reason: opts.settings.bus.reason } : { url: opts.settings.bus.url }) }, 'swarm bus');
     // capabilitiesChanged: the bus as swarmServer answers it, compared here.
-    const server = services.server;
     const watcher = singleCapabilityWatcher({
-      dataSource,
-      events,
+      dataSource: services.dataSource,
+      events: services.events,
       source: 'SWARM_BUS',
       id: 'bus',
       intervalMs: opts.capabilityPollMs,
       log: opts.log,
       observe: async () => {
-        const now = await server.status();
+        const now = await services.server.status();
         return { available: now.running, state: { mode: now.mode, running: now.running }, reason: now.reason };
       },
     });
     const { schema } = await buildSwarmsSchema();
-    const served = await serveDomain('swarms', { ...opts, audit: new AuditLog(dataSource, opts.log, 'swarms') }, schema, services, async () => {
+    const served = await serveDomain('swarms', { ...opts, audit: new AuditLog(services.dataSource, opts.log, 'swarms') }, schema, services, async () => {
       await watcher.stop();
-      if (bus.managed && (await store.countRunning().catch(() => 1)) === 0) await bus.managed.stop().catch((err: unknown) => opts.log.warn({ err }, 'stopping the managed ClickClack failed'));
+      if (bus.managed && (await services.store.countRunning().catch(() => 1)) === 0) await bus.managed.stop().catch((err: unknown) => opts.log.warn({ err }, 'stopping the managed ClickClack failed'));
       await closeAll();
     });
     watcher.start();

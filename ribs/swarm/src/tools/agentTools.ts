@@ -1,8 +1,7 @@
 import { agentNameSchema } from '@keelson/schema';
 import type { ToolContext, ToolDefinition } from '@keelson/ribs-contract';
 import { z } from 'zod';
-import type { BusMessage } from '../bus/wire';
-import { BusFailure, turnOf, type TurnSession } from '../engine/turnSession';
+import { BusFailure, turnOf, type AgentTurn, type BusMessage } from './agentTurn';
 
 /** Longest message an agent may post. */
 export const AGENT_POST_CHARS = 8000;
@@ -29,7 +28,7 @@ export function renderMessage(m: BusMessage, maxChars = 4000): string {
 }
 
 /** Wraps an execute: finds the calling agent's turn, or fails saying why. */
-function inTurn<I>(name: string, run: (session: TurnSession, input: I, ctx: ToolContext) => Promise<string> | string): ToolDefinition<I>['execute'] {
+function inTurn<I>(name: string, run: (session: AgentTurn, input: I, ctx: ToolContext) => Promise<string> | string): ToolDefinition<I>['execute'] {
   return async (input, ctx) => {
     const session = turnOf(ctx.turnContext);
     if (!session) return reply(ctx, `${name} ${NOT_IN_TURN}`, true);

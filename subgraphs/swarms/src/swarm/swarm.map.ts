@@ -1,4 +1,4 @@
-import type { SwarmRecord } from '@keelson/rib-swarm';
+import type { SwarmRecord } from '@keelson/swarms';
 import { Swarm, type SwarmAgent } from './swarm.type';
 
 /** The GraphQL object of a swarm record. */

@@ -1,13 +1,12 @@
 import { byId, IDEMPOTENCY_KEY, whole } from '@keelson/platform';
 import { RequiresScope, SteerResult, steerResult } from '@keelson/kit';
-import type { SwarmRecord } from '@keelson/rib-swarm';
+import type { MessageView, SwarmRecord } from '@keelson/swarms';
 import { resolveSwarmLimits, type EvidenceItem, type ParsedStartSwarmInput } from '@keelson/schema';
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { swarmsLoaders, type SwarmsContext } from '../context';
 import { HarnessSession, Op, Project, WorkspaceLease } from '../federation/stubs.type';
 import { toSwarm } from './swarm.map';
 import { StartSwarmInput } from './swarm.input';
-import type { MessageView } from './swarm.service';
 import {
   Swarm,
   SwarmAgent,

@@ -1,16 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import {
-  BusFailure,
-  ClickClackError,
-  cutWriterWorktree,
-  detectWriteBase,
-  pruneWriterBranch,
-  publishWriterBranch,
-  type ClickClackClient,
-  type PublishedBranch,
-  type WriteBase,
-} from '@keelson/rib-swarm';
+import { BusFailure } from '@keelson/rib-swarm';
+import { ClickClackError, cutWriterWorktree, detectWriteBase, pruneWriterBranch, publishWriterBranch, type ClickClackClient, type PublishedBranch, type WriteBase } from '@keelson/swarms';
 import { mentionsIn, swarmMessages, swarmTuning, type SwarmAgentView, type SwarmBusEventSignal, type SwarmEventRecord, type SwarmStatus } from '@keelson/schema';
 import { asActivity } from '../failures';
 import type { HydratedMessage, SwarmActivityDeps, SwarmBootResult, WriterLease } from './swarmTypes';

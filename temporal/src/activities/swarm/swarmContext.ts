@@ -1,5 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { BusFailure, ClickClackError, landReviewedSha, processVault, type BusMessage, type ClickClackClient, type HeldToken } from '@keelson/rib-swarm';
+import { BusFailure, type BusMessage } from '@keelson/rib-swarm';
+import { ClickClackError, landReviewedSha, processVault, type ClickClackClient, type HeldToken } from '@keelson/swarms';
 import { type SwarmEventRecord } from '@keelson/schema';
 import type { SwarmActivityDeps, SwarmTurnInput, SwarmWriteContext } from './swarmTypes';
 

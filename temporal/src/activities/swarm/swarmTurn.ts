@@ -2,19 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import {
-  AGENT_TOOL_NAMES,
-  bindTurn,
-  BusFailure,
-  ClickClackError,
-  commitWriterTurn,
-  LEAD_TOOL_NAMES,
-  MERGE_TOOL_NAME,
-  systemPrompt,
-  turnPrompt,
-  TurnSession,
-  type BusMessage,
-} from '@keelson/rib-swarm';
+import { AGENT_TOOL_NAMES, bindTurn, BusFailure, LEAD_TOOL_NAMES, MERGE_TOOL_NAME, type BusMessage } from '@keelson/rib-swarm';
+import { ClickClackError, commitWriterTurn, systemPrompt, turnPrompt, TurnSession } from '@keelson/swarms';
 import { swarmMessages, type EvidenceItem } from '@keelson/schema';
 import type { SwarmTurnInput, SwarmTurnResult, WriterCommit } from './swarmTypes';
 import { sleep, type SwarmContext } from './swarmContext';

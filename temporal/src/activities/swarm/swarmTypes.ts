@@ -1,5 +1,6 @@
-import type { PublishSettings } from '@keelson/rib-swarm';
-import type { BackgroundPreview, BusAccess, RosterLine, SwarmCommand, SwarmStore, TokenVault, WriteBase } from '@keelson/rib-swarm';
+import type { PublishSettings } from '@keelson/swarms';
+import type { RosterLine, SwarmCommand } from '@keelson/rib-swarm';
+import type { BackgroundPreview, BusAccess, SwarmStore, TokenVault, WriteBase } from '@keelson/swarms';
 import type { AgentTurnRequest } from '@keelson/providers';
 import type { OpStore, ProjectsApi } from '@keelson/runs';
 import type { Logger } from '@keelson/service';

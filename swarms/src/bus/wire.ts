@@ -1,4 +1,7 @@
+import type { BusMessage, BusUser } from '@keelson/rib-swarm';
 import { z } from 'zod';
+
+export type { BusMessage, BusUser };
 
 /**
  * ClickClack's wire shapes as the swarm reads them (SWARM.md §1), parsed at the edge. Readers are
@@ -50,31 +53,6 @@ export const wireTokenSchema = z.looseObject({
   scopes: z.array(z.string()).optional(),
   revoked_at: nullableString,
 });
-
-/** A user or bot as the swarm uses it. */
-export interface BusUser {
-  id: string;
-  kind: 'human' | 'bot';
-  handle: string | null;
-  displayName: string;
-}
-
-/** A message as the swarm uses it (hydrated by id, never pushed whole). */
-export interface BusMessage {
-  id: string;
-  channelId: string | null;
-  authorId: string;
-  author: BusUser | null;
-  body: string;
-  nonce: string | null;
-  kind: string;
-  /** The root's id; equal to `id` for a root. */
-  threadRootId: string;
-  /** The channel sequence of a root; null for a thread reply. */
-  channelSeq: number | null;
-  createdAt: string | null;
-  replyCount: number;
-}
 
 /** A durable (or live-only, `cursor: ""`) realtime event: ids, never bodies. */
 export interface BusEvent {

@@ -1,4 +1,4 @@
-import type { BusSetup } from '@keelson/rib-swarm';
+import type { BusSetup } from './bus/busSetup';
 import type { TemporalTarget } from '@keelson/schema';
 
 /** What the swarms domain needs from its environment (resolved once by config.ts). */

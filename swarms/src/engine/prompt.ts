@@ -1,7 +1,7 @@
 import type { EvidenceItem } from '@keelson/schema';
 import type { BusMessage } from '../bus/wire';
-import { renderMessage } from '../tools/agentTools';
-import type { RosterLine } from './turnSession';
+import { renderMessage } from '@keelson/rib-swarm';
+import type { RosterLine } from '@keelson/rib-swarm';
 
 /** A reply the agent was not woken for, kept as a one-line preview. */
 export interface BackgroundPreview {

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { createRibHost, InMemorySnapshotStore, type RibHost } from '@keelson/host';
 import { staticConfigPort } from '@keelson/host-doubles';
 import { silentLogger } from '@keelson/service';
-import swarmRib, { bindTurn, ClickClackClient, TurnSession, type RosterLine } from '../src';
+import swarmRib, { bindTurn, type RosterLine } from '@keelson/rib-swarm';
+import { ClickClackClient, TurnSession } from '../src';
 import { standin } from './support/standin';
 
 /**

@@ -1,19 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import { parseInput } from '@keelson/kit';
-import { ClickClackError, type BusAccess, type BusMessage, type SwarmRecord, type SwarmStore } from '@keelson/rib-swarm';
-import { isTerminalSwarmStatus, isUuid, MeshError, startSwarmInputSchema, swarmStatuses, type SwarmStatus } from '@keelson/schema';
-import type { Logger } from '@keelson/service';
+import type { BusMessage } from '@keelson/rib-swarm';
 import type { OpStore, ProjectsApi } from '@keelson/runs';
-import { launchSwarm, swarmLocalMessageSignal, swarmSteerUpdate, swarmStopSignal, workflowUiUrl } from '@keelson/temporal';
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { isTerminalSwarmStatus, isUuid, MeshError, parseInput, startSwarmInputSchema, swarmStatuses, type SwarmStatus } from '@keelson/schema';
+import type { Logger } from '@keelson/service';
 import { z } from 'zod';
+import { ClickClackError } from '../bus/clickclack';
+import type { BusAccess } from '../engine/busAccess';
+import type { SwarmsExecutor } from '../executor';
 import type { SwarmsSettings } from '../settings';
+import type { SwarmRecord, SwarmStore } from '../store/swarmStore';
+import { launchSwarm } from './launch';
 
 export interface SwarmServiceDeps {
   store: SwarmStore;
   ops: OpStore;
   bus: BusAccess;
-  temporal: () => Promise<Client>;
+  executor: SwarmsExecutor;
   projects: ProjectsApi;
   settings: SwarmsSettings;
   log: Logger;
@@ -64,8 +66,7 @@ export class SwarmService {
   }
 
   temporalUiUrl(workflowId: string): string | null {
-    const { uiUrl, namespace } = this.deps.settings.temporal;
-    return uiUrl ? workflowUiUrl(uiUrl, namespace, workflowId) : null;
+    return this.deps.executor.uiUrl(workflowId);
   }
 
   /**
@@ -87,7 +88,7 @@ export class SwarmService {
       throw new MeshError('SERVICE_UNAVAILABLE', `the swarm's bus is not available: ${(err as Error).message}`);
     }
     const launched = await launchSwarm(
-      { ops: this.deps.ops, swarms: this.deps.store, temporal: await this.deps.temporal(), taskQueue: this.deps.settings.temporal.taskQueue, heartbeatTimeoutMs: this.deps.settings.heartbeatTimeoutMs },
+      { ops: this.deps.ops, swarms: this.deps.store, executor: this.deps.executor, heartbeatTimeoutMs: this.deps.settings.heartbeatTimeoutMs },
       { input, bus: { mode: bus.setup.mode, url: bus.setup.url }, project },
     );
     return (await this.deps.store.get(launched.swarmId))!;
@@ -98,25 +99,24 @@ export class SwarmService {
     const swarm = await this.require(id);
     const reason = parseInput(reasonSchema, rawReason, 'reason');
     if (isTerminalSwarmStatus(swarm.status)) return swarm;
-    try {
-      await (await this.deps.temporal()).workflow.getHandle(swarm.temporalWorkflowId).signal(swarmStopSignal, { ...(reason ? { reason } : {}) });
-    } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) throw err;
-    }
+    await this.deps.executor.stop(swarm.temporalWorkflowId, reason ?? null);
     return swarm;
   }
 
-  /** The operator's note, posted into the channel as the operator (it wakes the lead); refused once the swarm has ended. */
+  /**
+   * The operator's note, posted into the channel as the operator (it wakes the lead); refused once the
+   * swarm has ended. The same path as `steerOp` on the swarm's op: the executor's one swarm steer.
+   */
   async steer(id: string, rawNote: string): Promise<{ accepted: boolean; reason: string | null }> {
     const note = parseInput(bodySchema, rawNote, 'note');
     const swarm = await this.require(id);
     if (isTerminalSwarmStatus(swarm.status)) return { accepted: false, reason: `the swarm has ended (${swarm.status})` };
     try {
-      const r = await (await this.deps.temporal()).workflow.getHandle(swarm.temporalWorkflowId).executeUpdate(swarmSteerUpdate, { args: [note] });
-      return { accepted: r.accepted, reason: r.reason ?? null };
+      const r = await this.deps.executor.steer(swarm.temporalWorkflowId, note, null);
+      if (r.outcome === 'accepted') return { accepted: true, reason: null };
+      if (r.outcome === 'not-running') return { accepted: false, reason: 'the swarm has ended' };
+      return { accepted: false, reason: r.outcome === 'refused' ? r.reason : r.message };
     } catch (err) {
-      if (err instanceof WorkflowUpdateFailedError) return { accepted: false, reason: (err.cause as Error | undefined)?.message ?? err.message };
-      if (err instanceof WorkflowNotFoundError) return { accepted: false, reason: 'the swarm has ended' };
       const now = await this.deps.store.get(swarm.id);
       if (now && isTerminalSwarmStatus(now.status)) return { accepted: false, reason: `the swarm has ended (${now.status})` };
       throw err;
@@ -140,7 +140,7 @@ export class SwarmService {
       return owner.postMessage(swarm.channelId!, { body, nonce });
     });
     try {
-      await (await this.deps.temporal()).workflow.getHandle(swarm.temporalWorkflowId).signal(swarmLocalMessageSignal, { messageId: posted.message.id });
+      await this.deps.executor.announce(swarm.temporalWorkflowId, posted.message.id);
     } catch (err) {
       // The tail delivers it anyway; local ingestion only makes it immediate.
       this.deps.log.warn({ err, swarmId: swarm.id }, 'announcing an operator post failed');

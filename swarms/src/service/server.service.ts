@@ -1,4 +1,5 @@
-import type { BusAccess, SwarmStore } from '@keelson/rib-swarm';
+import type { BusAccess } from '../engine/busAccess';
+import type { SwarmStore } from '../store/swarmStore';
 import { MeshError, type SwarmBusMode } from '@keelson/schema';
 
 /** The bus as `swarmServer` reports it. */

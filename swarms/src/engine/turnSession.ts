@@ -1,35 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { EvidenceItem } from '@keelson/schema';
 import { ClickClackError, type ClickClackClient } from '../bus/clickclack';
-import type { BusMessage } from '../bus/wire';
-
-/** Something an agent asked of the engine during a turn; the workflow validates and applies it. */
-export type SwarmCommand =
-  | { kind: 'spawn'; name: string; role: string; writer: boolean }
-  | { kind: 'done'; summary?: string }
-  | { kind: 'report'; conclusion: string };
-
-/** One agent of the roster as a turn shows it. */
-export interface RosterLine {
-  id: string;
-  handle: string;
-  role: string;
-  lead: boolean;
-  writer: boolean;
-  status: string;
-  finished: boolean;
-}
-
-/** The bus failed under a turn (unreachable or the credential rejected): the turn stops and is retried. */
-export class BusFailure extends Error {
-  constructor(
-    message: string,
-    readonly revoked: boolean,
-  ) {
-    super(message);
-    this.name = 'BusFailure';
-  }
-}
+import { BusFailure, type AgentTurn, type BusMessage, type RosterLine, type SwarmCommand } from '@keelson/rib-swarm';
 
 export interface TurnSessionOptions {
   swarmId: string;
@@ -62,7 +33,7 @@ export interface TurnSessionOptions {
  * `<swarmId>:<agentId>:t<turn>:<k>`: a retried turn re-posting the same body gets the original
  * message back, and nothing is duplicated in the channel.
  */
-export class TurnSession {
+export class TurnSession implements AgentTurn {
   readonly posted: string[] = [];
   readonly commands: SwarmCommand[] = [];
   /** What `chat_merge` landed (or was refused) in this turn. */
@@ -148,22 +119,4 @@ export class TurnSession {
       throw err;
     }
   }
-}
-
-const live = new Map<string, TurnSession>();
-
-/** The turn-context field that names a live turn (its value is an unguessable key). */
-export const TURN_CONTEXT_KEY = 'swarmTurn';
-
-/** Makes a session reachable from tools for the length of its turn; returns the turn context to pass. */
-export function bindTurn(session: TurnSession): { turnContext: Record<string, string>; unbind(): void } {
-  const key = randomUUID();
-  live.set(key, session);
-  return { turnContext: { [TURN_CONTEXT_KEY]: key }, unbind: () => live.delete(key) };
-}
-
-/** The live session a tool call belongs to, from the turn context the engine set; undefined outside a swarm turn. */
-export function turnOf(turnContext: Readonly<Record<string, unknown>> | undefined): TurnSession | undefined {
-  const key = turnContext?.[TURN_CONTEXT_KEY];
-  return typeof key === 'string' ? live.get(key) : undefined;
 }
