@@ -1,11 +1,8 @@
 import { actorOf } from '@keelson/schema';
 import { currentCaller } from '@keelson/service';
-import { randomUUID } from 'node:crypto';
-import type { LaunchOutcome, RunsExecutor } from '@keelson/runs';
-import { errorCodeSchema, type TemporalTarget } from '@keelson/schema';
+import type { RunsExecutor } from '@keelson/runs';
+import type { TemporalTarget } from '@keelson/schema';
 import {
-  ApplicationFailure,
-  WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   WorkflowUpdateRPCTimeoutOrCancelledError,
@@ -14,21 +11,12 @@ import {
 import { connectClient, workflowUiUrl } from './client';
 import { opWorkflowId, runWorkflowId, startOpWorkflow, startRunWorkflow } from './runClient';
 import { cancelledBySignal, opSteerUpdate, respondUpdate } from './workflows/messages';
-import { STEER_KEY_PREFIX } from './workflows/steerableOp';
+import { launchOutcome, sendSteerUpdate } from './executorCalls';
 import { steerSwarmWorkflow } from './swarmsExecutor';
 
 function isDeadline(err: unknown): boolean {
   const code = (err as { code?: number } | undefined)?.code;
   return code === 4 /* DEADLINE_EXCEEDED */ || /deadline/i.test((err as Error | undefined)?.message ?? '');
-}
-
-async function launched(start: () => Promise<{ firstExecutionRunId: string }>): Promise<LaunchOutcome> {
-  try {
-    const handle = await start();
-    return { ok: true, executionId: handle.firstExecutionRunId };
-  } catch (err) {
-    return { ok: false, alreadyRunning: err instanceof WorkflowExecutionAlreadyStartedError, message: (err as Error).message };
-  }
 }
 
 /** The runs domain's executor over a Temporal client: `dagRun` per run launch, `durableOp` per op. */
@@ -39,7 +27,7 @@ export function temporalRunsExecutor(client: Client, target: Omit<TemporalTarget
     uiUrl: (workflowId) => (target.uiUrl ? workflowUiUrl(target.uiUrl, target.namespace, workflowId) : null),
 
     startRun: (req) =>
-      launched(() =>
+      launchOutcome(() =>
         startRunWorkflow(client, {
           taskQueue: target.taskQueue,
           workflowId: req.workflowId,
@@ -58,7 +46,7 @@ export function temporalRunsExecutor(client: Client, target: Omit<TemporalTarget
       ),
 
     startOp: (req) =>
-      launched(() =>
+      launchOutcome(() =>
         startOpWorkflow(client, {
           taskQueue: target.taskQueue,
           workflowId: req.workflowId,
@@ -123,21 +111,12 @@ export function temporalRunsExecutor(client: Client, target: Omit<TemporalTarget
       const handle = client.workflow.getHandle(op.workflowId);
       // A swarm's op is steered as the swarm is: through the swarm's own Update.
       if (op.kind === 'swarm') return steerSwarmWorkflow(handle, note, key);
-      const updateId = key ? `${STEER_KEY_PREFIX}${key}` : randomUUID();
-      try {
-        // The caller rides along: the OP_STEERED frame the worker writes names them.
-        const caller = currentCaller();
+      // The caller rides along: the OP_STEERED frame the worker writes names them.
+      const caller = currentCaller();
+      return sendSteerUpdate(key, async (updateId) => {
         await handle.executeUpdate(opSteerUpdate, { args: [note, caller ? actorOf(caller) : null], updateId });
         return { outcome: 'accepted' };
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) return { outcome: 'not-running' };
-        if (err instanceof WorkflowUpdateFailedError) {
-          const cause = err.cause;
-          const code = errorCodeSchema.safeParse(cause instanceof ApplicationFailure ? cause.type : undefined);
-          return { outcome: 'failed', code: code.success ? code.data : 'CONFLICT', message: cause?.message ?? err.message };
-        }
-        throw err;
-      }
+      });
     },
   };
 }

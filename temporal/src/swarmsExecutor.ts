@@ -1,11 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type { SteerOutcome } from '@keelson/runs';
 import type { SwarmsExecutor } from '@keelson/swarms';
-import { errorCodeSchema, workflowKinds, workflowTypes, type TemporalTarget } from '@keelson/schema';
-import { ApplicationFailure, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { workflowKinds, workflowTypes, type TemporalTarget } from '@keelson/schema';
+import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { workflowUiUrl } from './client';
 import { keelsonSearchAttributes } from './searchAttributeKeys';
-import { STEER_KEY_PREFIX } from './workflows/steerableOp';
+import { launchOutcome, sendSteerUpdate } from './executorCalls';
 import { swarmLocalMessageSignal, swarmSteerUpdate, swarmStopSignal } from './workflows/swarmMessages';
 import type { swarm, SwarmWorkflowInput } from './workflows';
 
@@ -18,20 +17,11 @@ export function swarmWorkflowId(swarmId: string): string {
  * The one way a swarm is steered (the swarms service's `steerSwarm` and the runs domain's `steerOp`
  * on a swarm's op both come here): the swarm's `swarmSteer` Update, keyed so a repeat is one steer.
  */
-export async function steerSwarmWorkflow(handle: WorkflowHandle, note: string, key: string | null): Promise<SteerOutcome> {
-  const updateId = key ? `${STEER_KEY_PREFIX}${key}` : randomUUID();
-  try {
+export function steerSwarmWorkflow(handle: WorkflowHandle, note: string, key: string | null): Promise<SteerOutcome> {
+  return sendSteerUpdate(key, async (updateId) => {
     const answer = await handle.executeUpdate(swarmSteerUpdate, { args: [note], updateId });
     return answer.accepted ? { outcome: 'accepted' } : { outcome: 'refused', reason: answer.reason ?? 'no reason given' };
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return { outcome: 'not-running' };
-    if (err instanceof WorkflowUpdateFailedError) {
-      const cause = err.cause;
-      const code = errorCodeSchema.safeParse(cause instanceof ApplicationFailure ? cause.type : undefined);
-      return { outcome: 'failed', code: code.success ? code.data : 'CONFLICT', message: cause?.message ?? err.message };
-    }
-    throw err;
-  }
+  });
 }
 
 function staticDetails(req: Parameters<SwarmsExecutor['startSwarm']>[0]): string {
@@ -59,8 +49,9 @@ export function temporalSwarmsExecutor(client: () => Promise<Client>, target: Om
 
     async startSwarm(req) {
       const input: SwarmWorkflowInput = req.plan;
-      try {
-        const handle = await (await client()).workflow.start<typeof swarm>(workflowTypes.swarm, {
+      // Reaching Temporal is part of the start: a failure to connect fails the launch, not the caller.
+      return launchOutcome(async () =>
+        (await client()).workflow.start<typeof swarm>(workflowTypes.swarm, {
           taskQueue: target.taskQueue,
           workflowId: req.workflowId,
           args: [input],
@@ -68,11 +59,8 @@ export function temporalSwarmsExecutor(client: () => Promise<Client>, target: Om
           memo: { title: req.title, task: req.task.slice(0, 500), swarmId: req.plan.swarmId, opId: req.plan.opId },
           staticSummary: `${req.title.slice(0, 180)} · swarm ${req.plan.swarmId.slice(0, 8)}`,
           staticDetails: staticDetails(req),
-        });
-        return { ok: true, executionId: handle.firstExecutionRunId };
-      } catch (err) {
-        return { ok: false, alreadyRunning: err instanceof WorkflowExecutionAlreadyStartedError, message: (err as Error).message };
-      }
+        }),
+      );
     },
 
     async stop(workflowId, reason) {
