@@ -31,6 +31,7 @@ COPY testing/clickclack-standin/package.json testing/clickclack-standin/
 COPY testing/host-doubles/package.json testing/host-doubles/
 COPY runs/package.json runs/
 COPY swarms/package.json swarms/
+COPY chats/package.json chats/
 COPY temporal/package.json temporal/
 COPY client/package.json client/
 COPY gateway/package.json gateway/

@@ -23,6 +23,8 @@ export const streams = {
   identity: 'identity',
   /** Swarm events, keyed by swarm id (`swarmEventTypes`): ids only, bodies are read from the bus on request. */
   swarms: 'swarms',
+  /** Chat events, keyed by chat id (`chatEventTypes`): messages, turns, tool calls and results. */
+  chats: 'chats',
   /** The approval inbox: opened / answered / expired / cancelled, keyed by approval id (`approvalEventTypes`). */
   approvals: 'approvals',
   /** What the mesh can do changed (a harness CLI, a rib, the swarm bus, memory search), keyed by `<source>:<id>`. */

@@ -123,6 +123,7 @@ export type { RefreshAttach, RefreshLive, RefreshDetach, RegionRefreshStatus, Re
 export { scopes, scopeSchema, callerKinds, callerSchema, actorOf, callerKey, effectiveScopes, satisfiesScopes, ASSERTION_HEADER, ASSERTION_PARAM, MCP_PATH, UPLOADS_PATH, closeCodes } from './auth';
 export type { Scope, CallerKind, Caller, Actor } from './auth';
 export * from './swarm';
+export * from './chat';
 export { approvalKinds, approvalStatuses, approvalEventTypes, capabilitySources, CAPABILITY_CHANGED } from './operator';
 export type { ApprovalKind, ApprovalStatus, ApprovalEventType, ApprovalEventPayload, CapabilitySource, CapabilityChangePayload } from './operator';
 export { parseInput, pageArgsSchema, pageOf } from './input';

@@ -22,6 +22,8 @@ export const workflowTypes = {
   swarm: 'swarm',
   /** A session's queue of steers (`steerSession`), each run as the session's next turn in order. */
   sessionSteer: 'sessionSteer',
+  /** A chat (seed 000): one conversation with an agent, a turn at a time, its messages through an Update. */
+  chat: 'chat',
 } as const;
 
 /** `KeelsonKind` values: what a Temporal workflow of the mesh is. */
@@ -40,6 +42,8 @@ export const workflowKinds = {
   swarm: 'swarm',
   /** A session's steer queue (`sessionSteer`, `session-steer-<session id>`). */
   steer: 'steer',
+  /** A chat (`chat`, `chat-<chat id>`). */
+  chat: 'chat',
 } as const;
 
 /**

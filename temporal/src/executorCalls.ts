@@ -1,17 +1,20 @@
 // What the executors (runs, ops, swarms) share when they call Temporal: a start's outcome and a steer's.
 import { randomUUID } from 'node:crypto';
-import type { LaunchOutcome, SteerOutcome } from '@keelson/runs';
-import { errorCodeSchema } from '@keelson/schema';
+import type { LaunchOutcome } from '@keelson/runs';
+import { errorCodeSchema, type ErrorCode } from '@keelson/schema';
 import { ApplicationFailure, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { STEER_KEY_PREFIX } from './workflows/steerableOp';
 
+/** Why a workflow did not take an Update: it does not run, or it failed the Update with a code. */
+export type UpdateRefusal = { outcome: 'not-running' } | { outcome: 'failed'; code: ErrorCode; message: string };
+
 /**
- * Sends one steering Update (an op's `opSteer`, a swarm's `swarmSteer`) under an update id made from
- * the caller's key, so the same key is one steer however often sent; a workflow that does not run is
- * `not-running`, and an Update the workflow failed is `failed` with its error code (CONFLICT unless it
- * names one).
+ * Sends one Update (an op's `opSteer`, a swarm's `swarmSteer`, a chat's `chatSend`) under an update id
+ * made from the caller's key, so the same key is one Update however often sent; a workflow that does
+ * not run is `not-running`, and an Update the workflow failed is `failed` with its error code
+ * (CONFLICT unless it names one).
  */
-export async function sendSteerUpdate(key: string | null, send: (updateId: string) => Promise<SteerOutcome>): Promise<SteerOutcome> {
+export async function sendUpdate<T>(key: string | null, send: (updateId: string) => Promise<T>): Promise<T | UpdateRefusal> {
   const updateId = key ? `${STEER_KEY_PREFIX}${key}` : randomUUID();
   try {
     return await send(updateId);

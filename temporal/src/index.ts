@@ -56,6 +56,8 @@ export { summaryPrompt, SUMMARY_INSTRUCTION } from './activities/memory/summaryP
 export type { MemoryCompactionInput, MemoryCompactionResult } from './workflows/memoryCompaction';
 export type { MemoryActivityDeps, MemoryApi, CompactionRange, RangeContent, SummaryModelChoice, SummarizeRangeResult } from './activities';
 export { temporalSwarmsExecutor, swarmWorkflowId, steerSwarmWorkflow } from './swarmsExecutor';
+export { temporalChatsExecutor, chatWorkflowId } from './chatsExecutor';
+export type { ChatsExecutorTuning } from './chatsExecutor';
 export { swarmBusEventSignal, swarmLocalMessageSignal, swarmSteerUpdate, swarmStopSignal, swarmStatusQuery } from './workflows/swarmMessages';
 export type { SwarmLiveStatus } from './workflows/swarmMessages';
 export type { SwarmWorkflowInput, SwarmWorkflowResult, CarriedSwarmState } from './workflows';

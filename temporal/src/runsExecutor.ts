@@ -1,6 +1,6 @@
 import { actorOf } from '@keelson/schema';
 import { currentCaller } from '@keelson/service';
-import type { RunsExecutor } from '@keelson/runs';
+import type { RunsExecutor, SteerOutcome } from '@keelson/runs';
 import type { TemporalTarget } from '@keelson/schema';
 import {
   WorkflowNotFoundError,
@@ -11,7 +11,7 @@ import {
 import { connectClient, workflowUiUrl } from './client';
 import { opWorkflowId, runWorkflowId, startOpWorkflow, startRunWorkflow } from './runClient';
 import { cancelledBySignal, opSteerUpdate, respondUpdate } from './workflows/messages';
-import { launchOutcome, sendSteerUpdate } from './executorCalls';
+import { launchOutcome, sendUpdate } from './executorCalls';
 import { steerSwarmWorkflow } from './swarmsExecutor';
 
 function isDeadline(err: unknown): boolean {
@@ -113,7 +113,7 @@ export function temporalRunsExecutor(client: Client, target: Omit<TemporalTarget
       if (op.kind === 'swarm') return steerSwarmWorkflow(handle, note, key);
       // The caller rides along: the OP_STEERED frame the worker writes names them.
       const caller = currentCaller();
-      return sendSteerUpdate(key, async (updateId) => {
+      return sendUpdate<SteerOutcome>(key, async (updateId) => {
         await handle.executeUpdate(opSteerUpdate, { args: [note, caller ? actorOf(caller) : null], updateId });
         return { outcome: 'accepted' };
       });

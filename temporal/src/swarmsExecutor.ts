@@ -4,7 +4,7 @@ import { workflowKinds, workflowTypes, type TemporalTarget } from '@keelson/sche
 import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { workflowUiUrl } from './client';
 import { keelsonSearchAttributes } from './searchAttributeKeys';
-import { launchOutcome, sendSteerUpdate } from './executorCalls';
+import { launchOutcome, sendUpdate } from './executorCalls';
 import { swarmLocalMessageSignal, swarmSteerUpdate, swarmStopSignal } from './workflows/swarmMessages';
 import type { swarm, SwarmWorkflowInput } from './workflows';
 
@@ -18,7 +18,7 @@ export function swarmWorkflowId(swarmId: string): string {
  * on a swarm's op both come here): the swarm's `swarmSteer` Update, keyed so a repeat is one steer.
  */
 export function steerSwarmWorkflow(handle: WorkflowHandle, note: string, key: string | null): Promise<SteerOutcome> {
-  return sendSteerUpdate(key, async (updateId) => {
+  return sendUpdate<SteerOutcome>(key, async (updateId) => {
     const answer = await handle.executeUpdate(swarmSteerUpdate, { args: [note], updateId });
     return answer.accepted ? { outcome: 'accepted' } : { outcome: 'refused', reason: answer.reason ?? 'no reason given' };
   });

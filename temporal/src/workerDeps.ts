@@ -4,6 +4,7 @@ import { createSandbox, type ProcessSandbox, createDataSource, EventLog, EventNo
 import { keelsonHome, parseEnv } from '@keelson/schema';
 import type { Logger, PgTimeouts, ServiceIdentity } from '@keelson/service';
 import type { DataSource } from 'typeorm';
+import { ChatStore, chatMigrations, CHAT_MIGRATIONS_TABLE } from '@keelson/chats';
 import { OpStore, projectsGraphqlApi, RUNS_MIGRATIONS_TABLE, RunStore, runsMigrations } from '@keelson/runs';
 import type { ActivityDeps, OpRegistry, PromptNodeExecutor } from './activities';
 import { builtinOps } from './activities/ops/countdown';
@@ -86,7 +87,15 @@ export async function openActivityDeps(opts: ActivityDepsOptions): Promise<Opene
   if (prompts && !opts.agentTurns?.ribHost?.approvals) {
     opts.log.warn('no approval channel: a policy `ask` about a prompt node\'s tool is denied on this worker (the worker app, apps/worker/main.ts, wires one)');
   }
+  // The chat tables on a small pool of their own, migrated by their own list (a worker may start first).
+  const chatState = createDataSource({ url: opts.databaseUrl, entities: [], migrations: chatMigrations, migrationsTableName: CHAT_MIGRATIONS_TABLE, log: opts.log, poolSize: 2, ...(opts.pg ? { pg: opts.pg } : {}) });
+  await initializeAndMigrate(chatState.dataSource);
   const deps: ActivityDeps = {
+    chat: {
+      store: new ChatStore(chatState.dataSource, events),
+      ...(prompts ? { turns: { run: (req) => prompts.turns.run(req), ready: () => prompts.ribHost.get() } } : {}),
+      log: opts.log,
+    },
     runs: {
       store: new RunStore(dataSource, events),
       projects,
@@ -106,6 +115,7 @@ export async function openActivityDeps(opts: ActivityDepsOptions): Promise<Opene
       await prompts?.close();
       await audit.flush();
       await notifier.stop();
+      await chatState.dataSource.destroy();
       await dataSource.destroy();
     },
   };

@@ -7,7 +7,7 @@ export interface UsageRecord {
   id: string;
   /** The owning rib; null for an operator's workflow. */
   ribId: string | null;
-  surface: 'rib' | 'workflow';
+  surface: 'rib' | 'workflow' | 'chat';
   runId?: string;
   nodeId?: string;
   workflowName?: string;
@@ -40,7 +40,7 @@ export interface UsageLedger {
 interface Row {
   id: string;
   rib_id: string | null;
-  surface: 'rib' | 'workflow';
+  surface: 'rib' | 'workflow' | 'chat';
   run_id: string | null;
   node_id: string | null;
   workflow_name: string | null;

@@ -43,7 +43,7 @@ export interface AgentTurnRequest extends RibAgentTurnRequest {
   /** The rib the turn runs for: the tools' caller, the ledger row's and the session's owner. */
   ribId?: string;
   /** The policy surface. */
-  surface: 'rib' | 'workflow';
+  surface: 'rib' | 'workflow' | 'chat';
   runId?: string;
   nodeId?: string;
   workflowName?: string;

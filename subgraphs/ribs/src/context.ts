@@ -1,3 +1,4 @@
+import type { ChatsServices } from '@keelson/chats';
 import { type EventLog } from '@keelson/platform';
 import type { RibHost, SnapshotRecord } from '@keelson/host';
 import { type SubgraphContext } from '@keelson/kit';
@@ -20,6 +21,8 @@ export interface RibsServices {
   runtime?: RibRuntime;
   /** Live `snapshotFrames` subscribers per key (the region heartbeat's input). */
   liveKeys?: LiveKeys;
+  /** The chats domain (seed 000's chat surface), when the subgraph was started with `runs` (it needs Temporal). */
+  chats?: ChatsServices;
 }
 
 export interface RibsContext extends SubgraphContext {

@@ -18,6 +18,8 @@ import { MCP_PATH } from '@keelson/schema';
 import { mcpEndpoint } from './mcp/mcpEndpoint';
 import { buildRibsSchema } from './schema';
 import type { RibsSettings } from './settings';
+import { openChats } from './chat/openChats';
+import type { OpenedChatsDomain } from '@keelson/chats';
 import { PgSnapshotStore } from './snapshot/pgSnapshotStore';
 import { SnapshotHead, SnapshotVersion } from './snapshot/snapshot.entity';
 
@@ -105,8 +107,10 @@ export async function startRibsSubgraph(opts: StartRibsOptions): Promise<Running
   let nudges: ManifestNudges | undefined;
   const runtime = opts.runs ? new RibRuntime(opts.runs, { home: opts.settings.home, log: opts.log.child({ component: 'rib-runs' }) }) : undefined;
   let watcher: CapabilityWatcher | undefined;
+  let chats: OpenedChatsDomain | undefined;
   const teardown = async () => {
     await watcher?.stop();
+    await chats?.close();
     await runtime?.stop();
     await nudges?.stop();
     await host?.dispose();
@@ -138,7 +142,19 @@ export async function startRibsSubgraph(opts: StartRibsOptions): Promise<Running
     nudges = new ManifestNudges(dataSource, events, opts.log);
     nudges.attach(host);
     await runtime?.start({ host, dataSource, events, notifier, projectName: (id) => projects.getProjects().find((p) => p.id === id)?.name });
-    const services: RibsServices = { host, snapshots, credentials, projects, manifest: nudges, events, ...(runtime ? { runtime, liveKeys: runtime.liveKeys } : {}) };
+    // Chats (seed 000's chat surface) run on Temporal too: served where the runs wiring is.
+    const chatHost = host;
+    if (opts.runs) chats = await openChats({ databaseUrl: opts.databaseUrl, wiring: opts.runs, host: () => chatHost, pg: opts.security.pg, log: opts.log.child({ component: 'chats' }) });
+    const services: RibsServices = {
+      host,
+      snapshots,
+      credentials,
+      projects,
+      manifest: nudges,
+      events,
+      ...(runtime ? { runtime, liveKeys: runtime.liveKeys } : {}),
+      ...(chats ? { chats: chats.services } : {}),
+    };
     const { schema } = await buildRibsSchema();
     const mcp = mcpEndpoint({ host, log: opts.log.child({ component: 'mcp' }) });
     const served = await serveDomain('ribs', { ...opts, audit }, schema, services, teardown, { [MCP_PATH]: mcp });

@@ -1,5 +1,6 @@
 import { buildFederatedSchema, type FederatedSchema } from '@keelson/kit';
 import { ActionResolver } from './action/action.resolver';
+import { ChatResolver } from './chat/chat.resolver';
 import { CommandResolver } from './command/command.resolver';
 import { ManifestResolver } from './manifest/manifest.resolver';
 import { ribsReferenceResolvers } from './rib/rib.reference';
@@ -10,7 +11,7 @@ import { ToolResolver } from './tool/tool.resolver';
 /** The ribs subgraph schema; needs no database and no rib, so composition can build it offline. */
 export function buildRibsSchema(): Promise<FederatedSchema> {
   return buildFederatedSchema({
-    resolvers: [RibResolver, RibManifestResolver, SnapshotResolver, ActionResolver, CommandResolver, ToolResolver, ManifestResolver],
+    resolvers: [RibResolver, RibManifestResolver, SnapshotResolver, ActionResolver, CommandResolver, ToolResolver, ManifestResolver, ChatResolver],
     referenceResolvers: ribsReferenceResolvers,
   });
 }

@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import { createChatActivities, type ChatActivityDeps } from './chat/chatActivities';
 import { createHarnessActivities, type HarnessActivityDeps } from './harness/harnessActivities';
 import { createMemoryActivities, type MemoryActivityDeps } from './memory/memoryActivities';
 import { createOpActivities, type OpActivityDeps } from './ops/opActivities';
@@ -22,6 +23,8 @@ export interface ActivityDeps {
   memory?: MemoryActivityDeps;
   /** The swarm domain, the bus and agent turns (`swarm`). */
   swarm?: SwarmActivityDeps;
+  /** The chat tables and agent turns (`chat`). */
+  chat?: ChatActivityDeps;
 }
 
 export interface EchoInput {
@@ -47,6 +50,7 @@ export function createActivities(deps: ActivityDeps = {}) {
     ...createHarnessActivities(deps.harness),
     ...createMemoryActivities(deps.memory),
     ...createSwarmActivities(deps.swarm),
+    ...createChatActivities(deps.chat),
   };
 }
 
@@ -65,3 +69,4 @@ export type { SwarmActivities } from './swarm/swarmActivities';
 export type { SwarmActivityDeps, SwarmTurnInput, SwarmTurnResult, SwarmBootResult, HydratedMessage } from './swarm/swarmTypes';
 export { createSwarmActivities } from './swarm/swarmActivities';
 export { tokenNonce } from './swarm/swarmContext';
+export type { ChatActivityDeps, ChatActivities } from './chat/chatActivities';

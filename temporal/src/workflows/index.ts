@@ -27,3 +27,5 @@ export * from './memoryCompaction';
 export { swarm } from './swarm';
 export type { SwarmWorkflowInput, SwarmWorkflowResult, CarriedSwarmState, AgentState } from './swarmState';
 export { sessionSteer } from './sessionSteer';
+export { chat } from './chat';
+export type { ChatWorkflowInput, ChatWorkflowResult } from './chat';

@@ -1,0 +1,161 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { actorOf, CHAT_MESSAGE_MAX_CHARS, isUuid, MeshError, parseInput, startChatInputSchema, type Caller, type ParsedStartChatInput } from '@keelson/schema';
+import type { Logger } from '@keelson/service';
+import { z } from 'zod';
+import type { ChatsExecutor } from '../executor';
+import type { ChatMessageRecord, ChatRecord, ChatStore } from '../store/chatStore';
+
+/** A seed a chat starts from: an agent's (`resolveAgent`) or an `open-chat` effect's. */
+export interface ChatSeed {
+  systemPrompt: string;
+  name: string;
+  openingPrompt?: string;
+  model?: string;
+  providerId?: string;
+}
+
+/** What the chats domain asks of the rib host: agents' seeds and a rib's tools. */
+export interface ChatRibs {
+  /** The agent's seed; null when the rib has no such agent. NOT_FOUND when the rib is not active. */
+  resolveAgent(ribId: string, slug: string): Promise<ChatSeed | null>;
+  /** The tools a chat with this rib may use (its own); null when the rib is not active. */
+  ribTools(ribId: string): readonly string[] | null;
+}
+
+export interface ChatServiceDeps {
+  store: ChatStore;
+  executor: ChatsExecutor;
+  ribs: ChatRibs;
+  log: Logger;
+}
+
+/** A turn a message opened. */
+export interface ChatTurnView {
+  id: string;
+  chatId: string;
+  messageId: string;
+}
+
+const idSchema = z.string().refine(isUuid, 'expected a chat id');
+const textSchema = z
+  .string()
+  .refine((s) => s.trim() !== '', 'must not be empty')
+  .pipe(z.string().max(CHAT_MESSAGE_MAX_CHARS, `must be at most ${CHAT_MESSAGE_MAX_CHARS} characters`));
+const pageSchema = z.object({
+  first: z.number().int().min(0).max(200).nullish().transform((v) => v ?? 50),
+  after: z.string().regex(/^(0|[1-9][0-9]{0,14})$/, 'expected a cursor previously received from this connection').nullish(),
+});
+
+function titleOf(input: ParsedStartChatInput, seed: ChatSeed | null): string {
+  if (seed) return seed.name;
+  const first = (input.text ?? '').trim().split('\n')[0] ?? '';
+  return first ? first.slice(0, 80) : 'chat';
+}
+
+/**
+ * The chats domain (seed 000's chat surface): a conversation with an agent — a rib's named agent, an
+ * `open-chat` seed, or none — as one durable workflow that answers one message at a time with the
+ * rib's tools on the `chat` policy surface.
+ */
+export class ChatService {
+  constructor(private readonly deps: ChatServiceDeps) {}
+
+  async byIds(ids: readonly string[]): Promise<ChatRecord[]> {
+    return this.deps.store.byIds(ids.filter(isUuid));
+  }
+
+  async require(id: string): Promise<ChatRecord> {
+    const chatId = parseInput(idSchema, id, 'chatId');
+    const chat = await this.deps.store.get(chatId);
+    if (!chat) throw new MeshError('NOT_FOUND', `chat ${JSON.stringify(id)} does not exist`);
+    return chat;
+  }
+
+  async list(args: { first?: number | null; after?: string | null }): Promise<{ rows: ChatRecord[]; first: number }> {
+    const page = parseInput(pageSchema, args);
+    const rows = await this.deps.store.list({ first: page.first + 1, ...(page.after != null ? { beforeSeq: Number(page.after) } : {}) });
+    return { rows, first: page.first };
+  }
+
+  async messages(chat: ChatRecord, args: { first?: number | null; after?: string | null }): Promise<{ rows: ChatMessageRecord[]; first: number }> {
+    const page = parseInput(pageSchema, args);
+    const rows = await this.deps.store.messages(chat.id, { first: page.first + 1, ...(page.after != null ? { afterSeq: Number(page.after) } : {}) });
+    return { rows, first: page.first };
+  }
+
+  temporalUiUrl(workflowId: string): string | null {
+    return this.deps.executor.uiUrl(workflowId);
+  }
+
+  /** The seed and tools of the chat `input` asks for; nothing is written. */
+  private async resolve(input: ParsedStartChatInput): Promise<{ seed: ChatSeed | null; tools: string[] }> {
+    let seed: ChatSeed | null = input.openChatSeed ?? null;
+    let tools: string[] = [];
+    if (input.ribId) {
+      const ribTools = this.deps.ribs.ribTools(input.ribId);
+      if (!ribTools) throw new MeshError('NOT_FOUND', `rib ${JSON.stringify(input.ribId)} is not active`);
+      tools = [...ribTools];
+      if (input.agent) {
+        seed = await this.deps.ribs.resolveAgent(input.ribId, input.agent);
+        if (!seed) throw new MeshError('NOT_FOUND', `rib ${input.ribId} has no agent ${JSON.stringify(input.agent)}`);
+      }
+    }
+    return { seed, tools };
+  }
+
+  /**
+   * Starts a chat and, when it has a first message (`text`, else the seed's opening prompt), sends
+   * it. Bad input (an unknown rib or agent) changes nothing; a chat whose workflow cannot start is
+   * FAILED and the call SERVICE_UNAVAILABLE. A chat's workflow starts with its first message.
+   */
+  async start(raw: unknown, caller: Caller | null): Promise<{ chat: ChatRecord; turn: ChatTurnView | null }> {
+    const input = parseInput(startChatInputSchema, raw);
+    const { seed, tools } = await this.resolve(input);
+    const chatId = randomUUID();
+    const workflowId = this.deps.executor.chatWorkflowId(chatId);
+    const title = titleOf(input, seed);
+    await this.deps.store.create({
+      id: chatId,
+      title,
+      ribId: input.ribId ?? null,
+      agent: input.agent ?? null,
+      projectId: input.projectId ?? null,
+      systemPrompt: seed?.systemPrompt ?? null,
+      provider: seed?.providerId ?? null,
+      model: seed?.model ?? null,
+      tools,
+      startedBy: caller,
+      temporalWorkflowId: workflowId,
+    });
+    const first = input.text ?? seed?.openingPrompt;
+    let turn: ChatTurnView | null = null;
+    if (first) {
+      try {
+        turn = await this.sendTo((await this.deps.store.get(chatId))!, first, null, caller);
+      } catch (err) {
+        if (err instanceof MeshError) throw err;
+        await this.deps.store.fail(chatId, (err as Error).message);
+        throw new MeshError('SERVICE_UNAVAILABLE', `chat ${chatId} could not start: ${(err as Error).message}`);
+      }
+    }
+    return { chat: (await this.deps.store.get(chatId))!, turn };
+  }
+
+  /**
+   * One message: TURN_IN_FLIGHT while the chat answers another, CONFLICT once it failed.
+   * @param dedupe a caller-scoped key: the same one is one message (the executor's Update id is its hash)
+   */
+  async send(id: string, rawText: string, dedupe: string | null, caller: Caller | null): Promise<ChatTurnView> {
+    const text = parseInput(textSchema, rawText, 'text');
+    const chat = await this.require(id);
+    return this.sendTo(chat, text, dedupe ? createHash('sha256').update(dedupe).digest('hex') : null, caller);
+  }
+
+  private async sendTo(chat: ChatRecord, text: string, key: string | null, caller: Caller | null): Promise<ChatTurnView> {
+    if (chat.status === 'FAILED') throw new MeshError('CONFLICT', `chat ${chat.id} has failed (${chat.error ?? 'no reason recorded'}); start another`);
+    const launch = { workflowId: chat.temporalWorkflowId, chatId: chat.id, title: chat.title, rib: chat.ribId };
+    const sent = await this.deps.executor.send(launch, { text, actor: caller ? `${actorOf(caller).kind}:${caller.subject}` : null }, key);
+    if (sent.outcome === 'accepted') return { id: sent.turnId, chatId: chat.id, messageId: sent.messageId };
+    throw new MeshError(sent.code, sent.message);
+  }
+}

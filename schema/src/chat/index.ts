@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import { isUuid } from '../ids';
+
+/** A chat's state: waiting for a message, answering one, or failed for good (its reason on the row). */
+export const chatStatuses = ['IDLE', 'RESPONDING', 'FAILED'] as const;
+export type ChatStatus = (typeof chatStatuses)[number];
+
+/** Who wrote a chat message. */
+export const chatRoles = ['USER', 'ASSISTANT'] as const;
+export type ChatRole = (typeof chatRoles)[number];
+
+/** The `chats` stream's event types, keyed by chat id (schema/protocol/chats.md). */
+export const chatEventTypes = ['CHAT_STARTED', 'CHAT_MESSAGE', 'CHAT_TURN_STARTED', 'CHAT_TOOL_CALL', 'CHAT_TOOL_RESULT', 'CHAT_DELTA', 'CHAT_TURN_ENDED'] as const;
+export type ChatEventType = (typeof chatEventTypes)[number];
+
+/** An event's payload: the turn it belongs to and what the type carries. */
+export interface ChatEventPayload {
+  turnId?: string;
+  /** CHAT_MESSAGE: the message's id and role. */
+  messageId?: string;
+  role?: ChatRole;
+  /** CHAT_MESSAGE, CHAT_DELTA: text (clipped on the wire to the event log's bounds). */
+  text?: string;
+  /** CHAT_TOOL_CALL / CHAT_TOOL_RESULT: the tool's name and call id. */
+  tool?: string;
+  toolUseId?: string;
+  isError?: boolean;
+  /** CHAT_TURN_ENDED: `ok`, `error`, `aborted` or `timeout`, and the error when not ok. */
+  status?: string;
+  error?: string;
+}
+
+/** The chat workflow's Temporal messages. */
+export const chatWorkflowMessages = {
+  /** Update: one user message; rejected TURN_IN_FLIGHT while a turn runs. */
+  send: 'chatSend',
+  /** Query: whether a turn runs, and how many have run. */
+  status: 'chatStatus',
+} as const;
+
+/** `chatSend`'s argument: the message (the caller's actor rides along for the record). */
+export interface ChatSendArgs {
+  text: string;
+  actor: string | null;
+}
+
+/** `chatSend`'s answer: the turn it opened and the user message's id. */
+export interface ChatSendResult {
+  turnId: string;
+  messageId: string;
+}
+
+/** The longest user message. */
+export const CHAT_MESSAGE_MAX_CHARS = 100_000;
+
+const seedSchema = z.strictObject({
+  systemPrompt: z.string().min(1).max(8000),
+  name: z.string().min(1).max(80),
+  openingPrompt: z.string().min(1).max(CHAT_MESSAGE_MAX_CHARS).optional(),
+  model: z.string().min(1).max(200).optional(),
+  providerId: z.string().min(1).max(64).optional(),
+});
+
+/**
+ * `startChat`'s input: from a rib's agent (`ribId` + `agent`), from an `open-chat` seed (optionally
+ * owned by `ribId`, whose tools it then gets), or a plain chat; `text` (or the seed's opening prompt)
+ * is the first message.
+ */
+export const startChatInputSchema = z
+  .strictObject({
+    ribId: z.string().min(1).max(64).nullish(),
+    agent: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'an agent slug is lowercase letters, digits and -')
+      .nullish(),
+    openChatSeed: seedSchema.nullish(),
+    projectId: z.string().refine(isUuid, 'expected a project id').nullish(),
+    text: z.string().min(1).max(CHAT_MESSAGE_MAX_CHARS).nullish(),
+  })
+  .refine((i) => !(i.agent && i.openChatSeed), { message: 'give an agent or an openChatSeed, not both', path: ['agent'] })
+  .refine((i) => !i.agent || i.ribId, { message: 'an agent needs its ribId', path: ['ribId'] });
+export type StartChatInput = z.input<typeof startChatInputSchema>;
+export type ParsedStartChatInput = z.output<typeof startChatInputSchema>;

@@ -1,0 +1,229 @@
+import { startModelServer, type ModelServer } from '@keelson/model-server';
+import type { Rib, ToolDefinition } from '@keelson/ribs-contract';
+import { z } from 'zod';
+import { gql, gqlData, subscribe } from './support/client';
+import { codes } from './support/harness';
+import { startTestMesh, type TestMesh } from './support/mesh';
+import { quietTemporalRuntime } from './support/temporalServer';
+import { until } from './support/until';
+
+quietTemporalRuntime();
+jest.setTimeout(180_000);
+
+/** What the desk rib's tools really did (the worker's rib host runs in this process). */
+const done: { tool: string; label: string }[] = [];
+
+function deskTool(name: string): ToolDefinition {
+  return {
+    name,
+    description: `${name} a label.`,
+    inputSchema: z.strictObject({ label: z.string().min(1) }),
+    state_changing: true,
+    execute(input: { label: string }, ctx) {
+      done.push({ tool: name, label: input.label });
+      ctx.emit({ type: 'tool_result', toolUseId: '', content: `${name} ${input.label}` });
+    },
+  } as ToolDefinition;
+}
+
+/**
+ * A rib with an agent, three tools and a policy that decides on the `chat` surface: shredding asks a
+ * human there, burning is refused there, filing is free.
+ */
+const deskRib: Rib = {
+  id: 'desk',
+  displayName: 'Desk',
+  registerTools: () => [deskTool('desk_file'), deskTool('desk_shred'), deskTool('desk_burn')],
+  contributePolicies: () => [
+    {
+      id: 'chat-guard',
+      on: [{ phase: 'tool_call' }],
+      evaluate: (event, ctx) => {
+        if (ctx.surface !== 'chat' || event.phase !== 'tool_call') return { outcome: 'allow' };
+        if (event.tool === 'desk_shred') return { outcome: 'ask', reason: 'shredding from a chat needs a human' };
+        if (event.tool === 'desk_burn') return { outcome: 'deny', reason: 'nothing is burnt from a chat' };
+        return { outcome: 'allow' };
+      },
+    },
+  ],
+  listAgents: () => [{ slug: 'clerk', name: 'Clerk', description: 'Files things.' }],
+  resolveAgent: (slug) => (slug === 'clerk' ? { name: 'Clerk', systemPrompt: 'You are the clerk of the desk.' } : null),
+};
+
+const CHAT_FIELDS = 'id title agent status error turns tools temporalWorkflowId rib { id displayName } messages { edges { cursor node { id turnId role text } } }';
+const EVENT_FIELDS = 'cursor chatId type turnId messageId role text tool toolUseId isError status error';
+
+interface ChatView {
+  id: string;
+  title: string;
+  agent: string | null;
+  status: string;
+  error: string | null;
+  turns: number;
+  tools: string[];
+  temporalWorkflowId: string;
+  rib: { id: string; displayName: string } | null;
+  messages: { edges: { cursor: string; node: { id: string; turnId: string; role: string; text: string } }[] };
+}
+
+interface ChatEventView {
+  cursor: string;
+  chatId: string;
+  type: string;
+  turnId: string | null;
+  messageId: string | null;
+  role: string | null;
+  text: string | null;
+  tool: string | null;
+  toolUseId: string | null;
+  isError: boolean | null;
+  status: string | null;
+  error: string | null;
+}
+
+describe('chats: conversations with a rib agent, its tools on the chat policy surface', () => {
+  let model: ModelServer;
+  let mesh: TestMesh;
+  let url: string;
+
+  const chatOf = async (id: string) => (await gqlData<{ chat: ChatView | null }>(url, `query ($id: ID!) { chat(id: $id) { ${CHAT_FIELDS} } }`, { id })).chat;
+  const idle = async (id: string): Promise<ChatView> => (await until(`chat ${id} idle`, () => chatOf(id), (c) => c?.status === 'IDLE' && c.messages.edges.at(-1)?.node.role === 'ASSISTANT', 60_000))!;
+  const send = (chatId: string, text: string, key?: string) =>
+    gql<{ sendChatMessage: { id: string; chatId: string; messageId: string } }>(
+      url,
+      'mutation ($c: ID!, $t: String!, $k: String) { sendChatMessage(chatId: $c, text: $t, idempotencyKey: $k) { id chatId messageId } }',
+      { c: chatId, t: text, k: key ?? null },
+    );
+  const events = async (chatId: string, after: string | null, until: (e: ChatEventView) => boolean) => {
+    const sub = subscribe<{ chatEvents: ChatEventView }>(mesh.gatewayWsUrl, `subscription ($c: ID!, $a: String) { chatEvents(chatId: $c, after: $a) { ${EVENT_FIELDS} } }`, { c: chatId, a: after });
+    const seen: ChatEventView[] = [];
+    try {
+      for (;;) {
+        const res = await sub.next(60_000);
+        if (res.errors) throw new Error(JSON.stringify(res.errors));
+        seen.push(res.data!.chatEvents);
+        if (until(res.data!.chatEvents)) return seen;
+      }
+    } finally {
+      await sub.close();
+    }
+  };
+
+  beforeAll(async () => {
+    model = await startModelServer({
+      rules: [{ name: 'recall', match: { contains: 'What did I ask before?' }, reply: (ctx) => ({ text: `Before: ${ctx.earlierUserTexts.join(' | ') || 'nothing'}` }) }],
+    });
+    mesh = await startTestMesh({ KEELSON_MODEL_BASE_URL: model.url, KEELSON_MODEL_API_KEY: 'keelson-test' }, { ribHost: { available: { desk: deskRib } } });
+    url = mesh.gatewayUrl;
+  });
+
+  afterAll(async () => {
+    await mesh?.teardown();
+    await model?.stop();
+  });
+
+  it('starts from a rib agent, runs its tool in the first turn, and streams the turn from the start', async () => {
+    const { startChat } = await gqlData<{ startChat: ChatView }>(
+      url,
+      `mutation { startChat(input: { ribId: "desk", agent: "clerk", text: "CALL_TOOL desk_file {\\"label\\": \\"invoice-7\\"}" }) { ${CHAT_FIELDS} } }`,
+    );
+    expect(startChat).toMatchObject({ title: 'Clerk', agent: 'clerk', rib: { id: 'desk', displayName: 'Desk' }, temporalWorkflowId: `chat-${startChat.id}` });
+    expect([...startChat.tools].sort()).toEqual(['desk_burn', 'desk_file', 'desk_shred']);
+
+    const seen = await events(startChat.id, null, (e) => e.type === 'CHAT_TURN_ENDED');
+    expect(seen.map((e) => e.type)).toEqual(['CHAT_STARTED', 'CHAT_MESSAGE', 'CHAT_TURN_STARTED', 'CHAT_TOOL_CALL', 'CHAT_TOOL_RESULT', 'CHAT_DELTA', 'CHAT_MESSAGE', 'CHAT_TURN_ENDED']);
+    expect(seen[3]).toMatchObject({ tool: 'desk_file' });
+    expect(seen[4]).toMatchObject({ text: 'desk_file invoice-7', isError: null, toolUseId: seen[3]!.toolUseId });
+    expect(seen[7]).toMatchObject({ status: 'ok', error: null });
+    expect(new Set(seen.slice(1).map((e) => e.turnId)).size).toBe(1);
+    expect(done).toEqual([{ tool: 'desk_file', label: 'invoice-7' }]);
+
+    const chat = await idle(startChat.id);
+    expect(chat.turns).toBe(1);
+    expect(chat.messages.edges.map((e) => e.node.role)).toEqual(['USER', 'ASSISTANT']);
+    expect(chat.messages.edges[1]!.node.text).toBe('DONE desk_file: desk_file invoice-7');
+    // The text as the turn streamed it, then the stored answer.
+    expect(seen[5]).toMatchObject({ text: chat.messages.edges[1]!.node.text });
+    expect(seen[6]).toMatchObject({ role: 'ASSISTANT', messageId: chat.messages.edges[1]!.node.id, text: chat.messages.edges[1]!.node.text });
+  });
+
+  it('asks the approval inbox before a tool its policy gates on the chat surface, refuses a second message meanwhile, and runs the tool once approved', async () => {
+    const { startChat } = await gqlData<{ startChat: ChatView }>(url, 'mutation { startChat(input: { ribId: "desk", agent: "clerk" }) { id status turns } }');
+    expect(startChat).toMatchObject({ status: 'IDLE', turns: 0 });
+    const sent = await send(startChat.id, 'CALL_TOOL desk_shred {"label": "draft-3"}');
+    expect(sent.errors).toBeUndefined();
+    const turnId = sent.data!.sendChatMessage.id;
+
+    const ask = await until(
+      'the chat ask in the inbox',
+      async () => (await gqlData<{ approvals: { edges: { node: { id: string; kind: string; question: string } }[] } }>(url, '{ approvals(status: "OPEN") { edges { node { id kind question } } } }')).approvals.edges,
+      (edges) => edges.some((e) => e.node.question.includes("tool 'desk_shred'")),
+      60_000,
+    );
+    const approval = ask.find((e) => e.node.question.includes("tool 'desk_shred'"))!.node;
+    expect(approval.kind).toBe('POLICY_ASK');
+    expect(approval.question).toMatch(/surface chat/);
+    expect(done.filter((d) => d.tool === 'desk_shred')).toEqual([]);
+
+    // One turn at a time: a second message while the first waits is refused, and changes nothing.
+    const second = await send(startChat.id, 'and another thing');
+    expect(codes(second)).toEqual(['TURN_IN_FLIGHT']);
+
+    const answered = await gql(url, 'mutation ($id: ID!) { answerApproval(id: $id, decision: APPROVE) { id status } }', { id: approval.id });
+    expect(answered.errors).toBeUndefined();
+    const chat = await idle(startChat.id);
+    expect(done.filter((d) => d.tool === 'desk_shred')).toEqual([{ tool: 'desk_shred', label: 'draft-3' }]);
+    expect(chat.turns).toBe(1);
+    expect(chat.messages.edges.map((e) => [e.node.role, e.node.turnId])).toEqual([
+      ['USER', turnId],
+      ['ASSISTANT', turnId],
+    ]);
+  });
+
+  it('refuses a tool its policy denies on the chat surface (the tool never runs) and the turn still ends', async () => {
+    const { startChat } = await gqlData<{ startChat: ChatView }>(url, 'mutation { startChat(input: { ribId: "desk", agent: "clerk", text: "CALL_TOOL desk_burn {\\"label\\": \\"ledger\\"}" }) { id } }');
+    const seen = await events(startChat.id, null, (e) => e.type === 'CHAT_TURN_ENDED');
+    const result = seen.find((e) => e.type === 'CHAT_TOOL_RESULT')!;
+    expect(result.isError).toBe(true);
+    expect(result.text).toMatch(/nothing is burnt from a chat/);
+    expect(seen.at(-1)).toMatchObject({ status: 'ok' });
+    expect(done.filter((d) => d.tool === 'desk_burn')).toEqual([]);
+  });
+
+  it('keeps the conversation (the provider session resumes), resumes chatEvents from a cursor, and makes a repeated key one message', async () => {
+    const { startChat } = await gqlData<{ startChat: ChatView }>(url, 'mutation { startChat(input: { text: "Remember the word heron." }) { id title rib { id } tools } }');
+    expect(startChat).toMatchObject({ title: 'Remember the word heron.', rib: null, tools: [] });
+    const first = await events(startChat.id, null, (e) => e.type === 'CHAT_TURN_ENDED');
+    await idle(startChat.id);
+
+    const a = await send(startChat.id, 'What did I ask before?', 'recall-1');
+    const b = await send(startChat.id, 'What did I ask before?', 'recall-1');
+    expect(a.errors).toBeUndefined();
+    expect(b.data!.sendChatMessage).toEqual(a.data!.sendChatMessage);
+
+    // From the first turn's last cursor: exactly the second turn, nothing of the first again.
+    const rest = await events(startChat.id, first.at(-1)!.cursor, (e) => e.type === 'CHAT_TURN_ENDED');
+    expect(rest.map((e) => e.type)).toEqual(['CHAT_MESSAGE', 'CHAT_TURN_STARTED', 'CHAT_DELTA', 'CHAT_MESSAGE', 'CHAT_TURN_ENDED']);
+    expect(rest.every((e) => e.turnId === a.data!.sendChatMessage.id)).toBe(true);
+    expect(rest[3]).toMatchObject({ role: 'ASSISTANT', text: 'Before: Remember the word heron.' });
+    const chat = await idle(startChat.id);
+    expect(chat.turns).toBe(2);
+    expect(chat.messages.edges.filter((e) => e.node.role === 'USER')).toHaveLength(2);
+  });
+
+  it('refuses bad input with its code and creates nothing', async () => {
+    const count = async () => (await gqlData<{ chats: { edges: unknown[] } }>(url, '{ chats(first: 200) { edges { cursor } } }')).chats.edges.length;
+    const before = await count();
+    expect(codes(await gql(url, 'mutation { startChat(input: { ribId: "desk", agent: "nobody" }) { id } }'))).toEqual(['NOT_FOUND']);
+    expect(codes(await gql(url, 'mutation { startChat(input: { ribId: "no-such-rib" }) { id } }'))).toEqual(['NOT_FOUND']);
+    expect(codes(await gql(url, 'mutation { startChat(input: { agent: "clerk" }) { id } }'))).toEqual(['BAD_USER_INPUT']);
+    expect(await count()).toBe(before);
+    const { startChat } = await gqlData<{ startChat: ChatView }>(url, 'mutation { startChat(input: { ribId: "desk" }) { id } }');
+    expect(codes(await send(startChat.id, '   '))).toEqual(['BAD_USER_INPUT']);
+    expect(codes(await send('not-a-chat', 'hello'))).toEqual(['BAD_USER_INPUT']);
+    const missing = subscribe(mesh.gatewayWsUrl, 'subscription { chatEvents(chatId: "00000000-0000-4000-8000-000000000000") { cursor } }');
+    expect(codes(await missing.next(20_000))).toEqual(['NOT_FOUND']);
+    await missing.close();
+    expect(await chatOf('00000000-0000-4000-8000-000000000000')).toBeNull();
+  });
+});
