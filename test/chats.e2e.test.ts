@@ -48,10 +48,21 @@ const deskRib: Rib = {
   ],
   listAgents: () => [{ slug: 'clerk', name: 'Clerk', description: 'Files things.' }],
   resolveAgent: (slug) => (slug === 'clerk' ? { name: 'Clerk', systemPrompt: 'You are the clerk of the desk.' } : null),
+  listCommands: () => [
+    { name: 'clerk', description: 'Open a chat with the clerk.' },
+    { name: 'hello', description: 'Greets.', argument: { hint: 'name' } },
+    { name: 'archive', description: 'Archives a label.', argument: { hint: 'label' } },
+  ],
+  invokeCommand: (name, arg) => {
+    if (name === 'clerk') return { ok: true, effect: { effect: 'open-agent', ribId: 'desk', slug: 'clerk' } };
+    if (name === 'hello') return { ok: true, effect: { effect: 'message', markdown: `Hello, **${arg || 'nobody'}**.` } };
+    if (name === 'archive') return { ok: true, effect: { effect: 'run-workflow', workflow: 'desk-archive', args: arg } };
+    return { ok: false, error: `no desk command '${name}'` };
+  },
 };
 
 const CHAT_FIELDS = 'id title agent status error turns tools temporalWorkflowId rib { id displayName } messages { edges { cursor node { id turnId role text } } }';
-const EVENT_FIELDS = 'cursor chatId type turnId messageId role text tool toolUseId isError status error';
+const EVENT_FIELDS = 'cursor chatId type turnId messageId role text tool toolUseId isError status error ribId command effect';
 
 interface ChatView {
   id: string;
@@ -79,6 +90,9 @@ interface ChatEventView {
   isError: boolean | null;
   status: string | null;
   error: string | null;
+  ribId: string | null;
+  command: string | null;
+  effect: string | null;
 }
 
 describe('chats: conversations with a rib agent, its tools on the chat policy surface', () => {
@@ -209,6 +223,36 @@ describe('chats: conversations with a rib agent, its tools on the chat policy su
     const chat = await idle(startChat.id);
     expect(chat.turns).toBe(2);
     expect(chat.messages.edges.filter((e) => e.node.role === 'USER')).toHaveLength(2);
+  });
+
+  it('runs a rib command from a chat and returns its effect typed (an open-agent one is honoured with startChat)', async () => {
+    const { startChat } = await gqlData<{ startChat: ChatView }>(url, 'mutation { startChat(input: { ribId: "desk" }) { id } }');
+    const run = (vars: Record<string, unknown>) =>
+      gql<{ runChatCommand: Record<string, unknown> }>(
+        url,
+        'mutation ($c: ID, $n: String!, $a: JSON) { runChatCommand(chatId: $c, ribId: "desk", name: $n, args: $a) { ok error effect markdown ribId agent seed { name systemPrompt openingPrompt } workflow args } }',
+        { c: null, a: null, ...vars },
+      );
+    const hello = await run({ c: startChat.id, n: 'hello', a: 'Ada' });
+    expect(hello.data!.runChatCommand).toMatchObject({ ok: true, effect: 'MESSAGE', markdown: 'Hello, **Ada**.', workflow: null, seed: null });
+    const archive = await run({ n: 'archive', a: 'box-9' });
+    expect(archive.data!.runChatCommand).toMatchObject({ ok: true, effect: 'RUN_WORKFLOW', workflow: 'desk-archive', args: 'box-9' });
+    const refused = await run({ c: startChat.id, n: 'shout' });
+    expect(refused.data!.runChatCommand).toMatchObject({ ok: false, error: "rib 'desk' has no command 'shout'", effect: null });
+    expect(codes(await run({ n: 'hello', a: { name: 'Ada' } }))).toEqual(['BAD_USER_INPUT']);
+
+    // The chat shows what ran in it (and only that): the greeting, and the refusal.
+    const seen = await events(startChat.id, null, (e) => e.type === 'CHAT_COMMAND' && e.command === 'shout');
+    const commands = seen.filter((e) => e.type === 'CHAT_COMMAND');
+    expect(commands.map((e) => [e.command, e.effect, e.text, e.error])).toEqual([
+      ['hello', 'MESSAGE', 'Hello, **Ada**.', null],
+      ['shout', null, null, "rib 'desk' has no command 'shout'"],
+    ]);
+
+    const open = await run({ n: 'clerk' });
+    expect(open.data!.runChatCommand).toMatchObject({ ok: true, effect: 'OPEN_CHAT', ribId: 'desk', agent: 'clerk', seed: { name: 'Clerk', systemPrompt: 'You are the clerk of the desk.', openingPrompt: null } });
+    const opened = await gqlData<{ startChat: ChatView }>(url, 'mutation ($r: ID!, $a: String!) { startChat(input: { ribId: $r, agent: $a }) { id title agent } }', { r: 'desk', a: 'clerk' });
+    expect(opened.startChat).toMatchObject({ title: 'Clerk', agent: 'clerk' });
   });
 
   it('refuses bad input with its code and creates nothing', async () => {

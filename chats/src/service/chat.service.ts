@@ -14,8 +14,23 @@ export interface ChatSeed {
   providerId?: string;
 }
 
-/** What the chats domain asks of the rib host: agents' seeds and a rib's tools. */
+/** A rib command's effect as the rib host resolved it (the rib contract's closed set). */
+export type RibCommandEffect =
+  | { effect: 'message'; markdown: string }
+  | { effect: 'open-agent'; ribId: string; slug: string }
+  | { effect: 'run-workflow'; workflow: string; args?: string };
+
+/** What a command run from a chat resolved to, typed for the frontend that performs it. */
+export type ChatCommandOutcome =
+  | { ok: false; error: string }
+  | { ok: true; effect: 'MESSAGE'; markdown: string }
+  | { ok: true; effect: 'OPEN_CHAT'; ribId: string; agent: string; seed: ChatSeed }
+  | { ok: true; effect: 'RUN_WORKFLOW'; workflow: string; args: string | null };
+
+/** What the chats domain asks of the rib host: agents' seeds, a rib's tools, its commands. */
 export interface ChatRibs {
+  /** Resolves a rib's slash command to its effect; NOT_FOUND when the rib is not active. */
+  invokeCommand(ribId: string, name: string, arg: string): Promise<{ ok: true; effect: RibCommandEffect } | { ok: false; error: string }>;
   /** The agent's seed; null when the rib has no such agent. NOT_FOUND when the rib is not active. */
   resolveAgent(ribId: string, slug: string): Promise<ChatSeed | null>;
   /** The tools a chat with this rib may use (its own); null when the rib is not active. */
@@ -41,6 +56,14 @@ const textSchema = z
   .string()
   .refine((s) => s.trim() !== '', 'must not be empty')
   .pipe(z.string().max(CHAT_MESSAGE_MAX_CHARS, `must be at most ${CHAT_MESSAGE_MAX_CHARS} characters`));
+const commandSchema = z.object({
+  ribId: z.string().min(1).max(64),
+  name: z.string().regex(/^[a-z][a-z0-9-]{0,63}$/, 'a command name is lowercase kebab-case'),
+  // A command takes one text argument (JSON: a string, or null for none).
+  args: z
+    .union([z.string().max(4000, 'is at most 4000 characters'), z.null(), z.undefined()], { error: 'a command takes one text argument: a string, or null' })
+    .transform((a) => a ?? ''),
+});
 const pageSchema = z.object({
   first: z.number().int().min(0).max(200).nullish().transform((v) => v ?? 50),
   after: z.string().regex(/^(0|[1-9][0-9]{0,14})$/, 'expected a cursor previously received from this connection').nullish(),
@@ -139,6 +162,38 @@ export class ChatService {
       }
     }
     return { chat: (await this.deps.store.get(chatId))!, turn };
+  }
+
+  /**
+   * Runs a rib's slash command, from a chat (`chatId`, recorded there as CHAT_COMMAND) or the
+   * composer, and returns its effect typed: an `open-agent` becomes OPEN_CHAT with the agent's seed
+   * (start it with `startChat`), `run-workflow` RUN_WORKFLOW, `message` MESSAGE. A command the rib
+   * refuses is `ok: false` with its error; bad input and an unknown chat or rib change nothing.
+   */
+  async runCommand(chatId: string | null | undefined, raw: { ribId: string; name: string; args: unknown }): Promise<ChatCommandOutcome> {
+    const input = parseInput(commandSchema, raw);
+    const chat = chatId == null ? null : await this.require(chatId);
+    const outcome = await this.commandOutcome(input.ribId, input.name, input.args);
+    if (chat) {
+      await this.deps.store.recordCommand(chat.id, {
+        ribId: input.ribId,
+        command: input.name,
+        ...(outcome.ok ? { effect: outcome.effect } : { error: outcome.error }),
+        ...(outcome.ok && outcome.effect === 'MESSAGE' ? { text: outcome.markdown } : {}),
+      });
+    }
+    return outcome;
+  }
+
+  private async commandOutcome(ribId: string, name: string, arg: string): Promise<ChatCommandOutcome> {
+    const invoked = await this.deps.ribs.invokeCommand(ribId, name, arg);
+    if (!invoked.ok) return invoked;
+    const e = invoked.effect;
+    if (e.effect === 'message') return { ok: true, effect: 'MESSAGE', markdown: e.markdown };
+    if (e.effect === 'run-workflow') return { ok: true, effect: 'RUN_WORKFLOW', workflow: e.workflow, args: e.args ?? null };
+    const seed = await this.deps.ribs.resolveAgent(e.ribId, e.slug);
+    if (!seed) return { ok: false, error: `rib ${e.ribId} has no agent ${JSON.stringify(e.slug)}` };
+    return { ok: true, effect: 'OPEN_CHAT', ribId: e.ribId, agent: e.slug, seed };
   }
 
   /**

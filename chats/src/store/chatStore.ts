@@ -1,5 +1,5 @@
 import { rows, type EventLog } from '@keelson/platform';
-import { MeshError, streams, type Caller, type ChatEventPayload, type ChatEventType, type ChatRole, type ChatStatus } from '@keelson/schema';
+import { MeshError, streams, type Caller, type ChatCommandEffect, type ChatEventPayload, type ChatEventType, type ChatRole, type ChatStatus } from '@keelson/schema';
 import type { DataSource, EntityManager } from 'typeorm';
 
 /** A chat as `startChat` registers it. */
@@ -244,6 +244,19 @@ export class ChatStore {
         outcome.sessionId ?? null,
       ]);
       await this.append(m, chatId, 'CHAT_TURN_ENDED', { turnId, status: outcome.status, ...(outcome.error ? { error: outcome.error.slice(0, 2000) } : {}) });
+    });
+  }
+
+  /** A rib command run from the chat, and what it resolved to (an event only: the conversation shows it, the agent does not read it). */
+  async recordCommand(chatId: string, c: { ribId: string; command: string; effect?: ChatCommandEffect; text?: string; error?: string }): Promise<void> {
+    await this.dataSource.transaction(async (m) => {
+      await this.append(m, chatId, 'CHAT_COMMAND', {
+        ribId: c.ribId,
+        command: c.command,
+        ...(c.effect ? { effect: c.effect } : {}),
+        ...(c.text ? { text: c.text } : {}),
+        ...(c.error ? { error: c.error.slice(0, 2000) } : {}),
+      });
     });
   }
 

@@ -10,7 +10,7 @@ export const chatRoles = ['USER', 'ASSISTANT'] as const;
 export type ChatRole = (typeof chatRoles)[number];
 
 /** The `chats` stream's event types, keyed by chat id (schema/protocol/chats.md). */
-export const chatEventTypes = ['CHAT_STARTED', 'CHAT_MESSAGE', 'CHAT_TURN_STARTED', 'CHAT_TOOL_CALL', 'CHAT_TOOL_RESULT', 'CHAT_DELTA', 'CHAT_TURN_ENDED'] as const;
+export const chatEventTypes = ['CHAT_STARTED', 'CHAT_MESSAGE', 'CHAT_TURN_STARTED', 'CHAT_TOOL_CALL', 'CHAT_TOOL_RESULT', 'CHAT_DELTA', 'CHAT_TURN_ENDED', 'CHAT_COMMAND'] as const;
 export type ChatEventType = (typeof chatEventTypes)[number];
 
 /** An event's payload: the turn it belongs to and what the type carries. */
@@ -28,7 +28,15 @@ export interface ChatEventPayload {
   /** CHAT_TURN_ENDED: `ok`, `error`, `aborted` or `timeout`, and the error when not ok. */
   status?: string;
   error?: string;
+  /** CHAT_COMMAND: the rib, the command and the effect it resolved to (`ChatCommandEffect`), or its error. */
+  ribId?: string;
+  command?: string;
+  effect?: ChatCommandEffect;
 }
+
+/** The typed effects a command run from a chat resolves to; the frontend performs them. */
+export const chatCommandEffects = ['OPEN_CHAT', 'OPEN_VIEW', 'RUN_WORKFLOW', 'MESSAGE'] as const;
+export type ChatCommandEffect = (typeof chatCommandEffects)[number];
 
 /** The chat workflow's Temporal messages. */
 export const chatWorkflowMessages = {

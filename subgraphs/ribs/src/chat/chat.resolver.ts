@@ -6,7 +6,9 @@ import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subs
 import type { RibsContext } from '../context';
 import { ribEntity } from '../rib/rib.mapping';
 import { Rib } from '../rib/rib.type';
-import { Chat, ChatConnection, ChatEvent, ChatMessage, ChatMessageConnection, ChatTurn, StartChatInput } from './chat.type';
+import { JSONScalar } from '@keelson/kit';
+import type { ChatCommandOutcome } from '@keelson/chats';
+import { Chat, ChatCommandEffectKind, ChatCommandResult, ChatCommandSeed, ChatConnection, ChatEvent, ChatMessage, ChatMessageConnection, ChatTurn, StartChatInput } from './chat.type';
 
 /** The chats domain, or SERVICE_UNAVAILABLE where this subgraph runs without it (no Temporal wiring). */
 function chats(ctx: RibsContext): ChatsServices {
@@ -48,8 +50,23 @@ function toEvent(e: EventEnvelope<ChatEventPayload>): ChatEvent {
     isError: p.isError ?? null,
     status: p.status ?? null,
     error: p.error ?? null,
+    ribId: p.ribId ?? null,
+    command: p.command ?? null,
+    effect: p.effect ?? null,
     at: e.at,
   });
+}
+
+function toCommandResult(o: ChatCommandOutcome): ChatCommandResult {
+  const r: ChatCommandResult = Object.assign(new ChatCommandResult(), { ok: o.ok, error: null, effect: null, markdown: null, ribId: null, agent: null, seed: null, workflow: null, args: null });
+  if (!o.ok) return Object.assign(r, { error: o.error });
+  r.effect = ChatCommandEffectKind[o.effect];
+  if (o.effect === 'MESSAGE') r.markdown = o.markdown;
+  if (o.effect === 'RUN_WORKFLOW') Object.assign(r, { workflow: o.workflow, args: o.args });
+  if (o.effect === 'OPEN_CHAT') {
+    Object.assign(r, { ribId: o.ribId, agent: o.agent, seed: Object.assign(new ChatCommandSeed(), { name: o.seed.name, systemPrompt: o.seed.systemPrompt, openingPrompt: o.seed.openingPrompt ?? null }) });
+  }
+  return r;
 }
 
 /** The caller a chat's turns act as (its tools see this caller). */
@@ -136,6 +153,21 @@ export class ChatResolver {
     const dedupe = idempotencyKey ? `${callerKey(ctx.caller)}\u0000${idempotencyKey}` : null;
     const turn = await services.idempotency.run(call, whole(), () => services.chats.send(chatId, text, dedupe, starter(ctx)));
     return Object.assign(new ChatTurn(), turn);
+  }
+
+  @RequiresScope('write')
+  @Mutation(() => ChatCommandResult, {
+    description:
+      'Runs a rib\'s slash command (Rib.commands) from a chat (recorded there as CHAT_COMMAND) or without one, and returns its effect typed for the frontend to perform; a command the rib refuses is ok: false.',
+  })
+  async runChatCommand(
+    @Ctx() ctx: RibsContext,
+    @Arg('ribId', () => ID) ribId: string,
+    @Arg('name', () => String) name: string,
+    @Arg('chatId', () => ID, { nullable: true }) chatId?: string | null,
+    @Arg('args', () => JSONScalar, { nullable: true, description: 'The command\'s one text argument (a JSON string), or null.' }) args?: unknown,
+  ): Promise<ChatCommandResult> {
+    return toCommandResult(await chats(ctx).chats.runCommand(chatId, { ribId, name, args }));
   }
 
   @RequiresScope('read')

@@ -1,5 +1,5 @@
 import { PageInfo } from '@keelson/kit';
-import { Directive, Field, ID, InputType, Int, ObjectType } from 'type-graphql';
+import { Directive, Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 
 @ObjectType({ description: 'A message of a chat: the user\'s, or the agent\'s answer.' })
 export class ChatMessage {
@@ -150,7 +150,7 @@ export class ChatEvent {
   @Field(() => ID)
   chatId!: string;
 
-  @Field({ description: 'CHAT_STARTED, CHAT_MESSAGE, CHAT_TURN_STARTED, CHAT_TOOL_CALL, CHAT_TOOL_RESULT, CHAT_DELTA or CHAT_TURN_ENDED.' })
+  @Field({ description: 'CHAT_STARTED, CHAT_MESSAGE, CHAT_TURN_STARTED, CHAT_TOOL_CALL, CHAT_TOOL_RESULT, CHAT_DELTA, CHAT_TURN_ENDED or CHAT_COMMAND.' })
   type!: string;
 
   @Field(() => ID, { nullable: true })
@@ -180,6 +180,69 @@ export class ChatEvent {
   @Field(() => String, { nullable: true })
   error!: string | null;
 
+  @Field(() => ID, { nullable: true, description: 'CHAT_COMMAND: the rib whose command ran.' })
+  ribId!: string | null;
+
+  @Field(() => String, { nullable: true, description: 'CHAT_COMMAND: the command.' })
+  command!: string | null;
+
+  @Field(() => String, { nullable: true, description: 'CHAT_COMMAND: the effect it resolved to (ChatCommandEffectKind), null when the rib refused it.' })
+  effect!: string | null;
+
   @Field(() => Date)
   at!: Date;
+}
+
+export enum ChatCommandEffectKind {
+  OPEN_CHAT = 'OPEN_CHAT',
+  OPEN_VIEW = 'OPEN_VIEW',
+  RUN_WORKFLOW = 'RUN_WORKFLOW',
+  MESSAGE = 'MESSAGE',
+}
+registerEnumType(ChatCommandEffectKind, {
+  name: 'ChatCommandEffectKind',
+  description:
+    'What a command asks the frontend to do: OPEN_CHAT (startChat with ribId + agent), RUN_WORKFLOW (startWorkflow), MESSAGE (show markdown). OPEN_VIEW is reserved for a view-opening command effect, which the rib contract does not have yet.',
+});
+
+@ObjectType({ description: 'The agent seed an OPEN_CHAT effect opens.' })
+export class ChatCommandSeed {
+  @Field()
+  name!: string;
+
+  @Field()
+  systemPrompt!: string;
+
+  @Field(() => String, { nullable: true })
+  openingPrompt!: string | null;
+}
+
+@ObjectType({ description: 'A rib command run from a chat: its typed effect, or the rib\'s error (ok false).' })
+export class ChatCommandResult {
+  @Field()
+  ok!: boolean;
+
+  @Field(() => String, { nullable: true })
+  error!: string | null;
+
+  @Field(() => ChatCommandEffectKind, { nullable: true })
+  effect!: ChatCommandEffectKind | null;
+
+  @Field(() => String, { nullable: true, description: 'MESSAGE: the markdown to show.' })
+  markdown!: string | null;
+
+  @Field(() => ID, { nullable: true, description: 'OPEN_CHAT: the rib of the agent.' })
+  ribId!: string | null;
+
+  @Field(() => String, { nullable: true, description: 'OPEN_CHAT: the agent\'s slug.' })
+  agent!: string | null;
+
+  @Field(() => ChatCommandSeed, { nullable: true, description: 'OPEN_CHAT: the agent\'s seed.' })
+  seed!: ChatCommandSeed | null;
+
+  @Field(() => String, { nullable: true, description: 'RUN_WORKFLOW: the workflow\'s name.' })
+  workflow!: string | null;
+
+  @Field(() => String, { nullable: true, description: 'RUN_WORKFLOW: its $ARGUMENTS.' })
+  args!: string | null;
 }

@@ -1,5 +1,6 @@
 import { openChatsDomain, type ChatRibs, type OpenedChatsDomain } from '@keelson/chats';
 import type { RibHost } from '@keelson/host';
+import { MeshError } from '@keelson/schema';
 import type { Logger, PgTimeouts } from '@keelson/service';
 import { connectClient, temporalChatsExecutor } from '@keelson/temporal';
 import type { Client } from '@temporalio/client';
@@ -12,6 +13,11 @@ export function hostChatRibs(host: () => RibHost | undefined): ChatRibs {
       const h = host();
       if (!h) return null;
       return h.resolveAgent(ribId, slug);
+    },
+    async invokeCommand(ribId, name, arg) {
+      const h = host();
+      if (!h) throw new MeshError('SERVICE_UNAVAILABLE', 'the rib host is not up yet');
+      return h.invokeCommand(ribId, name, arg);
     },
     ribTools(ribId) {
       const h = host();
