@@ -125,7 +125,10 @@ describe('chats: conversations with a rib agent, its tools on the chat policy su
 
   beforeAll(async () => {
     model = await startModelServer({
-      rules: [{ name: 'recall', match: { contains: 'What did I ask before?' }, reply: (ctx) => ({ text: `Before: ${ctx.earlierUserTexts.join(' | ') || 'nothing'}` }) }],
+      rules: [
+        { name: 'recall', match: { contains: 'What did I ask before?' }, reply: (ctx) => ({ text: `Before: ${ctx.earlierUserTexts.join(' | ') || 'nothing'}` }) },
+        { name: 'steered', match: { contains: 'Steering note from the operator' }, reply: (ctx) => ({ text: `Heard: ${/sent while you work: (.*)\]$/.exec(ctx.userText)?.[1] ?? '?'}` }) },
+      ],
     });
     mesh = await startTestMesh({ KEELSON_MODEL_BASE_URL: model.url, KEELSON_MODEL_API_KEY: 'keelson-test' }, { ribHost: { available: { desk: deskRib } } });
     url = mesh.gatewayUrl;
@@ -192,6 +195,36 @@ describe('chats: conversations with a rib agent, its tools on the chat policy su
       ['USER', turnId],
       ['ASSISTANT', turnId],
     ]);
+  });
+
+  it('takes a steer note mid-turn: the turn reads it after its tool round, before its next model call; none without a turn', async () => {
+    const { startChat } = await gqlData<{ startChat: ChatView }>(url, 'mutation { startChat(input: { ribId: "desk", agent: "clerk" }) { id } }');
+    const steer = (note: string) =>
+      gqlData<{ steerChat: { accepted: boolean; status: string; reason: string | null } }>(url, 'mutation ($c: ID!, $n: String!) { steerChat(chatId: $c, note: $n) { accepted status reason } }', {
+        c: startChat.id,
+        n: note,
+      });
+    expect((await steer('too early')).steerChat).toMatchObject({ accepted: false, status: 'REJECTED' });
+
+    expect((await send(startChat.id, 'CALL_TOOL desk_shred {"label": "memo-2"}')).errors).toBeUndefined();
+    const approval = await until(
+      'the ask',
+      async () => (await gqlData<{ approvals: { edges: { node: { id: string; question: string } }[] } }>(url, '{ approvals(status: "OPEN") { edges { node { id question } } } }')).approvals.edges,
+      (edges) => edges.some((e) => e.node.question.includes("tool 'desk_shred'")),
+      60_000,
+    );
+    // The turn waits in its tool round: the note is queued for it.
+    expect((await steer('use the blue bin')).steerChat).toMatchObject({ accepted: true, status: 'ACCEPTED' });
+    await gqlData(url, 'mutation ($id: ID!) { answerApproval(id: $id, decision: APPROVE) { id } }', { id: approval.find((e) => e.node.question.includes("tool 'desk_shred'"))!.node.id });
+
+    const seen = await events(startChat.id, null, (e) => e.type === 'CHAT_TURN_ENDED');
+    const types = seen.map((e) => e.type);
+    expect(types.indexOf('CHAT_STEERED')).toBeGreaterThan(types.indexOf('CHAT_TOOL_RESULT'));
+    expect(types.indexOf('CHAT_STEERED')).toBeLessThan(types.lastIndexOf('CHAT_MESSAGE'));
+    expect(seen.find((e) => e.type === 'CHAT_STEERED')).toMatchObject({ text: 'use the blue bin' });
+    const chat = await idle(startChat.id);
+    expect(chat.messages.edges.at(-1)!.node.text).toBe('Heard: use the blue bin');
+    expect((await steer('too late')).steerChat).toMatchObject({ accepted: false, status: 'REJECTED' });
   });
 
   it('refuses a tool its policy denies on the chat surface (the tool never runs) and the turn still ends', async () => {

@@ -1,4 +1,4 @@
-import type { ChatSendArgs, ChatSendResult, ErrorCode } from '@keelson/schema';
+import type { ChatSendArgs, ChatSendResult, ChatSteerArgs, ErrorCode } from '@keelson/schema';
 
 /** A chat's workflow (`chat`), started by the first message that finds it not running. */
 export interface ChatLaunchRequest {
@@ -16,6 +16,13 @@ export type ChatSendOutcome =
   /** The workflow refused it (TURN_IN_FLIGHT while a turn runs) or failed it. */
   | { outcome: 'failed'; code: ErrorCode; message: string };
 
+/** A steer note sent to a chat's workflow. */
+export type ChatSteerOutcome =
+  | { outcome: 'accepted'; turnId: string }
+  | { outcome: 'not-running' }
+  /** The workflow refused it (CONFLICT: no turn runs) or failed it. */
+  | { outcome: 'failed'; code: ErrorCode; message: string };
+
 /**
  * What the chats domain asks of the executor that runs its conversations. `@keelson/temporal`
  * implements it (`temporalChatsExecutor`); the chats domain never imports the executor.
@@ -30,4 +37,6 @@ export interface ChatsExecutor {
    * same `key` is one message however often sent. Rejects when the executor cannot be reached.
    */
   send(chat: ChatLaunchRequest, args: ChatSendArgs, key: string | null): Promise<ChatSendOutcome>;
+  /** A note for the turn in flight (read between its tool rounds); the same `key` is one note. */
+  steer(workflowId: string, args: ChatSteerArgs, key: string | null): Promise<ChatSteerOutcome>;
 }

@@ -4,7 +4,7 @@ export { createAgentTurns, NEUTRAL_CWD_DIR } from './agentTurns';
 export type { AgentTurns, AgentTurnsOptions } from './agentTurns';
 export { createAgentTurnSeams } from './seams/agentTurnSeams';
 export type { AgentTurnSeams } from './seams/agentTurnSeams';
-export { runAgentTurn, DEFAULT_MAX_TOKENS, DEFAULT_MAX_ROUNDS, DEFAULT_TURN_TIMEOUT_MS } from './turn/runAgentTurn';
+export { runAgentTurn, steerMessage, DEFAULT_MAX_TOKENS, DEFAULT_MAX_ROUNDS, DEFAULT_TURN_TIMEOUT_MS } from './turn/runAgentTurn';
 export type { AgentTurnDeps, AgentTurnRequest } from './turn/runAgentTurn';
 export { projectTools, isTextOnly } from './turn/turnTools';
 export type { TurnToolHost, TurnToolRequest, ProjectedTools } from './turn/turnTools';

@@ -5,7 +5,7 @@ import { workflowUiUrl } from './client';
 import { sendUpdate } from './executorCalls';
 import { keelsonSearchAttributes } from './searchAttributeKeys';
 import type { chat } from './workflows';
-import { chatSendUpdate } from './workflows/chatMessages';
+import { chatSendUpdate, chatSteerUpdate } from './workflows/chatMessages';
 
 /** `chat-<chat id>`: the chat's workflow, findable by id in the Temporal UI. */
 export function chatWorkflowId(chatId: string): string {
@@ -47,6 +47,11 @@ export function temporalChatsExecutor(client: () => Promise<Client>, target: Omi
       });
       // Update-with-start starts a chat that does not run, so only a race with its end lands here.
       return sent.outcome === 'not-running' ? { outcome: 'failed', code: 'CONFLICT', message: `chat ${req.chatId} ended while the message was sent; send it again` } : sent;
+    },
+
+    async steer(workflowId, args, key) {
+      const handle = (await client()).workflow.getHandle(workflowId);
+      return sendUpdate(key, async (updateId) => ({ outcome: 'accepted' as const, ...(await handle.executeUpdate(chatSteerUpdate, { args: [args], updateId })) }));
     },
   };
 }

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { actorOf, CHAT_MESSAGE_MAX_CHARS, isUuid, MeshError, parseInput, startChatInputSchema, type Caller, type ParsedStartChatInput } from '@keelson/schema';
+import { actorOf, CHAT_MESSAGE_MAX_CHARS, CHAT_STEER_MAX_CHARS, isUuid, MeshError, parseInput, startChatInputSchema, type Caller, type ParsedStartChatInput } from '@keelson/schema';
 import type { Logger } from '@keelson/service';
 import { z } from 'zod';
 import type { ChatsExecutor } from '../executor';
@@ -64,6 +64,10 @@ const commandSchema = z.object({
     .union([z.string().max(4000, 'is at most 4000 characters'), z.null(), z.undefined()], { error: 'a command takes one text argument: a string, or null' })
     .transform((a) => a ?? ''),
 });
+const noteSchema = z
+  .string()
+  .refine((s) => s.trim() !== '', 'must not be empty')
+  .pipe(z.string().max(CHAT_STEER_MAX_CHARS, `must be at most ${CHAT_STEER_MAX_CHARS} characters`));
 const pageSchema = z.object({
   first: z.number().int().min(0).max(200).nullish().transform((v) => v ?? 50),
   after: z.string().regex(/^(0|[1-9][0-9]{0,14})$/, 'expected a cursor previously received from this connection').nullish(),
@@ -204,6 +208,24 @@ export class ChatService {
     const text = parseInput(textSchema, rawText, 'text');
     const chat = await this.require(id);
     return this.sendTo(chat, text, dedupe ? createHash('sha256').update(dedupe).digest('hex') : null, caller);
+  }
+
+  /**
+   * A steer note for the turn the chat is answering: the turn reads it before its next model call
+   * (after its current tool round). ACCEPTED into the live turn, or REJECTED with the reason when no
+   * turn runs. BAD_USER_INPUT for an empty or long note.
+   * @param dedupe a caller-scoped key: the same one is one note
+   */
+  async steer(id: string, rawNote: string, dedupe: string | null, caller: Caller | null): Promise<{ status: 'ACCEPTED' | 'REJECTED'; reason: string | null }> {
+    const note = parseInput(noteSchema, rawNote, 'note');
+    const chat = await this.require(id);
+    if (chat.status !== 'RESPONDING') return { status: 'REJECTED', reason: `chat ${chat.id} is not answering a message (${chat.status}): send one instead` };
+    const key = dedupe ? createHash('sha256').update(dedupe).digest('hex') : null;
+    const r = await this.deps.executor.steer(chat.temporalWorkflowId, { note, actor: caller ? `${actorOf(caller).kind}:${caller.subject}` : null }, key);
+    if (r.outcome === 'accepted') return { status: 'ACCEPTED', reason: `read by turn ${r.turnId} before its next model call` };
+    if (r.outcome === 'not-running') return { status: 'REJECTED', reason: `chat ${chat.id} is not answering a message: send one instead` };
+    if (r.code === 'CONFLICT') return { status: 'REJECTED', reason: r.message };
+    throw new MeshError(r.code, r.message);
   }
 
   private async sendTo(chat: ChatRecord, text: string, key: string | null, caller: Caller | null): Promise<ChatTurnView> {

@@ -53,6 +53,16 @@ export interface AgentTurnRequest extends RibAgentTurnRequest {
   onProgress?: () => void;
   /** Who the turn runs for: its tools act as this caller (`ToolContext.caller`). */
   caller?: Readonly<ToolCaller>;
+  /**
+   * The turn's steer queue (seed 002's `/steer`): read after each tool round, before the next model
+   * call; each note it returns joins the conversation as a message from the operator.
+   */
+  steer?: () => Promise<readonly string[]>;
+}
+
+/** How a steer note reads to the model. */
+export function steerMessage(note: string): string {
+  return `[Steering note from the operator, sent while you work: ${note}]`;
 }
 
 class Stopped {
@@ -237,6 +247,7 @@ async function execute(deps: AgentTurnDeps, req: AgentTurnRequest, stream: Chunk
         if (signal.aborted) throw signal.reason;
       }
       messages.push({ role: 'tool', results });
+      for (const note of req.steer ? await req.steer() : []) messages.push({ role: 'user', text: steerMessage(note) });
     }
   } catch (err) {
     if (signal.aborted && signal.reason instanceof Stopped) {

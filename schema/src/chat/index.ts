@@ -10,7 +10,7 @@ export const chatRoles = ['USER', 'ASSISTANT'] as const;
 export type ChatRole = (typeof chatRoles)[number];
 
 /** The `chats` stream's event types, keyed by chat id (schema/protocol/chats.md). */
-export const chatEventTypes = ['CHAT_STARTED', 'CHAT_MESSAGE', 'CHAT_TURN_STARTED', 'CHAT_TOOL_CALL', 'CHAT_TOOL_RESULT', 'CHAT_DELTA', 'CHAT_TURN_ENDED', 'CHAT_COMMAND'] as const;
+export const chatEventTypes = ['CHAT_STARTED', 'CHAT_MESSAGE', 'CHAT_TURN_STARTED', 'CHAT_TOOL_CALL', 'CHAT_TOOL_RESULT', 'CHAT_DELTA', 'CHAT_STEERED', 'CHAT_TURN_ENDED', 'CHAT_COMMAND'] as const;
 export type ChatEventType = (typeof chatEventTypes)[number];
 
 /** An event's payload: the turn it belongs to and what the type carries. */
@@ -19,7 +19,7 @@ export interface ChatEventPayload {
   /** CHAT_MESSAGE: the message's id and role. */
   messageId?: string;
   role?: ChatRole;
-  /** CHAT_MESSAGE, CHAT_DELTA: text (clipped on the wire to the event log's bounds). */
+  /** CHAT_MESSAGE, CHAT_DELTA, CHAT_STEERED: text (clipped on the wire to the event log's bounds). */
   text?: string;
   /** CHAT_TOOL_CALL / CHAT_TOOL_RESULT: the tool's name and call id. */
   tool?: string;
@@ -44,6 +44,10 @@ export const chatWorkflowMessages = {
   send: 'chatSend',
   /** Query: whether a turn runs, and how many have run. */
   status: 'chatStatus',
+  /** Update: a steer note for the turn in flight; refused when no turn runs. */
+  steer: 'chatSteer',
+  /** Query: the steer notes of a turn, in order (its activity reads them between tool rounds). */
+  steerNotes: 'chatSteerNotes',
 } as const;
 
 /** `chatSend`'s argument: the message (the caller's actor rides along for the record). */
@@ -57,6 +61,15 @@ export interface ChatSendResult {
   turnId: string;
   messageId: string;
 }
+
+/** `chatSteer`'s argument: the note (the caller's actor rides along for the record). */
+export interface ChatSteerArgs {
+  note: string;
+  actor: string | null;
+}
+
+/** The longest steer note. */
+export const CHAT_STEER_MAX_CHARS = 4000;
 
 /** The longest user message. */
 export const CHAT_MESSAGE_MAX_CHARS = 100_000;

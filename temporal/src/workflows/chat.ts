@@ -1,8 +1,8 @@
 // Deterministic code only: this module runs in the workflow sandbox and is replayed from history.
 import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, proxyActivities, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
-import type { ChatSendResult } from '@keelson/schema';
+import { CHAT_STEER_MAX_CHARS, type ChatSendResult } from '@keelson/schema';
 import type { Activities } from '../activities';
-import { chatSendUpdate, chatStatusQuery } from './chatMessages';
+import { chatSendUpdate, chatStatusQuery, chatSteerNotesQuery, chatSteerUpdate } from './chatMessages';
 
 export interface ChatWorkflowInput {
   chatId: string;
@@ -37,7 +37,8 @@ function asUpdateFailure(err: unknown): ApplicationFailure {
  * A chat (`workflowTypes.chat`, id `chat-<chatId>`): one conversation, one turn at a time. The
  * `chatSend` Update records the user's message (an activity, so the caller's answer means it is
  * stored) and is refused TURN_IN_FLIGHT while a turn runs; the `chatTurn` activity answers it with
- * the chat's agent and tools. An idle chat ends after `idleMs` (the next message starts it again
+ * the chat's agent and tools. `chatSteer` adds a note to the turn in flight, which its activity reads
+ * between tool rounds (`chatSteerNotes`). An idle chat ends after `idleMs` (the next message starts it again
  * with update-with-start); it continues as new before its history grows large.
  */
 export async function chat(input: ChatWorkflowInput): Promise<ChatWorkflowResult> {
@@ -54,6 +55,8 @@ export async function chat(input: ChatWorkflowInput): Promise<ChatWorkflowResult
   let reserved: string | null = null;
   let pending: OpenTurn | null = null;
   let turns = input.turns ?? 0;
+  /** The steer notes of the turn in flight (the turn's activity queries them between tool rounds). */
+  let notes: { turnId: string; notes: string[] } | null = null;
 
   setHandler(
     chatSendUpdate,
@@ -79,6 +82,23 @@ export async function chat(input: ChatWorkflowInput): Promise<ChatWorkflowResult
     },
   );
   setHandler(chatStatusQuery, () => ({ chatId: input.chatId, turnInFlight: reserved, turns }));
+  setHandler(
+    chatSteerUpdate,
+    ({ note }) => {
+      const turnId = reserved!;
+      if (notes?.turnId !== turnId) notes = { turnId, notes: [] };
+      notes.notes.push(note);
+      return { turnId };
+    },
+    {
+      validator: ({ note }) => {
+        if (typeof note !== 'string' || !note.trim()) throw ApplicationFailure.create({ type: 'BAD_USER_INPUT', message: 'note: must not be empty', nonRetryable: true });
+        if (note.length > CHAT_STEER_MAX_CHARS) throw ApplicationFailure.create({ type: 'BAD_USER_INPUT', message: `note: must be at most ${CHAT_STEER_MAX_CHARS} characters`, nonRetryable: true });
+        if (!reserved) throw ApplicationFailure.create({ type: 'CONFLICT', message: `chat ${input.chatId} is not answering a message: send one instead`, nonRetryable: true });
+      },
+    },
+  );
+  setHandler(chatSteerNotesQuery, (turnId) => (notes?.turnId === turnId ? [...notes.notes] : []));
 
   for (;;) {
     if (!(await condition(() => reserved !== null, input.idleMs))) {
@@ -97,6 +117,7 @@ export async function chat(input: ChatWorkflowInput): Promise<ChatWorkflowResult
       await chatSettleTurn({ chatId: input.chatId, turnId: turn.turnId, replyId: turn.replyId, error: (err as Error).message });
     }
     reserved = null;
+    notes = null;
     turns += 1;
     if (workflowInfo().continueAsNewSuggested) {
       await condition(allHandlersFinished);

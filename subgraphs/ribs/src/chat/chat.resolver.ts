@@ -6,7 +6,7 @@ import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subs
 import type { RibsContext } from '../context';
 import { ribEntity } from '../rib/rib.mapping';
 import { Rib } from '../rib/rib.type';
-import { JSONScalar } from '@keelson/kit';
+import { JSONScalar, SteerResult, steerResult } from '@keelson/kit';
 import type { ChatCommandOutcome } from '@keelson/chats';
 import { Chat, ChatCommandEffectKind, ChatCommandResult, ChatCommandSeed, ChatConnection, ChatEvent, ChatMessage, ChatMessageConnection, ChatTurn, StartChatInput } from './chat.type';
 
@@ -153,6 +153,24 @@ export class ChatResolver {
     const dedupe = idempotencyKey ? `${callerKey(ctx.caller)}\u0000${idempotencyKey}` : null;
     const turn = await services.idempotency.run(call, whole(), () => services.chats.send(chatId, text, dedupe, starter(ctx)));
     return Object.assign(new ChatTurn(), turn);
+  }
+
+  @RequiresScope('write')
+  @Mutation(() => SteerResult, {
+    description:
+      'A steer note for the turn the chat is answering: read before its next model call, after its current tool round (seed 002\'s /steer), and shown as CHAT_STEERED. REJECTED with the reason when no turn runs.',
+  })
+  async steerChat(
+    @Ctx() ctx: RibsContext,
+    @Arg('chatId', () => ID) chatId: string,
+    @Arg('note') note: string,
+    @Arg('idempotencyKey', () => String, { nullable: true, description: IDEMPOTENCY_KEY }) idempotencyKey?: string | null,
+  ): Promise<SteerResult> {
+    const services = chats(ctx);
+    const call = { caller: ctx.caller, mutation: 'steerChat', key: idempotencyKey, input: { chatId, note } };
+    const dedupe = idempotencyKey ? `${callerKey(ctx.caller)}\u0000${idempotencyKey}` : null;
+    const answer = await services.idempotency.run<Awaited<ReturnType<typeof services.chats.steer>>>(call, whole(), () => services.chats.steer(chatId, note, dedupe, starter(ctx)));
+    return steerResult(answer.status, answer.reason);
   }
 
   @RequiresScope('write')

@@ -3,7 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { ChatRecord, ChatStore } from '@keelson/chats';
 import type { AgentTurnRequest } from '@keelson/providers';
 import type { MessageChunk, RibAgentTurn, ToolCaller } from '@keelson/ribs-contract';
-import { MeshError } from '@keelson/schema';
+import { chatWorkflowMessages, MeshError } from '@keelson/schema';
 import type { Logger } from '@keelson/service';
 import { asActivity } from '../failures';
 
@@ -20,7 +20,7 @@ export interface ChatActivityDeps {
 }
 
 /** The turn request of a chat's message: its agent, its tools on the `chat` surface, the session it resumes. */
-function turnRequest(chat: ChatRecord, text: string, turnId: string, signal: AbortSignal, heartbeat: () => void): AgentTurnRequest {
+function turnRequest(chat: ChatRecord, text: string, turnId: string, signal: AbortSignal, heartbeat: () => void, steer: () => Promise<readonly string[]>): AgentTurnRequest {
   const caller: ToolCaller | undefined = chat.startedBy ? { subject: chat.startedBy.subject, kind: chat.startedBy.kind, scopes: chat.startedBy.scopes, ...(chat.startedBy.tokenId ? { tokenId: chat.startedBy.tokenId } : {}) } : undefined;
   return {
     prompt: text,
@@ -36,7 +36,26 @@ function turnRequest(chat: ChatRecord, text: string, turnId: string, signal: Abo
     turnContext: { chatId: chat.id, turnId },
     abortSignal: signal,
     onProgress: heartbeat,
+    steer,
     ...(caller ? { caller } : {}),
+  };
+}
+
+/**
+ * The turn's steer queue: the notes its workflow took (`chatSteer`) that this turn has not read yet,
+ * asked of the workflow between tool rounds, each recorded as CHAT_STEERED when the turn reads it.
+ */
+function steerReader(store: ChatStore, chatId: string, turnId: string): () => Promise<readonly string[]> {
+  let read = 0;
+  return async () => {
+    const activity = Context.current();
+    const workflowId = activity.info.workflowExecution?.workflowId;
+    if (!workflowId) return [];
+    const all = await activity.client.workflow.getHandle(workflowId).query<string[], [string]>(chatWorkflowMessages.steerNotes, turnId);
+    const fresh = all.slice(read);
+    read = all.length;
+    for (const note of fresh) await store.turnEvent(chatId, turnId, 'CHAT_STEERED', { text: note });
+    return fresh;
   };
 }
 
@@ -75,7 +94,7 @@ export function createChatActivities(deps: ChatActivityDeps | undefined) {
         if (!message) throw new MeshError('NOT_FOUND', `turn ${input.turnId} of chat ${input.chatId} has no message`);
         await turns.ready();
         const activity = Context.current();
-        const run = turns.run(turnRequest(chat, message.text, input.turnId, activity.cancellationSignal, () => activity.heartbeat()));
+        const run = turns.run(turnRequest(chat, message.text, input.turnId, activity.cancellationSignal, () => activity.heartbeat(), steerReader(store, chat.id, input.turnId)));
         for await (const chunk of run.stream) await recordChunk(store, chat.id, input.turnId, chunk);
         const result = await run.result;
         await store.settleTurn(chat.id, input.turnId, {
