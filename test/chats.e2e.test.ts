@@ -256,6 +256,15 @@ describe('chats: conversations with a rib agent, its tools on the chat policy su
     const chat = await idle(startChat.id);
     expect(chat.turns).toBe(2);
     expect(chat.messages.edges.filter((e) => e.node.role === 'USER')).toHaveLength(2);
+
+    // Captured into memory like every turn: the conversation chat:<id>, each message once.
+    const history = await until(
+      'the chat in memory',
+      async () => (await gqlData<{ sessionHistory: { role: string; content: string }[] }>(url, 'query ($s: ID!) { sessionHistory(sessionId: $s, limit: 20) { role content } }', { s: `chat:${startChat.id}` })).sessionHistory,
+      (h) => h.length >= 4,
+      30_000,
+    );
+    expect(history.map((m) => [m.role, m.content])).toEqual(chat.messages.edges.map((e) => [e.node.role.toLowerCase(), e.node.text]));
   });
 
   it('runs a rib command from a chat and returns its effect typed (an open-agent one is honoured with startChat)', async () => {

@@ -110,12 +110,19 @@ const toRecord = (r: ChatRow): ChatRecord => ({
 
 const toMessage = (r: MessageRow): ChatMessageRecord => ({ id: r.id, chatId: r.chat_id, seq: r.seq, turnId: r.turn_id, role: r.role, text: r.text, createdAt: r.created_at });
 
+/** The chat's rib and agent, as its CHAT_MESSAGE events carry them (memory files the message under them). */
+const whose = (r: { rib_id: string | null; agent: string | null }) => ({ ...(r.rib_id ? { ribId: r.rib_id } : {}), ...(r.agent ? { agent: r.agent } : {}) });
+
 /** Postgres text cannot hold NUL. */
 const pgText = (s: string) => (s.includes('\u0000') ? s.replace(/\u0000/g, '\uFFFD') : s);
 
-/** The longest text an event carries; the message row keeps it whole. */
-const EVENT_TEXT_CHARS = 16_000;
-const clipText = (s: string) => (s.length > EVENT_TEXT_CHARS ? `${s.slice(0, EVENT_TEXT_CHARS - 1)}…` : s);
+/**
+ * The longest text an event carries: a message whole (memory captures it from its CHAT_MESSAGE, up to
+ * memory's own bound), a delta, tool result or steer note up to 16,000 characters.
+ */
+const MESSAGE_EVENT_CHARS = 200_000;
+const LIVE_EVENT_CHARS = 16_000;
+const clip = (s: string, max: number) => (s.length > max ? `${s.slice(0, max - 1)}…` : s);
 
 /**
  * The one writer of chat state: the `chats` row, its `chat_messages`, and the `chats` stream of events
@@ -129,7 +136,8 @@ export class ChatStore {
   ) {}
 
   private append(m: EntityManager, chatId: string, type: ChatEventType, payload: ChatEventPayload): Promise<unknown> {
-    return this.events.append<ChatEventPayload>(m, { stream: streams.chats, key: chatId, type, payload: payload.text === undefined ? payload : { ...payload, text: clipText(payload.text) } });
+    const max = type === 'CHAT_MESSAGE' ? MESSAGE_EVENT_CHARS : LIVE_EVENT_CHARS;
+    return this.events.append<ChatEventPayload>(m, { stream: streams.chats, key: chatId, type, payload: payload.text === undefined ? payload : { ...payload, text: clip(payload.text, max) } });
   }
 
   async create(c: NewChat): Promise<void> {
@@ -139,7 +147,7 @@ export class ChatStore {
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10::jsonb, $11)`,
         [c.id, pgText(c.title), c.ribId, c.agent, c.projectId, c.systemPrompt === null ? null : pgText(c.systemPrompt), c.provider, c.model, JSON.stringify(c.tools), c.startedBy === null ? null : JSON.stringify(c.startedBy), c.temporalWorkflowId],
       );
-      await this.append(m, c.id, 'CHAT_STARTED', {});
+      await this.append(m, c.id, 'CHAT_STARTED', { ...(c.ribId ? { ribId: c.ribId } : {}), ...(c.agent ? { agent: c.agent } : {}) });
     });
   }
 
@@ -198,14 +206,18 @@ export class ChatStore {
    */
   async openTurn(chatId: string, turn: { turnId: string; messageId: string; text: string }): Promise<void> {
     await this.dataSource.transaction(async (m) => {
-      const [row] = await rows<{ turn_in_flight: string | null; status: ChatStatus }>(m, 'SELECT turn_in_flight, status FROM chats WHERE id = $1 FOR UPDATE', [chatId]);
+      const [row] = await rows<{ turn_in_flight: string | null; status: ChatStatus; rib_id: string | null; agent: string | null }>(
+        m,
+        'SELECT turn_in_flight, status, rib_id, agent FROM chats WHERE id = $1 FOR UPDATE',
+        [chatId],
+      );
       if (!row) throw new MeshError('NOT_FOUND', `chat ${chatId} does not exist`);
       const [seen] = await rows<{ id: string }>(m, 'SELECT id FROM chat_messages WHERE id = $1', [turn.messageId]);
       if (seen) return;
       if (row.turn_in_flight && row.turn_in_flight !== turn.turnId) throw new MeshError('TURN_IN_FLIGHT', `chat ${chatId} is answering turn ${row.turn_in_flight}; send once it ends`);
       await this.insertMessage(m, chatId, { id: turn.messageId, turnId: turn.turnId, role: 'USER', text: turn.text });
       await m.query(`UPDATE chats SET status = 'RESPONDING', turn_in_flight = $2, updated_at = now() WHERE id = $1`, [chatId, turn.turnId]);
-      await this.append(m, chatId, 'CHAT_MESSAGE', { turnId: turn.turnId, messageId: turn.messageId, role: 'USER', text: turn.text });
+      await this.append(m, chatId, 'CHAT_MESSAGE', { turnId: turn.turnId, messageId: turn.messageId, role: 'USER', text: turn.text, ...whose(row) });
       await this.append(m, chatId, 'CHAT_TURN_STARTED', { turnId: turn.turnId });
     });
   }
@@ -233,11 +245,13 @@ export class ChatStore {
    */
   async settleTurn(chatId: string, turnId: string, outcome: ChatTurnOutcome): Promise<void> {
     await this.dataSource.transaction(async (m) => {
-      const [row] = await rows<{ turn_in_flight: string | null }>(m, 'SELECT turn_in_flight FROM chats WHERE id = $1 FOR UPDATE', [chatId]);
-      if (row?.turn_in_flight !== turnId) return;
+      const [row] = await rows<{ turn_in_flight: string | null; rib_id: string | null; agent: string | null }>(m, 'SELECT turn_in_flight, rib_id, agent FROM chats WHERE id = $1 FOR UPDATE', [
+        chatId,
+      ]);
+      if (!row || row.turn_in_flight !== turnId) return;
       if (outcome.text) {
         await this.insertMessage(m, chatId, { id: outcome.messageId, turnId, role: 'ASSISTANT', text: outcome.text });
-        await this.append(m, chatId, 'CHAT_MESSAGE', { turnId, messageId: outcome.messageId, role: 'ASSISTANT', text: outcome.text });
+        await this.append(m, chatId, 'CHAT_MESSAGE', { turnId, messageId: outcome.messageId, role: 'ASSISTANT', text: outcome.text, ...whose(row) });
       }
       await m.query(`UPDATE chats SET status = 'IDLE', turn_in_flight = NULL, turns = turns + 1, session_id = COALESCE($2, session_id), updated_at = now() WHERE id = $1`, [
         chatId,

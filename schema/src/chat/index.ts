@@ -28,8 +28,10 @@ export interface ChatEventPayload {
   /** CHAT_TURN_ENDED: `ok`, `error`, `aborted` or `timeout`, and the error when not ok. */
   status?: string;
   error?: string;
-  /** CHAT_COMMAND: the rib, the command and the effect it resolved to (`ChatCommandEffect`), or its error. */
+  /** CHAT_STARTED, CHAT_MESSAGE: the chat's rib and agent slug (when it has them); CHAT_COMMAND: the command's rib. */
   ribId?: string;
+  agent?: string;
+  /** CHAT_COMMAND: the command and the effect it resolved to (`ChatCommandEffect`), or its error. */
   command?: string;
   effect?: ChatCommandEffect;
 }

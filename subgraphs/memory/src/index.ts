@@ -2,6 +2,7 @@ import { openDomainState, AuditLog } from '@keelson/platform';
 import { singleCapabilityWatcher, type CapabilityWatcher } from '@keelson/operator';
 import { serveDomain, type SubgraphStartOptions } from '@keelson/kit';
 import { CaptureConsumer } from './capture/captureConsumer';
+import { ChatCaptureConsumer } from './capture/chatCaptureConsumer';
 import { RunCaptureConsumer } from './capture/runCaptureConsumer';
 import type { RunTurnSource } from './capture/runTurnSource';
 import type { TranscriptSource } from './capture/transcriptSource';
@@ -39,6 +40,7 @@ export type { CaptureConsumerOptions } from './capture/captureConsumer';
 export type { CapturedTranscriptEntry, TranscriptSource } from './capture/transcriptSource';
 export { GraphqlTranscriptSource } from './capture/graphqlTranscriptSource';
 export { RunCaptureConsumer, runSessionKey, workflowAgent } from './capture/runCaptureConsumer';
+export { ChatCaptureConsumer, chatSessionKey, chatAgent } from './capture/chatCaptureConsumer';
 export type { RunCaptureConsumerOptions } from './capture/runCaptureConsumer';
 export { GraphqlRunTurnSource } from './capture/runTurnSource';
 export type { CapturedRun, CapturedRunNode, RunTurnSource } from './capture/runTurnSource';
@@ -96,6 +98,7 @@ export async function startMemorySubgraph(opts: StartMemoryOptions): Promise<Run
   const { dataSource, queries, notifier, events } = state;
   let capture: CaptureConsumer | undefined;
   let runCapture: RunCaptureConsumer | undefined;
+  let chatCapture: ChatCaptureConsumer | undefined;
   let indexer: VectorIndexer | undefined;
   let watcher: CapabilityWatcher | undefined;
   try {
@@ -123,6 +126,8 @@ export async function startMemorySubgraph(opts: StartMemoryOptions): Promise<Run
         batchSize: opts.capture.batchSize,
         onCommitted: committed,
       });
+      // Chat messages carry their text: nothing to fetch, so chats are captured wherever capture runs.
+      chatCapture = new ChatCaptureConsumer({ dataSource, events, notifier, memory, log: opts.log, batchSize: opts.capture.batchSize, onCommitted: committed });
       if (opts.capture.runs) {
         runCapture = new RunCaptureConsumer({
           dataSource,
@@ -150,6 +155,7 @@ export async function startMemorySubgraph(opts: StartMemoryOptions): Promise<Run
       indexer,
       capture,
       runCapture,
+      chatCapture,
     };
     // capabilitiesChanged: the search mode as memorySearchMode answers it, compared here.
     watcher = singleCapabilityWatcher({
@@ -169,6 +175,7 @@ export async function startMemorySubgraph(opts: StartMemoryOptions): Promise<Run
       await watcher?.stop();
       await capture?.stop();
       await runCapture?.stop();
+      await chatCapture?.stop();
       await indexer?.stop();
       await state.close();
     });
@@ -176,12 +183,14 @@ export async function startMemorySubgraph(opts: StartMemoryOptions): Promise<Run
     if (opts.capture?.autoStart !== false) {
       await capture?.start();
       await runCapture?.start();
+      await chatCapture?.start();
     }
     return { url: served.url, wsUrl: served.wsUrl, services, queryCount: () => queries.count, stop: served.stop };
   } catch (err) {
     await watcher?.stop();
     await capture?.stop();
     await runCapture?.stop();
+    await chatCapture?.stop();
     await indexer?.stop();
     await state.close();
     throw err;

@@ -1,6 +1,7 @@
 import { type EventLog } from '@keelson/platform';
 import { byKeys, groupByKeys, type SubgraphContext } from '@keelson/kit';
 import type { CaptureConsumer } from './capture/captureConsumer';
+import type { ChatCaptureConsumer } from './capture/chatCaptureConsumer';
 import type { RunCaptureConsumer } from './capture/runCaptureConsumer';
 import type { ContextService } from './context/context.service';
 import type { Conversation } from './conversation/conversation.entity';
@@ -28,6 +29,8 @@ export interface MemoryServices {
   capture?: CaptureConsumer;
   /** Present when a run source was given: the runs-stream consumer (prompt-node turns). */
   runCapture?: RunCaptureConsumer;
+  /** Present with capture: the chats-stream consumer (chat messages carry their text). */
+  chatCapture?: ChatCaptureConsumer;
 }
 
 export interface MemoryContext extends SubgraphContext {
