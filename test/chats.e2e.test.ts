@@ -3,6 +3,7 @@ import type { Rib, ToolDefinition } from '@keelson/ribs-contract';
 import { z } from 'zod';
 import { gql, gqlData, subscribe } from './support/client';
 import { codes } from './support/harness';
+import { projectWithWorkflow, startWorkflow, waitForRun } from './support/runs';
 import { startTestMesh, type TestMesh } from './support/mesh';
 import { quietTemporalRuntime } from './support/temporalServer';
 import { until } from './support/until';
@@ -12,6 +13,13 @@ jest.setTimeout(180_000);
 
 /** What the desk rib's tools really did (the worker's rib host runs in this process). */
 const done: { tool: string; label: string }[] = [];
+
+/** `desk_wait` holds its tool round until the test lets it go. */
+let letGo: () => void = () => undefined;
+const waiting = { calls: 0, released: Promise.resolve() };
+function holdNextWait(): void {
+  waiting.released = new Promise<void>((resolve) => (letGo = resolve));
+}
 
 function deskTool(name: string): ToolDefinition {
   return {
@@ -33,7 +41,21 @@ function deskTool(name: string): ToolDefinition {
 const deskRib: Rib = {
   id: 'desk',
   displayName: 'Desk',
-  registerTools: () => [deskTool('desk_file'), deskTool('desk_shred'), deskTool('desk_burn')],
+  registerTools: () => [
+    deskTool('desk_file'),
+    deskTool('desk_shred'),
+    deskTool('desk_burn'),
+    {
+      name: 'desk_wait',
+      description: 'Waits at the desk.',
+      inputSchema: z.strictObject({ label: z.string().min(1) }),
+      async execute(input: { label: string }, ctx) {
+        waiting.calls += 1;
+        await waiting.released;
+        ctx.emit({ type: 'tool_result', toolUseId: '', content: `waited for ${input.label}` });
+      },
+    } as ToolDefinition,
+  ],
   contributePolicies: () => [
     {
       id: 'chat-guard',
@@ -145,7 +167,7 @@ describe('chats: conversations with a rib agent, its tools on the chat policy su
       `mutation { startChat(input: { ribId: "desk", agent: "clerk", text: "CALL_TOOL desk_file {\\"label\\": \\"invoice-7\\"}" }) { ${CHAT_FIELDS} } }`,
     );
     expect(startChat).toMatchObject({ title: 'Clerk', agent: 'clerk', rib: { id: 'desk', displayName: 'Desk' }, temporalWorkflowId: `chat-${startChat.id}` });
-    expect([...startChat.tools].sort()).toEqual(['desk_burn', 'desk_file', 'desk_shred']);
+    expect([...startChat.tools].sort()).toEqual(['desk_burn', 'desk_file', 'desk_shred', 'desk_wait']);
 
     const seen = await events(startChat.id, null, (e) => e.type === 'CHAT_TURN_ENDED');
     expect(seen.map((e) => e.type)).toEqual(['CHAT_STARTED', 'CHAT_MESSAGE', 'CHAT_TURN_STARTED', 'CHAT_TOOL_CALL', 'CHAT_TOOL_RESULT', 'CHAT_DELTA', 'CHAT_MESSAGE', 'CHAT_TURN_ENDED']);
@@ -225,6 +247,41 @@ describe('chats: conversations with a rib agent, its tools on the chat policy su
     const chat = await idle(startChat.id);
     expect(chat.messages.edges.at(-1)!.node.text).toBe('Heard: use the blue bin');
     expect((await steer('too late')).steerChat).toMatchObject({ accepted: false, status: 'REJECTED' });
+  });
+
+  it('serves prompt nodes from the same steer queue: steerRun reaches a running prompt node between its tool rounds', async () => {
+    const project = await projectWithWorkflow(url, 'desk-steer', {
+      'desk-steer.yaml': `
+name: desk-steer
+nodes:
+  - id: wait
+    type: prompt
+    allowed_tools: [desk_wait]
+    prompt: 'CALL_TOOL desk_wait {"label": "the post"}'
+  - id: after
+    type: bash
+    depends_on: [wait]
+    bash: echo done
+`,
+    });
+    holdNextWait();
+    const calls = waiting.calls;
+    const run = await startWorkflow(url, 'desk-steer', { projectId: project.id });
+    const steer = (nodeId: string, note: string) =>
+      gql<{ steerRun: { accepted: boolean; status: string; reason: string | null } }>(url, 'mutation ($r: ID!, $n: String!, $t: String!) { steerRun(runId: $r, nodeId: $n, note: $t) { accepted status reason } }', {
+        r: run.id,
+        n: nodeId,
+        t: note,
+      });
+    await until('the node in its tool round', () => waiting.calls, (n) => n > calls, 60_000);
+    expect((await steer('wait', 'sign for it too')).data!.steerRun).toMatchObject({ accepted: true, status: 'ACCEPTED' });
+    expect((await steer('after', 'not a turn')).data!.steerRun).toMatchObject({ accepted: false, status: 'REJECTED' });
+    expect(codes(await steer('nowhere', 'hello'))).toEqual(['NOT_FOUND']);
+    letGo();
+    const finished = await waitForRun(url, run.id, (r) => r.status === 'SUCCEEDED' || r.status === 'FAILED', 60_000);
+    expect(finished.status).toBe('SUCCEEDED');
+    expect(finished.nodes.find((n) => n.id === 'wait')!.output).toBe('Heard: sign for it too');
+    expect((await steer('wait', 'too late')).data!.steerRun).toMatchObject({ accepted: false, status: 'REJECTED' });
   });
 
   it('refuses a tool its policy denies on the chat surface (the tool never runs) and the turn still ends', async () => {

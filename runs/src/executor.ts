@@ -75,4 +75,6 @@ export interface RunsExecutor {
   closed(workflowId: string, timeoutMs: number): Promise<boolean>;
   /** Sends one steering note to an op's workflow; the same `key` is one steer however often sent. */
   steerOp(op: { workflowId: string; kind: string }, note: string, key: string | null): Promise<SteerOutcome>;
+  /** Sends one steering note to a running prompt node of a run's workflow (read between its tool rounds). */
+  steerNode(workflowId: string, nodeId: string, note: string, key: string | null): Promise<SteerOutcome>;
 }

@@ -54,6 +54,7 @@ export {
   runLimits,
   runMessages,
   opMessages,
+  NODE_STEER_MAX_CHARS,
 } from './runs';
 export type {
   RunStatus,
@@ -68,6 +69,7 @@ export type {
   DurableOpStatus,
   OpSteerResult,
   OpWorkOutcome,
+  NodeSteerArgs,
 } from './runs';
 export {
   workflowDefinitionSchema,

@@ -109,7 +109,20 @@ export const runMessages = {
   status: 'status',
   /** Signal on `dagRun`, `durableOp` and `ribOp`, sent just before a cancel request: who cancels (the CANCELLED frame's actor). */
   cancelledBy: 'cancelledBy',
+  /** Update on `dagRun`: a steer note for a running prompt node, read between its tool rounds (`steerRun`). */
+  steerNode: 'steerNode',
+  /** Query on `dagRun`: the steer notes a node was sent, in order (its activity reads them). */
+  nodeSteerNotes: 'nodeSteerNotes',
 } as const;
+
+/** `steerNode`'s argument. */
+export interface NodeSteerArgs {
+  nodeId: string;
+  note: string;
+}
+
+/** The longest steer note of a prompt node. */
+export const NODE_STEER_MAX_CHARS = 4000;
 
 export const opMessages = {
   /** Signal on `durableOp`/`ribOp`: a steering note for the running op (kept for older callers; unanswered). */

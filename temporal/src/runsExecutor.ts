@@ -10,7 +10,7 @@ import {
 } from '@temporalio/client';
 import { connectClient, workflowUiUrl } from './client';
 import { opWorkflowId, runWorkflowId, startOpWorkflow, startRunWorkflow } from './runClient';
-import { cancelledBySignal, opSteerUpdate, respondUpdate } from './workflows/messages';
+import { cancelledBySignal, nodeSteerUpdate, opSteerUpdate, respondUpdate } from './workflows/messages';
 import { launchOutcome, sendUpdate } from './executorCalls';
 import { steerSwarmWorkflow } from './swarmsExecutor';
 
@@ -115,6 +115,14 @@ export function temporalRunsExecutor(client: Client, target: Omit<TemporalTarget
       const caller = currentCaller();
       return sendUpdate<SteerOutcome>(key, async (updateId) => {
         await handle.executeUpdate(opSteerUpdate, { args: [note, caller ? actorOf(caller) : null], updateId });
+        return { outcome: 'accepted' };
+      });
+    },
+
+    async steerNode(workflowId, nodeId, note, key) {
+      const handle = client.workflow.getHandle(workflowId);
+      return sendUpdate<SteerOutcome>(key, async (updateId) => {
+        await handle.executeUpdate(nodeSteerUpdate, { args: [{ nodeId, note }], updateId });
         return { outcome: 'accepted' };
       });
     },

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { parseInput } from '@keelson/schema';
-import { isTerminalRunStatus, isUuid, MeshError, runLimits, utf8Bytes } from '@keelson/schema';
+import { isTerminalRunStatus, isUuid, MeshError } from '@keelson/schema';
 import { In, type DataSource } from 'typeorm';
 import { z } from 'zod';
 import type { RunsExecutor } from '../executor';
 import type { RunsSettings } from '../settings';
+import { steerKeySchema as keySchema, steerNoteSchema as noteSchema } from '../steerInput';
 import type { OpStore } from '../store/opStore';
 import { Op } from './op.entity';
 
@@ -26,18 +27,6 @@ const startOpSchema = z.object({
   maxHistoryEvents: z.number().int().min(20).optional(),
 });
 export type StartOpArgs = z.input<typeof startOpSchema>;
-
-const noteSchema = z
-  .string()
-  .refine((s) => s.trim() !== '', 'must not be empty')
-  .refine((s) => utf8Bytes(s) <= runLimits.steerNoteBytes, `must be at most ${runLimits.steerNoteBytes} bytes`);
-
-const keySchema = z
-  .string()
-  .trim()
-  .min(1, 'must not be empty')
-  .max(runLimits.steerKeyChars, `must be at most ${runLimits.steerKeyChars} characters`)
-  .nullish();
 
 /** Durable ops: start (the rib host's registerOp will call it), cancel, steer, read. */
 export class OpService {

@@ -22,6 +22,7 @@ import { z } from 'zod';
 import { pageOf, type PageArgs } from '@keelson/schema';
 import type { CatalogService } from '../catalog/catalog';
 import type { RunsExecutor } from '../executor';
+import { steerKeySchema, steerNoteSchema } from '../steerInput';
 import type { ProjectRef, ProjectsApi } from '../projects';
 import type { RunsSettings } from '../settings';
 import type { RunStore } from '../store/runStore';
@@ -330,6 +331,31 @@ export class RunService {
         return rejected(`run ${run.id} is not running; its gates are closed`);
       case 'timed-out':
         throw new MeshError('SERVICE_UNAVAILABLE', `run ${run.id}: no worker answered the gate within ${timeoutMs} ms; retry with the same pauseId`);
+    }
+  }
+
+  /**
+   * A steer note for a running prompt node (seed 002's `/steer`): its turn reads it after its current
+   * tool round, before its next model call. ACCEPTED, or REJECTED with the reason (the run or node is
+   * not running, the node is not a prompt node); NOT_FOUND for a node the run does not have. The same
+   * `key` is one note however often sent.
+   */
+  async steerNode(runId: string, nodeId: string, rawNote: string, rawKey?: string | null): Promise<{ status: 'ACCEPTED' | 'REJECTED'; reason: string | null }> {
+    const note = parseInput(steerNoteSchema, rawNote, 'note');
+    const key = parseInput(steerKeySchema, rawKey, 'key') ?? null;
+    const run = await this.require(runId);
+    if (isTerminalRunStatus(run.status)) return { status: 'REJECTED', reason: `run ${run.id} is ${run.status}` };
+    const sent = await this.deps.executor.steerNode(run.temporalWorkflowId, nodeId, note, key);
+    switch (sent.outcome) {
+      case 'accepted':
+        return { status: 'ACCEPTED', reason: `read by node "${nodeId}" before its next model call` };
+      case 'refused':
+        return { status: 'REJECTED', reason: sent.reason };
+      case 'not-running':
+        return { status: 'REJECTED', reason: `run ${run.id} is not running` };
+      case 'failed':
+        if (sent.code === 'CONFLICT') return { status: 'REJECTED', reason: sent.message };
+        throw new MeshError(sent.code, sent.message);
     }
   }
 

@@ -9,6 +9,7 @@ import { describeFailure, launchTask, startReadyNodes } from './dagNodes';
 import { DagLaunch, describeLaunch, type CarriedDagState } from './dagState';
 import type { Actor } from '@keelson/schema';
 import { cancelledBySignal, runStatusQuery } from './messages';
+import { handleSteer } from './dagSteer';
 
 export type { NodeState } from './dagGraph';
 export type { CarriedDagState } from './dagState';
@@ -97,6 +98,7 @@ export async function dagRun(input: DagRunInput): Promise<DagRunResult> {
   let cancelledBy: Actor | undefined;
   setHandler(cancelledBySignal, (actor) => void (cancelledBy = actor));
   handleRespond(run, root);
+  handleSteer(run);
 
   try {
     if (!input.carried) {

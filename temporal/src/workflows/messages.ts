@@ -2,7 +2,7 @@
 // "Run workflows: signals, updates, queries").
 import type { Actor } from '@keelson/schema';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import { opMessages, runMessages, type DagRunStatus, type DurableOpStatus, type OpSteerResult, type RespondInput, type RespondResult } from '@keelson/schema';
+import { opMessages, runMessages, type DagRunStatus, type DurableOpStatus, type NodeSteerArgs, type OpSteerResult, type RespondInput, type RespondResult } from '@keelson/schema';
 
 /** Update `respond` on `dagRun`: answer an approval gate (validated; a rejection carries the reason). */
 export const respondUpdate = defineUpdate<RespondResult, [RespondInput]>(runMessages.respond);
@@ -21,3 +21,9 @@ export const opSteerUpdate = defineUpdate<OpSteerResult, [note: string, actor?: 
 
 /** Query `status` on `durableOp`. */
 export const opStatusQuery = defineQuery<DurableOpStatus>(opMessages.status);
+
+/** Update `steerNode` on `dagRun`: a note for a running prompt node, read between its tool rounds; answers the note's index. */
+export const nodeSteerUpdate = defineUpdate<{ index: number }, [NodeSteerArgs]>(runMessages.steerNode);
+
+/** Query `nodeSteerNotes` on `dagRun`: the notes a node was sent, in order. */
+export const nodeSteerNotesQuery = defineQuery<string[], [string]>(runMessages.nodeSteerNotes);

@@ -1,5 +1,5 @@
 import { byId, IDEMPOTENCY_KEY } from '@keelson/platform';
-import { JSONScalar, parseInput, RequiresScope } from '@keelson/kit';
+import { JSONScalar, parseInput, RequiresScope, SteerResult, steerResult } from '@keelson/kit';
 import type { RunStatus, WorkflowDefinition } from '@keelson/schema';
 import type { Run, RunNode, RunPause } from '@keelson/runs';
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
@@ -80,6 +80,22 @@ export class RunResolver {
   @Mutation(() => CancelRunResult, { description: 'Cancels a live run; running commands are killed within the heartbeat timeout.' })
   cancelRun(@Ctx() ctx: RunsContext, @Arg('runId', () => ID) runId: string): Promise<CancelRunResult> {
     return ctx.services.runs.cancel(runId);
+  }
+
+  @RequiresScope('operate')
+  @Mutation(() => SteerResult, {
+    description:
+      'A steer note for a running prompt node (seed 002\'s /steer): its turn reads it after its current tool round, before its next model call. REJECTED with the reason when the run or node is not running or the node is not a prompt node; the same key is one note.',
+  })
+  async steerRun(
+    @Ctx() ctx: RunsContext,
+    @Arg('runId', () => ID) runId: string,
+    @Arg('nodeId') nodeId: string,
+    @Arg('note') note: string,
+    @Arg('key', () => String, { nullable: true, description: 'A caller key: a retry with the same key is the same note (at most 128 characters).' }) key?: string | null,
+  ): Promise<SteerResult> {
+    const answer = await ctx.services.runs.steerNode(runId, nodeId, note, key);
+    return steerResult(answer.status, answer.reason);
   }
 
   @RequiresScope('operate')

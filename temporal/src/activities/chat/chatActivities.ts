@@ -6,6 +6,7 @@ import type { MessageChunk, RibAgentTurn, ToolCaller } from '@keelson/ribs-contr
 import { chatWorkflowMessages, MeshError } from '@keelson/schema';
 import type { Logger } from '@keelson/service';
 import { asActivity } from '../failures';
+import { workflowSteerReader } from '../steerReader';
 
 export interface ChatActivityDeps {
   /** The chat tables (their only writer). */
@@ -38,24 +39,6 @@ function turnRequest(chat: ChatRecord, text: string, turnId: string, signal: Abo
     onProgress: heartbeat,
     steer,
     ...(caller ? { caller } : {}),
-  };
-}
-
-/**
- * The turn's steer queue: the notes its workflow took (`chatSteer`) that this turn has not read yet,
- * asked of the workflow between tool rounds, each recorded as CHAT_STEERED when the turn reads it.
- */
-function steerReader(store: ChatStore, chatId: string, turnId: string): () => Promise<readonly string[]> {
-  let read = 0;
-  return async () => {
-    const activity = Context.current();
-    const workflowId = activity.info.workflowExecution?.workflowId;
-    if (!workflowId) return [];
-    const all = await activity.client.workflow.getHandle(workflowId).query<string[], [string]>(chatWorkflowMessages.steerNotes, turnId);
-    const fresh = all.slice(read);
-    read = all.length;
-    for (const note of fresh) await store.turnEvent(chatId, turnId, 'CHAT_STEERED', { text: note });
-    return fresh;
   };
 }
 
@@ -94,7 +77,7 @@ export function createChatActivities(deps: ChatActivityDeps | undefined) {
         if (!message) throw new MeshError('NOT_FOUND', `turn ${input.turnId} of chat ${input.chatId} has no message`);
         await turns.ready();
         const activity = Context.current();
-        const run = turns.run(turnRequest(chat, message.text, input.turnId, activity.cancellationSignal, () => activity.heartbeat(), steerReader(store, chat.id, input.turnId)));
+        const run = turns.run(turnRequest(chat, message.text, input.turnId, activity.cancellationSignal, () => activity.heartbeat(), workflowSteerReader(chatWorkflowMessages.steerNotes, input.turnId, (note) => store.turnEvent(chat.id, input.turnId, 'CHAT_STEERED', { text: note }))));
         for await (const chunk of run.stream) await recordChunk(store, chat.id, input.turnId, chunk);
         const result = await run.result;
         await store.settleTurn(chat.id, input.turnId, {

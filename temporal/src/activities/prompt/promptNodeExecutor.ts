@@ -40,6 +40,7 @@ export function createPromptNodeExecutor(deps: AgentTurnDeps, opts: { ready?: ()
       nodeId: req.nodeId,
       workflowName: req.workflowName,
       onProgress: req.heartbeat,
+      ...(req.steer ? { steer: req.steer } : {}),
     });
     const result = await turn.result;
     return {

@@ -4,11 +4,12 @@ import { dirname, join } from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { createSandbox, sandboxEnv, SandboxUnavailableError, type ProcessSandbox } from '@keelson/platform';
-import { isMeshError, isTerminalRunStatus, MeshError, planOf, runLimits, type PlanNode, type RunNodeStatus, type WorkflowNode, type Actor, type Caller } from '@keelson/schema';
+import { isMeshError, isTerminalRunStatus, MeshError, planOf, runLimits, runMessages, type PlanNode, type RunNodeStatus, type WorkflowNode, type Actor, type Caller } from '@keelson/schema';
 import { processSpan, type Logger } from '@keelson/service';
 import type { ProjectsApi } from '@keelson/runs';
 import { whenValue, type CapturedOutput, type LaunchNodeState, type RunCheckoutRecord, type RunRecord, type RunStore } from '@keelson/runs';
 import { asActivity } from '../failures';
+import { workflowSteerReader } from '../steerReader';
 import { readArtifacts } from './artifacts';
 import { claimAttempt, endEarlierAttempts, readCommandRecord, runCommand, settleRecords, type CommandResult } from './commandProcess';
 import { inputEnv, referencedNodes, renderText, withArtifactsDir } from './templates';
@@ -41,6 +42,8 @@ export interface PromptNodeRequest {
   signal: AbortSignal;
   /** Call while streaming: a lost worker and a cancel are noticed through it. */
   heartbeat(): void;
+  /** The node's steer queue (`steerRun`): notes not read yet, asked between tool rounds. */
+  steer?: () => Promise<readonly string[]>;
 }
 
 export interface PromptNodeResult {
@@ -304,6 +307,7 @@ export function createRunActivities(deps: RunActivityDeps | undefined) {
             timeoutMs: planOf(run.definition).find((n) => n.id === node.id)!.timeoutMs,
             signal: ctx.cancellationSignal,
             heartbeat: () => ctx.heartbeat(),
+            steer: workflowSteerReader(runMessages.nodeSteerNotes, node.id),
           });
         } finally {
           clearInterval(heartbeat);
