@@ -70,8 +70,9 @@ export function toUser(raw: z.infer<typeof wireUserSchema>): BusUser {
   return {
     id: raw.bot_user_id ?? raw.id,
     kind: raw.kind,
-    handle: raw.handle ?? raw.former_handle ?? null,
-    displayName: raw.display_name ?? raw.handle ?? raw.id,
+    // A real server answers "" for a user without a handle (the owner): that is no handle.
+    handle: raw.handle || raw.former_handle || null,
+    displayName: raw.display_name || raw.handle || raw.id,
   };
 }
 
