@@ -161,7 +161,7 @@ describe('one approval inbox across a run gate, a policy ask and a claude-code t
     await waitForRun(url, gated.id, (r) => r.status === 'PAUSED');
     // A policy ask (a prompt node's tool, asked through the worker's rib host).
     const stampRun = await startWorkflow(url, 'inbox-stamp', { projectId: project.id });
-    // A claude-code tool approval: the CLI is denied Bash and reports it.
+    // A claude-code tool approval: the CLI asks before Bash runs, and its turn waits for the answer.
     const { startSession } = await gqlData<{ startSession: { id: string } }>(
       url,
       `mutation ($p: ID!) { startSession(harnessId: "claude-code", input: { projectId: $p }) { ${SESSION_FIELDS} } }`,
@@ -174,7 +174,6 @@ describe('one approval inbox across a run gate, a policy ask and a claude-code t
       s: sessionId,
       t: `CALL_TOOL Bash {"command":"${command}","description":"probe"}`,
     });
-    await takeUntil(harness, turnCompleted);
 
     // Listed: three open approvals, one of each kind, each naming what it belongs to.
     const open = await until('three open approvals', () => inbox(url, 'OPEN'), (a) => a.length === 3, 60_000);
@@ -215,10 +214,11 @@ describe('one approval inbox across a run gate, a policy ask and a claude-code t
 
     const tool = await answer(url, byKind.HARNESS_TOOL!.id, 'APPROVE');
     expect(tool.data?.answerApproval).toMatchObject({ status: 'ANSWERED', decision: 'APPROVE', answeredBy: viewer.subject });
-    const rerun = await takeUntil(harness, turnCompleted);
-    expect(rerun[0]).toMatchObject({ __typename: 'ApprovalResolved', decision: 'APPROVE' });
-    expect(rerun.find((e) => e.__typename === 'ToolResult')).toMatchObject({ isError: false });
-    expect(rerun.at(-1)).toMatchObject({ status: 'COMPLETED' });
+    // The same turn goes on: the tool runs once approved.
+    const turn = await takeUntil(harness, turnCompleted);
+    expect(turn.find((e) => e.__typename === 'ApprovalResolved')).toMatchObject({ decision: 'APPROVE' });
+    expect(turn.filter((e) => e.__typename === 'ToolResult')).toEqual([expect.objectContaining({ isError: false })]);
+    expect(turn.at(-1)).toMatchObject({ status: 'COMPLETED' });
 
     // A second answer, through either door, is CONFLICT with the reason.
     for (const a of open) {

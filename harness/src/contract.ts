@@ -12,9 +12,11 @@ export interface HarnessCapabilities {
   attachments: boolean;
   /** Input reaches a running turn: `steerSession` answers ACCEPTED instead of QUEUED. */
   midTurnInput: boolean;
+  /** A tool that needs permission waits for `answerApproval` before it runs, in the same turn (else the CLI goes on without it and an approval re-runs it later). */
+  approvalsBeforeTool: boolean;
 }
 export type CapabilityName = keyof HarnessCapabilities;
-export const capabilityNames: readonly CapabilityName[] = ['interrupt', 'resume', 'approvals', 'liveStream', 'listSessions', 'startSession', 'attachments', 'midTurnInput'];
+export const capabilityNames: readonly CapabilityName[] = ['interrupt', 'resume', 'approvals', 'liveStream', 'listSessions', 'startSession', 'attachments', 'midTurnInput', 'approvalsBeforeTool'];
 
 /** The capabilities with a reason for every flag that is false. */
 export interface CapabilityReport {

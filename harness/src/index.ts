@@ -34,7 +34,7 @@ export { startGroupProcess, groupAlive, killGroup } from './process/groupProcess
 export type { GroupProcess, GroupProcessSpec, GroupExit } from './process/groupProcess';
 export { CliDriver } from './drivers/cliDriver';
 export type { TurnSpec, TurnCommand, TurnResult, OutputMapper, MappedOutput, DriverFeatures } from './drivers/cliDriver';
-export { ClaudeCodeDriver } from './drivers/claudeCode';
+export { ClaudeCodeDriver, PERMISSION_SERVER, PERMISSION_TOOL } from './drivers/claudeCode';
 export { CodexDriver, CodexMapper } from './drivers/codex';
 export { QwenCodeDriver } from './drivers/qwenCode';
 export { PiDriver, PiMapper } from './drivers/pi';
@@ -47,6 +47,8 @@ export { HarnessControlPlane } from './plane/controlPlane';
 export type { ControlPlaneOptions } from './plane/controlPlane';
 export { summaryOf } from './plane/sessions';
 export { Uploads, UploadTooLarge, uploadOwner } from './plane/uploads';
+export { PermissionGate, LIVE_APPROVAL_PREFIX } from './plane/permissions';
+export type { PermissionAsk, PermissionAnswer } from './plane/permissions';
 export type { UploadRecord } from './plane/uploads';
 export type { SessionView } from './plane/sessions';
 export type { TurnAccepted, TurnOutcome, TurnControl } from './plane/turn';

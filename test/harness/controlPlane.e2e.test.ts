@@ -108,7 +108,7 @@ describe('harness identity, capabilities and refusals through the gateway', () =
       harnesses: { id: string; installed: boolean; version: string | null; capabilities: Record<string, unknown> & { reasons: { capability: string; reason: string }[] }; taskExecutor: { implemented: boolean; reason: string | null } }[];
     }>(
       h.mesh.gatewayUrl,
-      '{ harnesses { id installed version capabilities { interrupt resume approvals liveStream listSessions startSession attachments midTurnInput reasons { capability reason } } taskExecutor { implemented reason } } }',
+      '{ harnesses { id installed version capabilities { interrupt resume approvals liveStream listSessions startSession attachments midTurnInput approvalsBeforeTool reasons { capability reason } } taskExecutor { implemented reason } } }',
     );
     expect(harnesses.map((x) => x.id)).toEqual(['claude-code', 'grok-build', 'kimi-code', 'hermes', 'codex', 'opencode', 'pi', 'qwen-code']);
     const by = Object.fromEntries(harnesses.map((x) => [x.id, x]));
@@ -118,19 +118,20 @@ describe('harness identity, capabilities and refusals through the gateway', () =
     };
     // No CLI takes input mid-turn as the mesh runs them (headless, stdin closed): steers queue as next turns.
     const allOn = { interrupt: true, resume: true, liveStream: true, listSessions: true, midTurnInput: false };
-    expect(flags('claude-code')).toEqual({ ...allOn, approvals: true, startSession: true, attachments: false });
-    expect(flags('codex')).toEqual({ ...allOn, approvals: false, startSession: false, attachments: false });
-    expect(flags('opencode')).toEqual({ ...allOn, approvals: false, startSession: false, attachments: false });
-    expect(flags('pi')).toEqual({ ...allOn, approvals: false, startSession: true, attachments: true });
-    expect(flags('qwen-code')).toEqual({ ...allOn, approvals: false, startSession: true, attachments: false });
+    // Only claude-code asks before a tool runs (its permission hook, served by this sessions service).
+    expect(flags('claude-code')).toEqual({ ...allOn, approvals: true, startSession: true, attachments: false, approvalsBeforeTool: true });
+    expect(flags('codex')).toEqual({ ...allOn, approvals: false, startSession: false, attachments: false, approvalsBeforeTool: false });
+    expect(flags('opencode')).toEqual({ ...allOn, approvals: false, startSession: false, attachments: false, approvalsBeforeTool: false });
+    expect(flags('pi')).toEqual({ ...allOn, approvals: false, startSession: true, attachments: true, approvalsBeforeTool: false });
+    expect(flags('qwen-code')).toEqual({ ...allOn, approvals: false, startSession: true, attachments: false, approvalsBeforeTool: false });
     for (const id of ['claude-code', 'codex', 'opencode', 'pi', 'qwen-code']) {
       expect(by[id]).toMatchObject({ installed: true, taskExecutor: { implemented: true, reason: null } });
       expect(by[id]!.version).toMatch(/^\d+\.\d+\.\d+/);
     }
     for (const id of ['grok-build', 'kimi-code', 'hermes']) {
       expect(by[id]).toMatchObject({ installed: false, version: null, taskExecutor: { implemented: false } });
-      expect(Object.values(flags(id))).toEqual(Array(8).fill(false));
-      expect(by[id]!.capabilities.reasons).toHaveLength(8);
+      expect(Object.values(flags(id))).toEqual(Array(9).fill(false));
+      expect(by[id]!.capabilities.reasons).toHaveLength(9);
       expect(by[id]!.taskExecutor.reason).toMatch(/not on PATH|no headless/);
     }
     // Every false flag says why.
@@ -344,21 +345,23 @@ describe('claude-code turns: in flight, interrupt, approvals', () => {
     await sub.close();
   });
 
-  it('surfaces a permission denial as ApprovalRequest; APPROVE re-runs with the tool allowed, DENY records the answer', async () => {
+  it('asks before a tool runs (ApprovalRequest while the turn waits); APPROVE through resolveApproval runs it in the same turn, DENY keeps it from running', async () => {
     const sessionId = await startSession();
     const sub = subscribeEvents(h.mesh, { sessionId });
     const ask = `CALL_TOOL Bash {"command":"curl -s ${healthUrl}","description":"probe"}`;
     const first = await sendTurn(h.mesh, sessionId, ask);
-    const denied = await takeUntil(sub, (e) => turnCompleted(e) && e.turnId === first.turnId);
-    const request = denied.find((e) => e.__typename === 'ApprovalRequest')!;
-    expect(request).toMatchObject({ toolName: 'Bash', input: { command: `curl -s ${healthUrl}` } });
-    expect(denied.find((e) => e.__typename === 'ToolResult')).toMatchObject({ isError: true });
-    const pending = await gqlData<{ session: { pendingApprovals: { requestId: string; toolName: string }[] } }>(
+    const asked = await takeUntil(sub, (e) => e.__typename === 'ApprovalRequest');
+    const request = asked.at(-1)!;
+    expect(request).toMatchObject({ toolName: 'Bash', input: { command: `curl -s ${healthUrl}` }, turnId: first.turnId });
+    expect(request.requestId).toMatch(/^live:/);
+    // Nothing ran yet: the tool waits for the answer inside the turn.
+    expect(asked.some((e) => e.__typename === 'ToolResult' || e.__typename === 'TurnComplete')).toBe(false);
+    const pending = await gqlData<{ session: { pendingApprovals: { requestId: string; toolName: string }[]; turnInFlight: boolean } }>(
       h.mesh.gatewayUrl,
-      'query ($s: ID!) { session(id: $s) { pendingApprovals { requestId toolName } } }',
+      'query ($s: ID!) { session(id: $s) { turnInFlight pendingApprovals { requestId toolName } } }',
       { s: sessionId },
     );
-    expect(pending.session.pendingApprovals).toEqual([{ requestId: request.requestId, toolName: 'Bash' }]);
+    expect(pending.session).toEqual({ turnInFlight: true, pendingApprovals: [{ requestId: request.requestId, toolName: 'Bash' }] });
 
     const approved = await gqlData<{ resolveApproval: boolean }>(
       h.mesh.gatewayUrl,
@@ -366,13 +369,13 @@ describe('claude-code turns: in flight, interrupt, approvals', () => {
       { s: sessionId, r: request.requestId },
     );
     expect(approved.resolveApproval).toBe(true);
-    const rerun = await takeUntil(sub, turnCompleted);
-    expect(rerun[0]).toMatchObject({ __typename: 'ApprovalResolved', requestId: request.requestId, decision: 'APPROVE' });
-    const result = rerun.find((e) => e.__typename === 'ToolResult')!;
+    const rest = await takeUntil(sub, turnCompleted);
+    expect(rest[0]).toMatchObject({ __typename: 'ApprovalResolved', requestId: request.requestId, decision: 'APPROVE' });
+    const result = rest.find((e) => e.__typename === 'ToolResult')!;
     expect(result).toMatchObject({ isError: false });
     expect(result.output).toContain('"ok":true');
-    expect(rerun.some((e) => e.__typename === 'ApprovalRequest')).toBe(false);
-    expect(rerun.at(-1)).toMatchObject({ status: 'COMPLETED' });
+    expect(rest.some((e) => e.__typename === 'ApprovalRequest')).toBe(false);
+    expect(rest.at(-1)).toMatchObject({ status: 'COMPLETED', turnId: first.turnId });
 
     // Answered once only.
     const again = await gql(h.mesh.gatewayUrl, 'mutation ($s: ID!, $r: ID!) { resolveApproval(sessionId: $s, requestId: $r, decision: DENY) }', { s: sessionId, r: request.requestId });
@@ -380,16 +383,16 @@ describe('claude-code turns: in flight, interrupt, approvals', () => {
     const unknown = await gql(h.mesh.gatewayUrl, 'mutation ($s: ID!) { resolveApproval(sessionId: $s, requestId: "nope", decision: DENY) }', { s: sessionId });
     expect(codes(unknown)).toEqual(['NOT_FOUND']);
 
-    // DENY: recorded and announced; no turn runs.
-    const second = await sendTurn(h.mesh, sessionId, ask);
-    const denied2 = await takeUntil(sub, (e) => turnCompleted(e) && e.turnId === second.turnId);
-    const request2 = denied2.find((e) => e.__typename === 'ApprovalRequest')!;
-    await gqlData(h.mesh.gatewayUrl, 'mutation ($s: ID!, $r: ID!) { resolveApproval(sessionId: $s, requestId: $r, decision: DENY) }', { s: sessionId, r: request2.requestId });
-    const [resolved] = await sub.take(1);
-    expect(resolved!.data!.harnessEvents).toMatchObject({ __typename: 'ApprovalResolved', decision: 'DENY', requestId: request2.requestId });
+    // DENY: the tool does not run, and the turn goes on without it (no approval is asked after the fact).
     await waitIdle(h.mesh, sessionId);
-    await new Promise((r) => setTimeout(r, 500));
-    expect(sub.pending()).toBe(0);
+    const second = await sendTurn(h.mesh, sessionId, ask);
+    const request2 = (await takeUntil(sub, (e) => e.__typename === 'ApprovalRequest')).at(-1)!;
+    await gqlData(h.mesh.gatewayUrl, 'mutation ($s: ID!, $r: ID!) { resolveApproval(sessionId: $s, requestId: $r, decision: DENY) }', { s: sessionId, r: request2.requestId });
+    const denied = await takeUntil(sub, (e) => turnCompleted(e) && e.turnId === second.turnId);
+    expect(denied[0]).toMatchObject({ __typename: 'ApprovalResolved', decision: 'DENY', requestId: request2.requestId });
+    expect(denied.filter((e) => e.__typename === 'ToolResult')).toEqual([expect.objectContaining({ isError: true })]);
+    expect(denied.some((e) => e.__typename === 'ApprovalRequest')).toBe(false);
+    await waitIdle(h.mesh, sessionId);
     await sub.close();
   });
 });

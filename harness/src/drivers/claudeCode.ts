@@ -8,6 +8,10 @@ import { clipJson, toolResultText, promptTitleOf } from './clip';
 import { arr, rec, stringOrUndefined, type DriverFeatures, type TurnCommand, type TurnSpec } from './cliDriver';
 import { StreamJsonMapper } from './streamJson';
 
+/** The MCP server and tool claude-code's `--permission-prompt-tool` names (the mesh's permission endpoint). */
+export const PERMISSION_SERVER = 'keelson';
+export const PERMISSION_TOOL = 'permission_prompt';
+
 /**
  * claude-code (`@anthropic-ai/claude-code`), the seed's reference driver. Headless:
  * `claude -p --output-format stream-json --verbose --include-partial-messages` with
@@ -20,7 +24,7 @@ export class ClaudeCodeDriver extends JsonlStoreDriver {
   readonly harnessId = 'claude-code' as const;
   readonly displayName = 'Claude Code';
   readonly binary = { command: 'claude', npm: { pkg: '@anthropic-ai/claude-code', bin: 'claude' } };
-  readonly features: DriverFeatures = { pinning: 'session-id', approvals: true, attachments: false, reasons: { attachments: 'claude -p takes the prompt as text only' } };
+  readonly features: DriverFeatures = { pinning: 'session-id', approvals: true, attachments: false, permissionHook: true, reasons: { attachments: 'claude -p takes the prompt as text only' } };
   /** `claude --effort` (2.x). */
   override readonly efforts = ['low', 'medium', 'high', 'xhigh', 'max'];
 
@@ -53,12 +57,19 @@ export class ClaudeCodeDriver extends JsonlStoreDriver {
     if (spec.allowTools.length) argv.push('--allowedTools', ...spec.allowTools);
     if (spec.model) argv.push('--model', spec.model);
     if (spec.effort) argv.push('--effort', spec.effort);
+    if (spec.permissionPrompt) {
+      // The tool it may not use asks the mesh first (its permission endpoint, with this turn's secret) and waits.
+      const servers = { [PERMISSION_SERVER]: { type: 'http', url: spec.permissionPrompt.url, headers: { Authorization: `Bearer ${spec.permissionPrompt.secret}` } } };
+      argv.push('--mcp-config', JSON.stringify({ mcpServers: servers }), '--permission-prompt-tool', `mcp__${PERMISSION_SERVER}__${PERMISSION_TOOL}`);
+      // An approval may take long: the hook's call waits as long as the turn may run.
+      env.MCP_TOOL_TIMEOUT = String(this.settings.turnTimeoutMs ?? 3_600_000);
+    }
     argv.push('--', spec.text);
     return { argv, env };
   }
 
-  mapper(): StreamJsonMapper {
-    return new StreamJsonMapper(true);
+  mapper(opts: { liveApprovals?: boolean } = {}): StreamJsonMapper {
+    return new StreamJsonMapper(!opts.liveApprovals);
   }
 
   protected get storeDir(): string {

@@ -25,6 +25,8 @@ export interface TurnSpec {
   effort?: string;
   /** KEELSON_SESSION_ID, KEELSON_TASK_ID, …: set in the child's environment. */
   env: Record<string, string>;
+  /** Where the CLI asks before a tool runs (drivers with `permissionHook`): the mesh's MCP endpoint and this turn's secret. */
+  permissionPrompt?: { url: string; secret: string };
 }
 
 export interface TurnCommand {
@@ -64,8 +66,10 @@ export interface DriverFeatures {
   attachments: boolean;
   /** Input reaches a running turn (a steer goes into the live turn). @default false */
   midTurnInput?: boolean;
+  /** The CLI asks a permission hook before a tool runs (claude-code's `--permission-prompt-tool`). @default false */
+  permissionHook?: boolean;
   /** Why a feature is off (shown as the capability's reason). */
-  reasons: Partial<Record<'startSession' | 'approvals' | 'attachments' | 'midTurnInput', string>>;
+  reasons: Partial<Record<'startSession' | 'approvals' | 'attachments' | 'midTurnInput' | 'approvalsBeforeTool', string>>;
 }
 
 export const EMPTY: MappedOutput = { events: [] };
@@ -163,7 +167,17 @@ export abstract class CliDriver {
   /** The flags and the reason for each false one, computed now. */
   async report(): Promise<CapabilityReport> {
     const found = this.implemented ? await this.locate() : await this.locate().catch(() => undefined);
-    const flags: HarnessCapabilities = { interrupt: false, resume: false, approvals: false, liveStream: false, listSessions: false, startSession: false, attachments: false, midTurnInput: false };
+    const flags: HarnessCapabilities = {
+      interrupt: false,
+      resume: false,
+      approvals: false,
+      liveStream: false,
+      listSessions: false,
+      startSession: false,
+      attachments: false,
+      midTurnInput: false,
+      approvalsBeforeTool: false,
+    };
     const reasons: Partial<Record<CapabilityName, string>> = {};
     if (!this.implemented || !found) {
       const why = !found ? this.missingReason() : `no headless driver for ${this.harnessId} is wired in this mesh`;
@@ -186,8 +200,17 @@ export abstract class CliDriver {
         this.features.reasons.midTurnInput ??
         `the mesh runs ${this.harnessId} headless with the turn's text as an argument and stdin closed, so nothing reaches a running turn: a steer waits for the turn's end and runs as the next turn`;
     }
+    flags.approvalsBeforeTool = (this.features.permissionHook ?? false) && this.permissionHooks;
+    if (!flags.approvalsBeforeTool) {
+      reasons.approvalsBeforeTool = !this.features.permissionHook
+        ? (this.features.reasons.approvalsBeforeTool ?? `${this.harnessId} has no permission hook headless: a tool it may not use is reported after the turn (approvals), and an approval re-runs it as a next turn`)
+        : 'this sessions service serves no permission endpoint, so the CLI cannot ask before a tool runs';
+    }
     return { harnessId: this.harnessId, installed: true, version: found.version, flags, reasons };
   }
+
+  /** Whether this process serves the permission endpoint the hook calls (set by the control plane). */
+  permissionHooks = false;
 
   /** Whether `runTask` can run this harness now, and why not. */
   async taskExecutor(): Promise<TaskExecutorInfo> {
@@ -258,7 +281,8 @@ export abstract class CliDriver {
 
   protected abstract writeConfig(): Promise<void>;
   abstract command(binary: string, spec: TurnSpec): Promise<TurnCommand>;
-  abstract mapper(): OutputMapper;
+  /** Maps the CLI's output; `liveApprovals`: the turn asks before a tool runs, so reported denials are not approvals. */
+  abstract mapper(opts?: { liveApprovals?: boolean }): OutputMapper;
   /** Whether the native store holds this session yet (a pinned session has none before its first turn). */
   abstract hasNative(nativeId: string): Promise<boolean>;
   abstract listNative(): Promise<SessionSummary[]>;

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { parseEnv } from '@keelson/schema';
 import { createDriverRegistry, type DriverRegistry } from '../registry';
 import { harnessSettings } from '../settings';
+import { capabilityNames } from '../contract';
 import type { TurnSpec } from './cliDriver';
 
 const UUID = '0b9f6a4e-3c2d-4e1f-8a7b-6c5d4e3f2a1b';
@@ -40,6 +41,20 @@ describe('driver command lines, homes and config', () => {
     const resumed = await drivers['claude-code'].command('/bin/claude', spec({ allowTools: ['Bash(ls)'] }));
     expect(resumed.argv).toEqual(expect.arrayContaining(['--resume', UUID, '--allowedTools', 'Bash(ls)']));
     expect(resumed.env).toMatchObject({ ANTHROPIC_BASE_URL: 'http://127.0.0.1:9999', ANTHROPIC_API_KEY: 'k-1', CLAUDE_CONFIG_DIR: join(dir, 'harness', 'claude-code', 'config') });
+  });
+
+  it('claude-code: a turn with a permission hook names the mesh\'s endpoint (its secret as the bearer) as its permission prompt tool', async () => {
+    const cmd = await drivers['claude-code'].command('/bin/claude', spec({ permissionPrompt: { url: 'http://127.0.0.1:4004/api/harness-permissions', secret: 's3cret' } }));
+    const at = cmd.argv.indexOf('--mcp-config');
+    expect(JSON.parse(cmd.argv[at + 1]!)).toEqual({ mcpServers: { keelson: { type: 'http', url: 'http://127.0.0.1:4004/api/harness-permissions', headers: { Authorization: 'Bearer s3cret' } } } });
+    expect(cmd.argv[cmd.argv.indexOf('--permission-prompt-tool') + 1]).toBe('mcp__keelson__permission_prompt');
+    expect(Number(cmd.env.MCP_TOOL_TIMEOUT)).toBeGreaterThan(0);
+    // Without one, nothing of it.
+    expect((await drivers['claude-code'].command('/bin/claude', spec())).argv).not.toContain('--permission-prompt-tool');
+    // The hook's CLI reports no denials as approvals after the fact; without one, it does.
+    const denial = { type: 'result', subtype: 'success', result: 'x', permission_denials: [{ tool_name: 'Bash', tool_use_id: 't1', tool_input: { command: 'ls' } }] };
+    expect(drivers['claude-code'].mapper({ liveApprovals: true }).line(denial).events).toEqual([]);
+    expect(drivers['claude-code'].mapper().line(denial).events.map((e) => e.type)).toEqual(['APPROVAL_REQUEST']);
   });
 
   it('codex: exec --json (resume <thread>), a Responses provider at the endpoint, never asks; the mesh sandbox replaces its own', async () => {
@@ -86,7 +101,7 @@ describe('driver command lines, homes and config', () => {
       const report = await drivers[id].report();
       expect(report).toMatchObject({ installed: false, version: null });
       expect(Object.values(report.flags).every((f) => f === false)).toBe(true);
-      expect(Object.keys(report.reasons)).toHaveLength(8);
+      expect(Object.keys(report.reasons)).toHaveLength(capabilityNames.length);
       expect(await drivers[id].taskExecutor()).toMatchObject({ implemented: false });
       await expect(drivers[id].command('/bin/x', spec())).rejects.toMatchObject({ code: 'CAPABILITY_UNSUPPORTED' });
     }

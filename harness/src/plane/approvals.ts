@@ -1,6 +1,7 @@
 import { MeshError, type ApprovalDecision } from '@keelson/schema';
 import type { Places } from './places';
 import type { SessionView } from './sessions';
+import { LIVE_APPROVAL_PREFIX } from './permissions';
 import { HOST, type HarnessStore } from './store';
 import type { Turns } from './turn';
 
@@ -15,7 +16,9 @@ export class Approvals {
   constructor(private readonly deps: ApprovalsDeps) {}
 
   /**
-   * Answers a permission request the CLI reported. APPROVE re-runs the session with the tool
+   * Answers a permission request. One asked before the tool ran (`live:…`, a CLI with a permission
+   * hook) is answered to the waiting turn: APPROVE lets the tool run, DENY keeps it from running.
+   * One the CLI reported after the fact: APPROVE re-runs the session with the tool
    * allowed for that turn and tells the CLI to retry it; DENY records the answer (the CLI already
    * went on without the tool).
    */
@@ -26,6 +29,11 @@ export class Approvals {
     const pending = (await store.approvals(record.id)).find((a) => a.requestId === requestId);
     if (!pending) throw new MeshError('NOT_FOUND', `session ${record.id} has no approval request ${requestId}`);
     if (pending.status !== 'pending') throw new MeshError('CONFLICT', `approval request ${requestId} was already answered (${pending.status})`);
+    // Asked before the tool runs: the turn waits in the CLI's permission hook, which reads this answer.
+    if (requestId.startsWith(LIVE_APPROVAL_PREFIX)) {
+      await store.resolveApproval(record.id, requestId, decision);
+      return true;
+    }
     let cwd: string | null = null;
     if (decision === 'APPROVE') {
       cwd = await places.cwdOf(record);

@@ -20,6 +20,7 @@ import { HOST, type HarnessStore, type SessionRecord, type TaskRecord } from './
 import type { HarnessEventTail } from './tail';
 import { Tasks } from './tasks';
 import { Uploads } from './uploads';
+import { PermissionGate } from './permissions';
 import { Turns, type TurnAccepted, type TurnControl, type TurnOutcome } from './turn';
 
 export interface ControlPlaneOptions {
@@ -52,6 +53,8 @@ export class HarnessControlPlane {
   readonly events: HarnessEvents;
   /** Files staged by `POST /api/uploads`, attached to turns by id. */
   readonly uploads: Uploads;
+  /** Approvals asked before a tool runs (the permission endpoint's side). */
+  readonly permissions: PermissionGate;
   private readonly places: Places;
 
   constructor(opts: ControlPlaneOptions) {
@@ -60,13 +63,23 @@ export class HarnessControlPlane {
     this.store = store;
     const places = (this.places = new Places(opts.projects));
     this.sessions = new Sessions({ store, drivers, places, log });
-    this.turns = new Turns({ store, drivers, settings, log });
+    this.events = new HarnessEvents({ store, sessions: this.sessions, dataSource: opts.dataSource, notifier: opts.notifier, log });
+    this.permissions = new PermissionGate({ store, events: this.events, log });
+    this.turns = new Turns({ store, drivers, settings, log, permissions: this.permissions });
     this.tasks = new Tasks({ store, drivers, settings, places, turns: this.turns });
     this.approvals = new Approvals({ store, places, turns: this.turns });
     this.prompts = new Prompts({ store, places, turns: this.turns });
     this.steering = new Steering({ store, places, turns: this.turns });
     this.uploads = new Uploads(settings.uploads);
-    this.events = new HarnessEvents({ store, sessions: this.sessions, dataSource: opts.dataSource, notifier: opts.notifier, log });
+  }
+
+  /**
+   * Serves the permission endpoint at `url` (the sessions service, once it listens): turns of CLIs
+   * with a permission hook ask there before a tool runs (`approvalsBeforeTool`).
+   */
+  servePermissions(url: string): void {
+    this.permissions.url = url;
+    for (const driver of Object.values(this.drivers)) driver.permissionHooks = true;
   }
 
   driver(harnessId: string): CliDriver {

@@ -8,6 +8,7 @@ import { formatSessionId, isNativeIdOf, type SessionId } from '../ids';
 import { startGroupProcess, type GroupExit, type GroupProcess } from '../process/groupProcess';
 import type { DriverRegistry } from '../registry';
 import type { HarnessSettings } from '../settings';
+import type { PermissionGate } from './permissions';
 import type { HarnessStore, SessionRecord, TaskRecord } from './store';
 
 export interface TurnAccepted {
@@ -36,6 +37,8 @@ export interface TurnOptions {
   /** The turn's model and effort (checked by the driver already); else the session's defaults. */
   model?: string | null;
   effort?: string | null;
+  /** Set by Turns: the CLI asks the permission endpoint before a tool runs (no after-the-fact approvals). */
+  permissionPrompt?: { url: string; secret: string };
 }
 
 /** How an activity drives a turn it runs: its attempt, Temporal's cancellation and heartbeat. */
@@ -50,6 +53,8 @@ export interface TurnDeps {
   drivers: DriverRegistry;
   settings: HarnessSettings;
   log: Logger;
+  /** Approvals before a tool runs, for drivers with a permission hook (where this process serves the endpoint). */
+  permissions?: PermissionGate;
 }
 
 /**
@@ -119,7 +124,7 @@ export class Turn {
 
   /** The CLI's JSON lines, mapped to events recorded on the session; its result, when it reported one. */
   private async follow(): Promise<{ mapper: ReturnType<CliDriver['mapper']>; result: TurnResult | undefined }> {
-    const mapper = this.driver.mapper();
+    const mapper = this.driver.mapper({ liveApprovals: this.opts.permissionPrompt !== undefined });
     let result: TurnResult | undefined;
     try {
       for await (const line of this.proc.lines) {
@@ -251,17 +256,23 @@ export class Turns {
         .catch((err: unknown) => log.warn({ err }, 'recording a lost turn failed'));
     }
     let proc: GroupProcess;
+    // A CLI with a permission hook asks before a tool runs, where this process serves the endpoint.
+    const gate = this.deps.permissions;
+    const hook = driver.features.permissionHook && gate?.url ? { url: gate.url, ...gate.open(record.id, turnId) } : undefined;
     try {
       // The turn's own model and effort, else the session's (startSession's), else the CLI's.
-      const chosen = { ...opts, model: opts.model ?? record.model, effort: opts.effort ?? record.effort };
+      const chosen = { ...opts, model: opts.model ?? record.model, effort: opts.effort ?? record.effort, ...(hook ? { permissionPrompt: { url: hook.url, secret: hook.secret } } : {}) };
       proc = await this.spawn(driver, { nativeId: record.nativeId, cwd, opts: chosen, env: { KEELSON_SESSION_ID: record.id, ...(opts.taskId ? { KEELSON_TASK_ID: opts.taskId } : {}) } });
     } catch (err) {
+      hook?.close();
       const message = (err as Error).message;
       await store.completeTurn(record.id, turnId, { status: 'FAILED', error: clipText(message, 500).text });
       throw err instanceof MeshError ? err : new MeshError('UPSTREAM_FAILED', `${record.harnessId}: the CLI could not be started (${message})`);
     }
     await store.setTurnPgid(record.id, turnId, proc.pgid);
-    return this.follow(new Turn(this.deps, driver, proc, turnId, record, opts));
+    const turn = this.follow(new Turn(this.deps, driver, proc, turnId, record, { ...opts, ...(hook ? { permissionPrompt: { url: hook.url, secret: hook.secret } } : {}) }));
+    if (hook) void turn.done.finally(hook.close).catch(() => undefined);
+    return turn;
   }
 
   /**
@@ -290,6 +301,7 @@ export class Turns {
         allowTools: opts.allowTools,
         ...(opts.model ? { model: opts.model } : {}),
         ...(opts.effort ? { effort: opts.effort } : {}),
+        ...(opts.permissionPrompt ? { permissionPrompt: opts.permissionPrompt } : {}),
         // TRACEPARENT: the CLI's turn continues the caller's trace (nothing while tracing is off).
         env: { ...spec.env, ...traceparentEnv() },
       }),

@@ -10,6 +10,7 @@ import { UPLOADS_PATH, type TemporalTarget } from '@keelson/schema';
 import { SteerService } from './steer/steer.service';
 import { TaskService } from './task/task.service';
 import { TemporalLink } from './temporalLink';
+import { permissionEndpoint, PERMISSIONS_PATH } from './permission/permissionEndpoint';
 import { uploadsEndpoint } from './upload/uploadsEndpoint';
 
 export { buildSessionsSchema } from './schema';
@@ -83,8 +84,10 @@ export async function startSessionsSubgraph(opts: StartSessionsOptions): Promise
         await temporal.stop();
         await runtime.stop();
       },
-      { [UPLOADS_PATH]: uploads },
+      { [UPLOADS_PATH]: uploads, [PERMISSIONS_PATH]: permissionEndpoint({ gate: runtime.plane.permissions, log: opts.log.child({ component: 'permissions' }) }) },
     );
+    // Turns of CLIs with a permission hook now ask here before a tool runs (this process's own origin).
+    runtime.plane.servePermissions(new URL(PERMISSIONS_PATH, served.url).toString());
     watcher.start();
     return { url: served.url, wsUrl: served.wsUrl, runtime, services, stop: served.stop };
   } catch (err) {

@@ -35,6 +35,12 @@ export class HarnessCapabilities {
   @Field({ description: 'Input reaches a running turn: steerSession goes into the live turn (ACCEPTED) instead of waiting as the next turn (QUEUED).' })
   midTurnInput!: boolean;
 
+  @Field({
+    description:
+      "A tool the CLI may not use waits for answerApproval before it runs, in the same turn (claude-code's permission hook); false: it is reported after the turn, and an approval re-runs it as a next turn.",
+  })
+  approvalsBeforeTool!: boolean;
+
   @Field(() => [CapabilityReason], { description: 'One reason per capability that is false.' })
   reasons!: CapabilityReason[];
 }
