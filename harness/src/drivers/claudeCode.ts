@@ -11,6 +11,8 @@ import { StreamJsonMapper } from './streamJson';
 /** The MCP server and tool claude-code's `--permission-prompt-tool` names (the mesh's permission endpoint). */
 export const PERMISSION_SERVER = 'keelson';
 export const PERMISSION_TOOL = 'permission_prompt';
+/** The child's variable holding the turn's permission secret (the MCP config names it, claude-code expands it). */
+export const PERMISSION_SECRET_ENV = 'KEELSON_PERMISSION_SECRET';
 
 /**
  * claude-code (`@anthropic-ai/claude-code`), the seed's reference driver. Headless:
@@ -59,7 +61,9 @@ export class ClaudeCodeDriver extends JsonlStoreDriver {
     if (spec.effort) argv.push('--effort', spec.effort);
     if (spec.permissionPrompt) {
       // The tool it may not use asks the mesh first (its permission endpoint, with this turn's secret) and waits.
-      const servers = { [PERMISSION_SERVER]: { type: 'http', url: spec.permissionPrompt.url, headers: { Authorization: `Bearer ${spec.permissionPrompt.secret}` } } };
+      // The secret rides in the child's environment, never on its command line (which `ps` shows).
+      env[PERMISSION_SECRET_ENV] = spec.permissionPrompt.secret;
+      const servers = { [PERMISSION_SERVER]: { type: 'http', url: spec.permissionPrompt.url, headers: { Authorization: `Bearer \${${PERMISSION_SECRET_ENV}}` } } };
       argv.push('--mcp-config', JSON.stringify({ mcpServers: servers }), '--permission-prompt-tool', `mcp__${PERMISSION_SERVER}__${PERMISSION_TOOL}`);
       // An approval may take long: the hook's call waits as long as the turn may run.
       env.MCP_TOOL_TIMEOUT = String(this.settings.turnTimeoutMs ?? 3_600_000);

@@ -46,7 +46,10 @@ describe('driver command lines, homes and config', () => {
   it('claude-code: a turn with a permission hook names the mesh\'s endpoint (its secret as the bearer) as its permission prompt tool', async () => {
     const cmd = await drivers['claude-code'].command('/bin/claude', spec({ permissionPrompt: { url: 'http://127.0.0.1:4004/api/harness-permissions', secret: 's3cret' } }));
     const at = cmd.argv.indexOf('--mcp-config');
-    expect(JSON.parse(cmd.argv[at + 1]!)).toEqual({ mcpServers: { keelson: { type: 'http', url: 'http://127.0.0.1:4004/api/harness-permissions', headers: { Authorization: 'Bearer s3cret' } } } });
+    expect(JSON.parse(cmd.argv[at + 1]!)).toEqual({ mcpServers: { keelson: { type: 'http', url: 'http://127.0.0.1:4004/api/harness-permissions', headers: { Authorization: 'Bearer ${KEELSON_PERMISSION_SECRET}' } } } });
+    // The secret is in the child's environment only, never on its command line.
+    expect(cmd.env.KEELSON_PERMISSION_SECRET).toBe('s3cret');
+    expect(cmd.argv.join(' ')).not.toContain('s3cret');
     expect(cmd.argv[cmd.argv.indexOf('--permission-prompt-tool') + 1]).toBe('mcp__keelson__permission_prompt');
     expect(Number(cmd.env.MCP_TOOL_TIMEOUT)).toBeGreaterThan(0);
     // Without one, nothing of it.
