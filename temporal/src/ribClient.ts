@@ -2,6 +2,7 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { TASK_QUEUE, workflowKinds, workflowTypes, type RefreshAttach } from '@keelson/schema';
 import type { RibActivities } from './activities/ribs/ribActivities';
+import { HEARTBEAT_THROTTLE_INTERVAL } from './heartbeatThrottle';
 import { startOpExecution, type OpStartOptions } from './runClient';
 import { searchAttributeKeys } from './searchAttributeKeys';
 import { refreshAttachSignal, refreshDetachSignal, refreshLiveSignal } from './workflows/ribMessages';
@@ -93,7 +94,7 @@ export async function startRibWorker(options: RibWorkerOptions): Promise<Running
   const connection = await NativeConnection.connect({ address: options.address });
   let worker: Worker;
   try {
-    worker = await Worker.create({ connection, namespace: options.namespace ?? 'default', taskQueue: options.taskQueue, activities: options.activities });
+    worker = await Worker.create({ connection, namespace: options.namespace ?? 'default', taskQueue: options.taskQueue, activities: options.activities, maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE_INTERVAL });
   } catch (err) {
     await connection.close();
     throw err;

@@ -1,6 +1,7 @@
 import { NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { TASK_QUEUE } from '@keelson/schema';
 import type { Activities } from './activities';
+import { HEARTBEAT_THROTTLE_INTERVAL } from './heartbeatThrottle';
 import { workerTracing } from './tracing';
 import { workflowBundle } from './workflowBundle';
 
@@ -38,7 +39,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   const connection = await NativeConnection.connect({ address });
   let worker: Worker;
   try {
-    worker = await Worker.create({ connection, namespace, taskQueue, activities, workflowBundle: bundle, ...tracing });
+    worker = await Worker.create({ connection, namespace, taskQueue, activities, workflowBundle: bundle, maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE_INTERVAL, ...tracing });
   } catch (error) {
     await connection.close();
     throw error;

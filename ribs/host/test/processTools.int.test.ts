@@ -118,7 +118,10 @@ describe('Bash', () => {
     const controller = new AbortController();
     const aborted = call('Bash', { command: `${leftover('abort')} echo started > abort.started; sleep 30` }, controller.signal);
     await waitForFile(join(project, 'abort.started'));
-    expect(liveWithMarker(`keelson-leftover-${process.pid}-abort`)).toBe(true);
+    // The background subshell renames itself (exec -a) on its own time: wait for the name, not the file.
+    const marker = `keelson-leftover-${process.pid}-abort`;
+    for (let i = 0; i < 100 && !liveWithMarker(marker); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(liveWithMarker(marker)).toBe(true);
     controller.abort();
     await expect(aborted).resolves.toMatchObject({ status: 'cancelled' });
     await expectGone('abort');
