@@ -84,7 +84,7 @@ const deskRib: Rib = {
 };
 
 const CHAT_FIELDS = 'id title agent status error turns tools temporalWorkflowId rib { id displayName } messages { edges { cursor node { id turnId role text } } }';
-const EVENT_FIELDS = 'cursor chatId type turnId messageId role text tool toolUseId isError status error ribId command effect';
+const EVENT_FIELDS = 'cursor chatId type turnId messageId role text tool toolUseId isError approvalId approved status error ribId command effect';
 
 interface ChatView {
   id: string;
@@ -110,6 +110,8 @@ interface ChatEventView {
   tool: string | null;
   toolUseId: string | null;
   isError: boolean | null;
+  approvalId: string | null;
+  approved: boolean | null;
   status: string | null;
   error: string | null;
   ribId: string | null;
@@ -186,7 +188,7 @@ describe('chats: conversations with a rib agent, its tools on the chat policy su
     expect(seen[6]).toMatchObject({ role: 'ASSISTANT', messageId: chat.messages.edges[1]!.node.id, text: chat.messages.edges[1]!.node.text });
   });
 
-  it('asks the approval inbox before a tool its policy gates on the chat surface, refuses a second message meanwhile, and runs the tool once approved', async () => {
+  it('asks the approval inbox before a tool its policy gates on the chat surface (the chat names the approval), refuses a second message meanwhile, and runs the tool once approved', async () => {
     const { startChat } = await gqlData<{ startChat: ChatView }>(url, 'mutation { startChat(input: { ribId: "desk", agent: "clerk" }) { id status turns } }');
     expect(startChat).toMatchObject({ status: 'IDLE', turns: 0 });
     const sent = await send(startChat.id, 'CALL_TOOL desk_shred {"label": "draft-3"}');
@@ -208,6 +210,10 @@ describe('chats: conversations with a rib agent, its tools on the chat policy su
     const second = await send(startChat.id, 'and another thing');
     expect(codes(second)).toEqual(['TURN_IN_FLIGHT']);
 
+    // The chat's own stream names the approval the turn waits on: a frontend answers it in place.
+    const asked = await events(startChat.id, null, (e) => e.type === 'CHAT_APPROVAL_OPENED');
+    expect(asked.at(-1)).toMatchObject({ turnId, tool: 'desk_shred', approvalId: approval.id, text: 'shredding from a chat needs a human', approved: null });
+
     const answered = await gql(url, 'mutation ($id: ID!) { answerApproval(id: $id, decision: APPROVE) { id status } }', { id: approval.id });
     expect(answered.errors).toBeUndefined();
     const chat = await idle(startChat.id);
@@ -217,6 +223,21 @@ describe('chats: conversations with a rib agent, its tools on the chat policy su
       ['USER', turnId],
       ['ASSISTANT', turnId],
     ]);
+    const rest = await events(startChat.id, asked.at(-1)!.cursor, (e) => e.type === 'CHAT_TURN_ENDED');
+    expect(rest.map((e) => e.type)).toEqual(['CHAT_APPROVAL_ANSWERED', 'CHAT_TOOL_RESULT', 'CHAT_DELTA', 'CHAT_MESSAGE', 'CHAT_TURN_ENDED']);
+    expect(rest[0]).toMatchObject({ turnId, tool: 'desk_shred', approvalId: approval.id, approved: true });
+
+    // Denied in the inbox: the tool does not run, and the chat says so.
+    const again = await send(startChat.id, 'CALL_TOOL desk_shred {"label": "draft-4"}');
+    expect(again.errors).toBeUndefined();
+    const opened = await events(startChat.id, rest.at(-1)!.cursor, (e) => e.type === 'CHAT_APPROVAL_OPENED');
+    const denied = await gql(url, 'mutation ($id: ID!) { answerApproval(id: $id, decision: DENY) { id status } }', { id: opened.at(-1)!.approvalId });
+    expect(denied.errors).toBeUndefined();
+    const ended = await events(startChat.id, opened.at(-1)!.cursor, (e) => e.type === 'CHAT_TURN_ENDED');
+    expect(ended[0]).toMatchObject({ type: 'CHAT_APPROVAL_ANSWERED', approvalId: opened.at(-1)!.approvalId, approved: false });
+    expect(ended.find((e) => e.type === 'CHAT_TOOL_RESULT')).toMatchObject({ isError: true, text: expect.stringMatching(/not approved/) });
+    await idle(startChat.id);
+    expect(done.filter((d) => d.tool === 'desk_shred')).toEqual([{ tool: 'desk_shred', label: 'draft-3' }]);
   });
 
   it('takes a steer note mid-turn: the turn reads it after its tool round, before its next model call; none without a turn', async () => {
@@ -352,6 +373,30 @@ nodes:
     expect(open.data!.runChatCommand).toMatchObject({ ok: true, effect: 'OPEN_CHAT', ribId: 'desk', agent: 'clerk', seed: { name: 'Clerk', systemPrompt: 'You are the clerk of the desk.', openingPrompt: null } });
     const opened = await gqlData<{ startChat: ChatView }>(url, 'mutation ($r: ID!, $a: String!) { startChat(input: { ribId: $r, agent: $a }) { id title agent } }', { r: 'desk', a: 'clerk' });
     expect(opened.startChat).toMatchObject({ title: 'Clerk', agent: 'clerk' });
+  });
+
+  it('starts a chat from a command whose effect opens an agent, and refuses any other command with nothing created', async () => {
+    const start = (command: string, ribId = 'desk') =>
+      gql<{ startChat: ChatView }>(url, 'mutation ($r: ID, $c: String) { startChat(input: { ribId: $r, command: $c }) { id title agent tools rib { id } } }', { r: ribId, c: command });
+    const opened = await start('/clerk');
+    expect(opened.errors).toBeUndefined();
+    expect(opened.data!.startChat).toMatchObject({ title: 'Clerk', agent: 'clerk', rib: { id: 'desk' } });
+    expect([...opened.data!.startChat.tools].sort()).toEqual(['desk_burn', 'desk_file', 'desk_shred', 'desk_wait']);
+    expect(await chatOf(opened.data!.startChat.id)).toMatchObject({ agent: 'clerk', status: 'IDLE' });
+
+    const count = async () => (await gqlData<{ chats: { edges: unknown[] } }>(url, '{ chats(first: 200) { edges { cursor } } }')).chats.edges.length;
+    const before = await count();
+    const message = await start('/hello Ada');
+    expect(codes(message)).toEqual(['BAD_USER_INPUT']);
+    expect(message.errors![0]!.message).toBe('command /hello of rib desk has a MESSAGE effect, not OPEN_CHAT: run it with runChatCommand');
+    const refused = await start('/shout');
+    expect(refused.errors![0]!.message).toBe("command /shout of rib desk refused: rib 'desk' has no command 'shout'");
+    expect(codes(refused)).toEqual(['BAD_USER_INPUT']);
+    expect(codes(await start('clerk'))).toEqual(['BAD_USER_INPUT']);
+    expect(codes(await gql(url, 'mutation { startChat(input: { command: "/clerk" }) { id } }'))).toEqual(['BAD_USER_INPUT']);
+    expect(codes(await gql(url, 'mutation { startChat(input: { ribId: "desk", agent: "clerk", command: "/clerk" }) { id } }'))).toEqual(['BAD_USER_INPUT']);
+    expect(codes(await start('/clerk', 'no-such-rib'))).toEqual(['NOT_FOUND']);
+    expect(await count()).toBe(before);
   });
 
   it('refuses bad input with its code and creates nothing', async () => {

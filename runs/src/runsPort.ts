@@ -2,6 +2,7 @@ import { createWarningSink, runApprovalPort, type ApprovalPort, type RunsPort, t
 import { decodeCursor, isTerminalRunStatus, isUuid, MeshError, streams, type EventEnvelope, type RunEventPayload } from '@keelson/schema';
 import type { Logger } from '@keelson/service';
 import type { RunsServices } from './domain';
+import { approvalKeyOf } from './store/runRecords';
 import type { Op } from './op/op.entity';
 
 const terminalEvents = new Set(['RUN_SUCCEEDED', 'RUN_FAILED', 'RUN_CANCELLED']);
@@ -63,6 +64,28 @@ export function runsPortOf(services: RunsServices): RunsPort {
     };
   };
 
+  /** The first of the run's own events (from its start) that `pick` takes; an abort rejects. */
+  const untilEvent = async (runId: string, signal: AbortSignal | undefined, pick: (e: EventEnvelope<RunEventPayload>) => boolean) => {
+    if (signal?.aborted) throw aborted(signal);
+    const tail = services.events.tail<RunEventPayload>(streams.runs, undefined, { key: runId });
+    const stop = () => void tail.return?.();
+    signal?.addEventListener('abort', stop, { once: true });
+    let found: EventEnvelope<RunEventPayload> | undefined;
+    try {
+      for await (const event of tail) {
+        if (pick(event)) {
+          found = event;
+          break;
+        }
+      }
+    } finally {
+      signal?.removeEventListener('abort', stop);
+      await tail.return?.();
+    }
+    if (signal?.aborted) throw aborted(signal);
+    return found;
+  };
+
   return {
     async start(req) {
       const run = await services.runs.start({ name: req.name, inputs: req.inputs, projectId: req.projectId, startedByRibId: req.startedByRibId });
@@ -80,24 +103,22 @@ export function runsPortOf(services: RunsServices): RunsPort {
       }[];
       return rows[0] ? { nodeId: rows[0].node_id, prompt: rows[0].prompt } : undefined;
     },
+    async gate(runId, signal) {
+      const first = await get(runId);
+      if (!first) throw new MeshError('NOT_FOUND', `run ${JSON.stringify(runId)} does not exist`);
+      const launch = first.launch;
+      const seen = await untilEvent(runId, signal, (e) => (e.payload.launch ?? 0) >= launch && (e.type === 'NODE_WAITING' || terminalEvents.has(e.type)));
+      const pauseId = seen?.type === 'NODE_WAITING' ? seen.payload.pauseId : undefined;
+      if (!pauseId) throw new MeshError('CONFLICT', `run ${runId} settled without waiting at a gate`);
+      const [approval] = (await services.dataSource.query('SELECT id FROM approvals WHERE source_key = $1', [approvalKeyOf(pauseId)])) as { id: string }[];
+      return { pauseId, approvalId: approval?.id ?? null };
+    },
     async settled(runId, signal) {
       const first = await get(runId);
       if (!first) throw new MeshError('NOT_FOUND', `run ${JSON.stringify(runId)} does not exist`);
       if (isTerminalRunStatus(first.status)) return first;
-      if (signal?.aborted) throw aborted(signal);
-      // The run's own events from its start: a terminal event of this launch (or a later one) ends the wait.
-      const tail = services.events.tail<RunEventPayload>(streams.runs, undefined, { key: runId });
-      const stop = () => void tail.return?.();
-      signal?.addEventListener('abort', stop, { once: true });
-      try {
-        for await (const event of tail) {
-          if (terminalEvents.has(event.type) && (event.payload.launch ?? 0) >= first.launch) break;
-        }
-      } finally {
-        signal?.removeEventListener('abort', stop);
-        await tail.return?.();
-      }
-      if (signal?.aborted) throw aborted(signal);
+      // A terminal event of this launch (or a later one) ends the wait.
+      await untilEvent(runId, signal, (e) => terminalEvents.has(e.type) && (e.payload.launch ?? 0) >= first.launch);
       const settled = await get(runId);
       if (!settled) throw new MeshError('NOT_FOUND', `run ${JSON.stringify(runId)} does not exist`);
       return settled;

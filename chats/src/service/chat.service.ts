@@ -114,20 +114,31 @@ export class ChatService {
     return this.deps.executor.uiUrl(workflowId);
   }
 
-  /** The seed and tools of the chat `input` asks for; nothing is written. */
-  private async resolve(input: ParsedStartChatInput): Promise<{ seed: ChatSeed | null; tools: string[] }> {
+  /** The seed, rib, agent and tools of the chat `input` asks for; nothing is written. */
+  private async resolve(input: ParsedStartChatInput): Promise<{ seed: ChatSeed | null; tools: string[]; ribId: string | null; agent: string | null }> {
     let seed: ChatSeed | null = input.openChatSeed ?? null;
-    let tools: string[] = [];
-    if (input.ribId) {
-      const ribTools = this.deps.ribs.ribTools(input.ribId);
-      if (!ribTools) throw new MeshError('NOT_FOUND', `rib ${JSON.stringify(input.ribId)} is not active`);
-      tools = [...ribTools];
-      if (input.agent) {
-        seed = await this.deps.ribs.resolveAgent(input.ribId, input.agent);
-        if (!seed) throw new MeshError('NOT_FOUND', `rib ${input.ribId} has no agent ${JSON.stringify(input.agent)}`);
+    let ribId = input.ribId ?? null;
+    let agent = input.agent ?? null;
+    if (ribId && input.command) {
+      // The command runs like runChatCommand's; only an effect that opens an agent starts a chat.
+      const outcome = await this.commandOutcome(ribId, input.command.name, input.command.arg);
+      if (!outcome.ok) throw new MeshError('BAD_USER_INPUT', `command /${input.command.name} of rib ${ribId} refused: ${outcome.error}`);
+      if (outcome.effect !== 'OPEN_CHAT') {
+        throw new MeshError('BAD_USER_INPUT', `command /${input.command.name} of rib ${ribId} has a ${outcome.effect} effect, not OPEN_CHAT: run it with runChatCommand`);
       }
+      ({ ribId, agent, seed } = outcome);
+    } else if (ribId && agent) {
+      if (!this.deps.ribs.ribTools(ribId)) throw new MeshError('NOT_FOUND', `rib ${JSON.stringify(ribId)} is not active`);
+      seed = await this.deps.ribs.resolveAgent(ribId, agent);
+      if (!seed) throw new MeshError('NOT_FOUND', `rib ${ribId} has no agent ${JSON.stringify(agent)}`);
     }
-    return { seed, tools };
+    let tools: string[] = [];
+    if (ribId) {
+      const ribTools = this.deps.ribs.ribTools(ribId);
+      if (!ribTools) throw new MeshError('NOT_FOUND', `rib ${JSON.stringify(ribId)} is not active`);
+      tools = [...ribTools];
+    }
+    return { seed, tools, ribId, agent };
   }
 
   /**
@@ -137,15 +148,15 @@ export class ChatService {
    */
   async start(raw: unknown, caller: Caller | null): Promise<{ chat: ChatRecord; turn: ChatTurnView | null }> {
     const input = parseInput(startChatInputSchema, raw);
-    const { seed, tools } = await this.resolve(input);
+    const { seed, tools, ribId, agent } = await this.resolve(input);
     const chatId = randomUUID();
     const workflowId = this.deps.executor.chatWorkflowId(chatId);
     const title = titleOf(input, seed);
     await this.deps.store.create({
       id: chatId,
       title,
-      ribId: input.ribId ?? null,
-      agent: input.agent ?? null,
+      ribId,
+      agent,
       projectId: input.projectId ?? null,
       systemPrompt: seed?.systemPrompt ?? null,
       provider: seed?.providerId ?? null,

@@ -231,7 +231,7 @@ export class ChatStore {
   }
 
   /** One live event of the turn in flight (a tool call, a tool result, text, a steer note it read); dropped once the turn settled. */
-  async turnEvent(chatId: string, turnId: string, type: 'CHAT_TOOL_CALL' | 'CHAT_TOOL_RESULT' | 'CHAT_DELTA' | 'CHAT_STEERED', payload: Omit<ChatEventPayload, 'turnId'>): Promise<void> {
+  async turnEvent(chatId: string, turnId: string, type: 'CHAT_TOOL_CALL' | 'CHAT_TOOL_RESULT' | 'CHAT_DELTA' | 'CHAT_STEERED' | 'CHAT_APPROVAL_OPENED' | 'CHAT_APPROVAL_ANSWERED', payload: Omit<ChatEventPayload, 'turnId'>): Promise<void> {
     await this.dataSource.transaction(async (m) => {
       const [row] = await rows<{ turn_in_flight: string | null }>(m, 'SELECT turn_in_flight FROM chats WHERE id = $1 FOR SHARE', [chatId]);
       if (row?.turn_in_flight !== turnId) return;

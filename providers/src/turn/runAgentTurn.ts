@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import type { Logger } from '@keelson/service';
-import type { MessageChunk, PolicyContext, RibAgentTurn, RibAgentTurnRequest, RibAgentTurnResult, StopReason, TokenUsage, ToolCaller } from '@keelson/ribs-contract';
+import type { ApprovalObserver, MessageChunk, PolicyContext, RibAgentTurn, RibAgentTurnRequest, RibAgentTurnResult, StopReason, TokenUsage, ToolCaller } from '@keelson/ribs-contract';
 import type { UsageLedger } from '../ledger/usageLedger';
 import type { ProviderRegistry } from '../registry/providerRegistry';
 import type { SessionStore, StoredSession } from '../sessions/sessionStore';
@@ -58,6 +58,8 @@ export interface AgentTurnRequest extends RibAgentTurnRequest {
    * call; each note it returns joins the conversation as a message from the operator.
    */
   steer?: () => Promise<readonly string[]>;
+  /** Hears each policy `ask` the turn waits on open (its inbox approval) and be answered. */
+  onApproval?: ApprovalObserver;
 }
 
 /** How a steer note reads to the model. */
@@ -192,7 +194,7 @@ async function execute(deps: AgentTurnDeps, req: AgentTurnRequest, stream: Chunk
     };
 
     if (host) {
-      const gate = await host.policies.evaluate({ phase: 'request', prompt: req.prompt }, policyCtx, signal);
+      const gate = await host.policies.evaluate({ phase: 'request', prompt: req.prompt }, policyCtx, signal, req.onApproval);
       if (gate.outcome === 'deny') throw new TurnFailure(`the prompt was refused by ${gate.policyId}: ${gate.reason}`);
     }
     const projected = projectTools(host, req.ribId, req, new Set(deps.toolDenylist ?? []));
@@ -295,6 +297,7 @@ async function runTool(
       ...(req.nodeId ? { nodeId: req.nodeId } : {}),
       ...(req.turnContext ? { turnContext: req.turnContext } : {}),
       ...(req.caller ? { caller: req.caller } : {}),
+      ...(req.onApproval ? { onApproval: req.onApproval } : {}),
     });
     isError = outcome.isError;
     content = outcome.content || (outcome.isError ? `tool '${call.name}' failed (${outcome.status})` : '');

@@ -85,6 +85,8 @@ export type {
   Policy,
   RibApprovalDecision,
   ApprovalRequest,
+  ApprovalNotice,
+  ApprovalObserver,
 } from './policy';
 export { ribDocsSourceSchema } from './docs';
 export type { RibDocsSource } from './docs';

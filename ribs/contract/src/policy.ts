@@ -57,6 +57,17 @@ export interface Policy {
 /** A human's answer to an `ask`. */
 export type RibApprovalDecision = 'accept' | 'reject';
 
+/**
+ * What a turn hears of an `ask` it waits on: the approval opened (with its inbox id, where the
+ * approval channel has an inbox), then its answer. Hearing it never changes the decision.
+ */
+export type ApprovalNotice =
+  | { state: 'opened'; policyId: string; reason: string; tool?: string; approvalId: string }
+  | { state: 'answered'; policyId: string; tool?: string; approvalId: string; approved: boolean };
+
+/** Receives a turn's {@link ApprovalNotice}s in order; the ask waits for it. */
+export type ApprovalObserver = (notice: ApprovalNotice) => void | Promise<void>;
+
 /** What an `ask` shows a human: enough to judge the call, never the tool's arguments. */
 export interface ApprovalRequest {
   surface: PolicySurface;

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '@keelson/service';
-import type { Policy, PolicyContext } from '@keelson/ribs-contract';
+import type { ApprovalNotice, Policy, PolicyContext } from '@keelson/ribs-contract';
 import { createApprovalQueue } from '../src/policy/approvalQueue';
 import { canonicalPath } from '@keelson/platform';
 import { pathConfinementPolicy } from '../src/policy/pathConfinement';
@@ -74,6 +74,39 @@ describe('the policy engine', () => {
     await sleep(1);
     approvals.resolve(approvals.pending()[0]!.id, 'reject');
     await expect(rejected).resolves.toMatchObject({ outcome: 'deny', reason: 'first; second (not approved)' });
+  });
+
+  it('tells an observer the ask opened (its approval id) before its answer, which it waits for; a failing observer changes nothing', async () => {
+    const approvals = createApprovalQueue();
+    const engine = new PolicyEngine(warn, approvals);
+    engine.add(policy('gate', () => ({ outcome: 'ask', reason: 'check first' })), 'demo');
+    const heard: ApprovalNotice[] = [];
+    const observe = async (n: ApprovalNotice) => {
+      await sleep(5);
+      heard.push(n);
+    };
+    const accepted = engine.evaluate(call, ctx, undefined, observe);
+    await sleep(1);
+    const id = approvals.pending()[0]!.id;
+    approvals.resolve(id, 'accept');
+    await expect(accepted).resolves.toEqual({ outcome: 'allow' });
+    expect(heard).toEqual([
+      { state: 'opened', policyId: 'demo:gate', reason: 'check first', tool: 'demo_x', approvalId: id },
+      { state: 'answered', policyId: 'demo:gate', tool: 'demo_x', approvalId: id, approved: true },
+    ]);
+
+    const rejected = engine.evaluate(call, ctx, undefined, () => {
+      throw new Error('observer down');
+    });
+    await sleep(1);
+    approvals.resolve(approvals.pending()[0]!.id, 'reject');
+    await expect(rejected).resolves.toMatchObject({ outcome: 'deny', reason: 'check first (not approved)' });
+    // No ask, no notice.
+    const quiet: ApprovalNotice[] = [];
+    const none = new PolicyEngine(warn, approvals);
+    none.add(policy('ok', () => ({ outcome: 'allow' })), 'demo');
+    await expect(none.evaluate(call, ctx, undefined, (n) => void quiet.push(n))).resolves.toEqual({ outcome: 'allow' });
+    expect(quiet).toEqual([]);
   });
 
   it('rejects an approval nobody answers in time, or whose caller gave up', async () => {

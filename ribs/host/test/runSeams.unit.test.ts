@@ -75,6 +75,12 @@ class FakeRuns implements RunsPort {
     const run = this.runs.get(runId);
     return run && `p-${runId}` === pauseId ? { nodeId: 'gate', prompt: 'gate gate' } : undefined;
   }
+  // Runs open their gate on start here: a paused run's pause is its gate, with an approval id of its own.
+  async gate(runId: string) {
+    const run = this.runs.get(runId);
+    if (!run?.pendingApproval) throw new MeshError('CONFLICT', `run ${runId} settled without waiting at a gate`);
+    return { pauseId: run.pendingApproval.pauseId, approvalId: `a-${runId}` };
+  }
   settled(runId: string, signal?: AbortSignal): Promise<RunsPortRun> {
     return new Promise((resolve, reject) => {
       const check = () => {

@@ -10,7 +10,7 @@ export const chatRoles = ['USER', 'ASSISTANT'] as const;
 export type ChatRole = (typeof chatRoles)[number];
 
 /** The `chats` stream's event types, keyed by chat id (schema/protocol/chats.md). */
-export const chatEventTypes = ['CHAT_STARTED', 'CHAT_MESSAGE', 'CHAT_TURN_STARTED', 'CHAT_TOOL_CALL', 'CHAT_TOOL_RESULT', 'CHAT_DELTA', 'CHAT_STEERED', 'CHAT_TURN_ENDED', 'CHAT_COMMAND'] as const;
+export const chatEventTypes = ['CHAT_STARTED', 'CHAT_MESSAGE', 'CHAT_TURN_STARTED', 'CHAT_TOOL_CALL', 'CHAT_TOOL_RESULT', 'CHAT_DELTA', 'CHAT_STEERED', 'CHAT_APPROVAL_OPENED', 'CHAT_APPROVAL_ANSWERED', 'CHAT_TURN_ENDED', 'CHAT_COMMAND'] as const;
 export type ChatEventType = (typeof chatEventTypes)[number];
 
 /** An event's payload: the turn it belongs to and what the type carries. */
@@ -19,12 +19,15 @@ export interface ChatEventPayload {
   /** CHAT_MESSAGE: the message's id and role. */
   messageId?: string;
   role?: ChatRole;
-  /** CHAT_MESSAGE, CHAT_DELTA, CHAT_STEERED: text (clipped on the wire to the event log's bounds). */
+  /** CHAT_MESSAGE, CHAT_DELTA, CHAT_STEERED: text (clipped on the wire to the event log's bounds); CHAT_APPROVAL_OPENED: the policy's reason. */
   text?: string;
   /** CHAT_TOOL_CALL / CHAT_TOOL_RESULT: the tool's name and call id. */
   tool?: string;
   toolUseId?: string;
   isError?: boolean;
+  /** CHAT_APPROVAL_OPENED / CHAT_APPROVAL_ANSWERED: the inbox approval (answerApproval) and, answered, whether it allowed the call. */
+  approvalId?: string;
+  approved?: boolean;
   /** CHAT_TURN_ENDED: `ok`, `error`, `aborted` or `timeout`, and the error when not ok. */
   status?: string;
   error?: string;
@@ -84,10 +87,23 @@ const seedSchema = z.strictObject({
   providerId: z.string().min(1).max(64).optional(),
 });
 
+/** A slash command as a composer sends it: `/name` and, after a space, its one text argument. */
+export const chatCommandLineSchema = z
+  .string()
+  .max(4100)
+  .transform((line, ctx) => {
+    const m = /^\/([a-z][a-z0-9-]{0,63})(?:\s+([\s\S]*))?$/.exec(line.trim());
+    if (!m) {
+      ctx.addIssue({ code: 'custom', message: 'a command is "/name" or "/name argument" (a lowercase kebab-case name)' });
+      return z.NEVER;
+    }
+    return { name: m[1]!, arg: (m[2] ?? '').trim() };
+  });
+
 /**
- * `startChat`'s input: from a rib's agent (`ribId` + `agent`), from an `open-chat` seed (optionally
- * owned by `ribId`, whose tools it then gets), or a plain chat; `text` (or the seed's opening prompt)
- * is the first message.
+ * `startChat`'s input: from a rib's agent (`ribId` + `agent`), from a rib's command whose effect
+ * opens an agent (`ribId` + `command`), from an `open-chat` seed (optionally owned by `ribId`, whose
+ * tools it then gets), or a plain chat; `text` (or the seed's opening prompt) is the first message.
  */
 export const startChatInputSchema = z
   .strictObject({
@@ -96,11 +112,13 @@ export const startChatInputSchema = z
       .string()
       .regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'an agent slug is lowercase letters, digits and -')
       .nullish(),
+    command: chatCommandLineSchema.nullish(),
     openChatSeed: seedSchema.nullish(),
     projectId: z.string().refine(isUuid, 'expected a project id').nullish(),
     text: z.string().min(1).max(CHAT_MESSAGE_MAX_CHARS).nullish(),
   })
-  .refine((i) => !(i.agent && i.openChatSeed), { message: 'give an agent or an openChatSeed, not both', path: ['agent'] })
-  .refine((i) => !i.agent || i.ribId, { message: 'an agent needs its ribId', path: ['ribId'] });
+  .refine((i) => [i.agent, i.command, i.openChatSeed].filter((x) => x != null).length <= 1, { message: 'give one of an agent, a command or an openChatSeed', path: ['agent'] })
+  .refine((i) => !i.agent || i.ribId, { message: 'an agent needs its ribId', path: ['ribId'] })
+  .refine((i) => !i.command || i.ribId, { message: 'a command needs its ribId', path: ['ribId'] });
 export type StartChatInput = z.input<typeof startChatInputSchema>;
 export type ParsedStartChatInput = z.output<typeof startChatInputSchema>;

@@ -33,20 +33,23 @@ export function createApprovalQueue(options: ApprovalQueueOptions = {}): Approva
   const waiting = new Map<string, { approval: PendingApproval; settle: (d: RibApprovalDecision) => void }>();
   const listeners = new Set<(approval: PendingApproval) => void>();
   return {
-    request(req, signal) {
+    request(req, signal, opened) {
       return new Promise<RibApprovalDecision>((resolve) => {
         if (signal?.aborted) return resolve('reject');
         const approval: PendingApproval = { ...req, id: randomUUID(), createdAt: new Date().toISOString() };
         const timer = setTimeout(() => settle('reject'), timeoutMs);
         const onAbort = () => settle('reject');
+        // The decision is handed back only after the opener heard of the approval.
+        let told: Promise<void> = Promise.resolve();
         function settle(decision: RibApprovalDecision) {
           if (!waiting.delete(approval.id)) return;
           clearTimeout(timer);
           signal?.removeEventListener('abort', onAbort);
-          resolve(decision);
+          void told.then(() => resolve(decision));
         }
         signal?.addEventListener('abort', onAbort, { once: true });
         waiting.set(approval.id, { approval, settle });
+        if (opened) told = opened(approval.id).catch(() => undefined);
         for (const listener of listeners) listener(approval);
       });
     },

@@ -1,4 +1,4 @@
-import { policyDecisionSchema, type Policy, type PolicyContext, type PolicyEvent } from '@keelson/ribs-contract';
+import { policyDecisionSchema, type ApprovalNotice, type ApprovalObserver, type Policy, type PolicyContext, type PolicyEvent } from '@keelson/ribs-contract';
 import { errorMessage } from '../errors';
 import type { ApprovalPort } from '../ports/approvalPort';
 import type { WarningSink } from '../warnings';
@@ -58,8 +58,8 @@ export class PolicyEngine {
     return [...this.entries];
   }
 
-  /** Evaluates `event`; `signal` bounds an approval wait. */
-  async evaluate(event: PolicyEvent, ctx: PolicyContext, signal?: AbortSignal): Promise<EngineDecision> {
+  /** Evaluates `event`; `signal` bounds an approval wait, `observe` hears an ask open and be answered. */
+  async evaluate(event: PolicyEvent, ctx: PolicyContext, signal?: AbortSignal, observe?: ApprovalObserver): Promise<EngineDecision> {
     let current = event;
     let substitution: string | undefined;
     const asks: { policyId: string; reason: string }[] = [];
@@ -94,13 +94,22 @@ export class PolicyEngine {
       }
       if (!this.approvals) return { outcome: 'deny', reason: `${reason} (approval required; no approval channel)`, policyId: first.policyId };
       let answer: 'accept' | 'reject';
+      const tool = current.phase === 'tool_call' ? current.tool : undefined;
+      const notify = async (notice: ApprovalNotice) => {
+        try {
+          await observe?.(notice);
+        } catch (err) {
+          this.warn({ stage: 'runtime', rule: 'approval-failed', message: `an observer of ${first.policyId}'s approval failed: ${errorMessage(err)}` });
+        }
+      };
+      let opened: string | undefined;
       try {
         answer = await this.approvals.request(
           {
             surface: ctx.surface,
             policyId: first.policyId,
             reason,
-            tool: current.phase === 'tool_call' ? current.tool : undefined,
+            tool,
             ribId: ctx.ribId,
             targetRibId: ctx.targetRibId,
             provider: ctx.provider,
@@ -108,11 +117,18 @@ export class PolicyEngine {
             nodeId: ctx.nodeId,
           },
           signal,
+          observe
+            ? async (approvalId) => {
+                opened = approvalId;
+                await notify({ state: 'opened', policyId: first.policyId, reason, approvalId, ...(tool ? { tool } : {}) });
+              }
+            : undefined,
         );
       } catch (err) {
         this.warn({ stage: 'runtime', rule: 'approval-failed', message: `approval for ${first.policyId} failed; denying: ${errorMessage(err)}` });
         answer = 'reject';
       }
+      if (opened) await notify({ state: 'answered', policyId: first.policyId, approvalId: opened, approved: answer === 'accept', ...(tool ? { tool } : {}) });
       if (answer !== 'accept') return { outcome: 'deny', reason: `${reason} (not approved)`, policyId: first.policyId };
     }
     return substitution === undefined ? { outcome: 'allow' } : { outcome: 'allow', data: substitution };

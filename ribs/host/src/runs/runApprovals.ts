@@ -38,7 +38,7 @@ export function approvalPrompt(req: ApprovalRequest): string {
 export function runApprovalPort(opts: RunApprovalOptions): ApprovalPort {
   const maxWaitMs = opts.maxWaitMs ?? 300_000;
   return {
-    async request(req, signal) {
+    async request(req, signal, opened) {
       const runs = opts.runs();
       if (!runs || signal?.aborted) return 'reject';
       let runId: string;
@@ -61,6 +61,14 @@ export function runApprovalPort(opts: RunApprovalOptions): ApprovalPort {
       }
       const wait = signal ? AbortSignal.any([signal, AbortSignal.timeout(maxWaitMs)]) : AbortSignal.timeout(maxWaitMs);
       try {
+        if (opened) {
+          // The inbox's approval exists once the gate opened; a run that settles first has none to tell.
+          const gate = await runs.gate(runId, wait).catch((err: unknown) => {
+            if (wait.aborted) throw err;
+            return null;
+          });
+          if (gate?.approvalId) await opened(gate.approvalId);
+        }
         const run = await runs.settled(runId, wait);
         return run.status === 'SUCCEEDED' ? 'accept' : 'reject';
       } catch {

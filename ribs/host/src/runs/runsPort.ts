@@ -87,6 +87,11 @@ export interface RunsPort {
   get(runId: string): Promise<RunsPortRun | undefined>;
   /** A pause of the run, open or closed. */
   pause(runId: string, pauseId: string): Promise<{ nodeId: string; prompt: string } | undefined>;
+  /**
+   * Resolves once the run waits at a gate: the pause and the inbox approval that answers it (null
+   * where it has none). Rejects CONFLICT when the run settles first; an abort rejects.
+   */
+  gate(runId: string, signal?: AbortSignal): Promise<{ pauseId: string; approvalId: string | null }>;
   /** Resolves once the run's current launch settled (SUCCEEDED, FAILED or CANCELLED); an abort rejects. */
   settled(runId: string, signal?: AbortSignal): Promise<RunsPortRun>;
   cancel(runId: string): Promise<RunsPortAnswer>;

@@ -1,6 +1,6 @@
 import type { AuditSink } from '@keelson/platform';
 import { describeZodError } from '@keelson/schema';
-import type { MessageChunk, PolicyContext, PolicySurface, ToolCaller, ToolContext, ToolResultChunk } from '@keelson/ribs-contract';
+import type { ApprovalObserver, MessageChunk, PolicyContext, PolicySurface, ToolCaller, ToolContext, ToolResultChunk } from '@keelson/ribs-contract';
 import { errorMessage } from '../errors';
 import type { PolicyEngine } from '../policy/policyEngine';
 import type { ToolRegistry } from './toolRegistry';
@@ -31,6 +31,8 @@ export interface ToolRunRequest {
   turnContext?: Readonly<Record<string, unknown>>;
   /** Who the turn runs for; handed to the tool (`ToolContext.caller`). */
   caller?: Readonly<ToolCaller>;
+  /** Hears an `ask` on the call open (its inbox id) and be answered. */
+  onApproval?: ApprovalObserver;
 }
 
 /** How an execution ended. */
@@ -130,6 +132,7 @@ export class ToolRunner {
           { phase: 'tool_call', tool: req.name, args: parsed.data, ribId: req.callerRibId, targetRibId: req.targetRibId, provider: req.provider },
           policyCtx,
           controller.signal,
+          req.onApproval,
         ),
         stopped,
       ]);

@@ -48,6 +48,8 @@ function toEvent(e: EventEnvelope<ChatEventPayload>): ChatEvent {
     tool: p.tool ?? null,
     toolUseId: p.toolUseId ?? null,
     isError: p.isError ?? null,
+    approvalId: p.approvalId ?? null,
+    approved: p.approved ?? null,
     status: p.status ?? null,
     error: p.error ?? null,
     ribId: p.ribId ?? null,
@@ -122,7 +124,7 @@ export class ChatResolver {
   @RequiresScope('write')
   @Mutation(() => Chat, {
     description:
-      'Starts a chat — from a rib agent, an open-chat seed, or plain — and sends its first message (`text`, else the seed\'s opening prompt). An unknown rib or agent is NOT_FOUND and creates nothing.',
+      'Starts a chat — from a rib agent, a rib command that opens one, an open-chat seed, or plain — and sends its first message (`text`, else the seed\'s opening prompt). An unknown rib or agent is NOT_FOUND, a command that does not open an agent BAD_USER_INPUT; either creates nothing.',
   })
   async startChat(
     @Ctx() ctx: RibsContext,

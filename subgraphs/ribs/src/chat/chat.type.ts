@@ -124,13 +124,19 @@ export class OpenChatSeedInput {
   providerId?: string | null;
 }
 
-@InputType({ description: 'A chat from a rib agent (`ribId` + `agent`), from a seed (optionally with `ribId` for its tools), or plain; `text` is the first message.' })
+@InputType({ description: 'A chat from a rib agent (`ribId` + `agent`), from a rib command that opens an agent (`ribId` + `command`), from a seed (optionally with `ribId` for its tools), or plain; `text` is the first message.' })
 export class StartChatInput {
   @Field(() => ID, { nullable: true })
   ribId?: string | null;
 
   @Field(() => String, { nullable: true, description: 'The rib agent\'s slug (Rib.agents).' })
   agent?: string | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: 'A rib command as typed, `/name argument` (Rib.commands); its effect must open an agent (OPEN_CHAT), else BAD_USER_INPUT and nothing is created.',
+  })
+  command?: string | null;
 
   @Field(() => OpenChatSeedInput, { nullable: true })
   openChatSeed?: OpenChatSeedInput | null;
@@ -142,7 +148,7 @@ export class StartChatInput {
   text?: string | null;
 }
 
-@ObjectType({ description: 'One event of a chat, in order: messages, a turn starting, tool calls and their results, the turn ending. Resume with `after: cursor`.' })
+@ObjectType({ description: 'One event of a chat, in order: messages, a turn starting, tool calls and their results, approvals it waits on, the turn ending. Resume with `after: cursor`.' })
 export class ChatEvent {
   @Field({ description: 'Opaque position in the mesh\'s chat stream.' })
   cursor!: string;
@@ -150,7 +156,10 @@ export class ChatEvent {
   @Field(() => ID)
   chatId!: string;
 
-  @Field({ description: 'CHAT_STARTED, CHAT_MESSAGE, CHAT_TURN_STARTED, CHAT_TOOL_CALL, CHAT_TOOL_RESULT, CHAT_DELTA, CHAT_TURN_ENDED or CHAT_COMMAND.' })
+  @Field({
+    description:
+      'CHAT_STARTED, CHAT_MESSAGE, CHAT_TURN_STARTED, CHAT_TOOL_CALL, CHAT_TOOL_RESULT, CHAT_DELTA, CHAT_STEERED, CHAT_APPROVAL_OPENED, CHAT_APPROVAL_ANSWERED, CHAT_TURN_ENDED or CHAT_COMMAND.',
+  })
   type!: string;
 
   @Field(() => ID, { nullable: true })
@@ -162,10 +171,13 @@ export class ChatEvent {
   @Field(() => String, { nullable: true, description: 'CHAT_MESSAGE: USER or ASSISTANT.' })
   role!: string | null;
 
-  @Field(() => String, { nullable: true, description: 'CHAT_MESSAGE, CHAT_DELTA, CHAT_TOOL_RESULT: the text (clipped; read Chat.messages for the whole).' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'CHAT_MESSAGE, CHAT_DELTA, CHAT_TOOL_RESULT, CHAT_STEERED: the text (clipped; read Chat.messages for the whole); CHAT_APPROVAL_OPENED: the policy\'s reason.',
+  })
   text!: string | null;
 
-  @Field(() => String, { nullable: true, description: 'CHAT_TOOL_CALL: the tool.' })
+  @Field(() => String, { nullable: true, description: 'CHAT_TOOL_CALL, CHAT_APPROVAL_*: the tool.' })
   tool!: string | null;
 
   @Field(() => String, { nullable: true })
@@ -173,6 +185,12 @@ export class ChatEvent {
 
   @Field(() => Boolean, { nullable: true })
   isError!: boolean | null;
+
+  @Field(() => ID, { nullable: true, description: 'CHAT_APPROVAL_OPENED / CHAT_APPROVAL_ANSWERED: the inbox approval the turn waits on; answer it with answerApproval.' })
+  approvalId!: string | null;
+
+  @Field(() => Boolean, { nullable: true, description: 'CHAT_APPROVAL_ANSWERED: whether the answer allowed the call.' })
+  approved!: boolean | null;
 
   @Field(() => String, { nullable: true, description: 'CHAT_TURN_ENDED: ok, error, aborted or timeout.' })
   status!: string | null;

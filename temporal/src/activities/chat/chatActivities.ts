@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ChatRecord, ChatStore } from '@keelson/chats';
 import type { AgentTurnRequest } from '@keelson/providers';
-import type { MessageChunk, RibAgentTurn, ToolCaller } from '@keelson/ribs-contract';
+import type { ApprovalObserver, MessageChunk, RibAgentTurn, ToolCaller } from '@keelson/ribs-contract';
 import { chatWorkflowMessages, MeshError } from '@keelson/schema';
 import type { Logger } from '@keelson/service';
 import { asActivity } from '../failures';
@@ -21,7 +21,15 @@ export interface ChatActivityDeps {
 }
 
 /** The turn request of a chat's message: its agent, its tools on the `chat` surface, the session it resumes. */
-function turnRequest(chat: ChatRecord, text: string, turnId: string, signal: AbortSignal, heartbeat: () => void, steer: () => Promise<readonly string[]>): AgentTurnRequest {
+function turnRequest(
+  chat: ChatRecord,
+  text: string,
+  turnId: string,
+  signal: AbortSignal,
+  heartbeat: () => void,
+  steer: () => Promise<readonly string[]>,
+  onApproval: ApprovalObserver,
+): AgentTurnRequest {
   const caller: ToolCaller | undefined = chat.startedBy ? { subject: chat.startedBy.subject, kind: chat.startedBy.kind, scopes: chat.startedBy.scopes, ...(chat.startedBy.tokenId ? { tokenId: chat.startedBy.tokenId } : {}) } : undefined;
   return {
     prompt: text,
@@ -35,11 +43,20 @@ function turnRequest(chat: ChatRecord, text: string, turnId: string, signal: Abo
     surface: 'chat',
     turnId,
     turnContext: { chatId: chat.id, turnId },
+    onApproval,
     abortSignal: signal,
     onProgress: heartbeat,
     steer,
     ...(caller ? { caller } : {}),
   };
+}
+
+/** Records what the turn hears of an ask it waits on: the approval opened (answer it by its id), then answered. */
+function approvalRecorder(store: ChatStore, chatId: string, turnId: string): ApprovalObserver {
+  return (n) =>
+    n.state === 'opened'
+      ? store.turnEvent(chatId, turnId, 'CHAT_APPROVAL_OPENED', { approvalId: n.approvalId, text: n.reason, ...(n.tool ? { tool: n.tool } : {}) })
+      : store.turnEvent(chatId, turnId, 'CHAT_APPROVAL_ANSWERED', { approvalId: n.approvalId, approved: n.approved, ...(n.tool ? { tool: n.tool } : {}) });
 }
 
 /** Records a streamed chunk as the turn's live event (tool calls and results; the text settles with the turn). */
@@ -77,7 +94,9 @@ export function createChatActivities(deps: ChatActivityDeps | undefined) {
         if (!message) throw new MeshError('NOT_FOUND', `turn ${input.turnId} of chat ${input.chatId} has no message`);
         await turns.ready();
         const activity = Context.current();
-        const run = turns.run(turnRequest(chat, message.text, input.turnId, activity.cancellationSignal, () => activity.heartbeat(), workflowSteerReader(chatWorkflowMessages.steerNotes, input.turnId, (note) => store.turnEvent(chat.id, input.turnId, 'CHAT_STEERED', { text: note }))));
+        const steer = workflowSteerReader(chatWorkflowMessages.steerNotes, input.turnId, (note) => store.turnEvent(chat.id, input.turnId, 'CHAT_STEERED', { text: note }));
+        const request = turnRequest(chat, message.text, input.turnId, activity.cancellationSignal, () => activity.heartbeat(), steer, approvalRecorder(store, chat.id, input.turnId));
+        const run = turns.run(request);
         for await (const chunk of run.stream) await recordChunk(store, chat.id, input.turnId, chunk);
         const result = await run.result;
         await store.settleTurn(chat.id, input.turnId, {
