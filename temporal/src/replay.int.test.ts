@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { workflowTypes } from '@keelson/schema';
 import { quietTemporalRuntime } from '../../test/support/temporalServer';
 import { workflowBundle } from './workflowBundle';
 
@@ -16,7 +17,13 @@ describe('recorded workflow histories', () => {
     bundle = await workflowBundle();
   });
 
-  it('include one for every workflow type, and the run and op workflows\' continue-as-new and cancel paths', () => {
+  it('include one for every workflow type the worker registers', () => {
+    const types = Object.values(workflowTypes);
+    expect(types.length).toBeGreaterThanOrEqual(11);
+    expect(types.filter((type) => !histories.includes(`${type}.json`))).toEqual([]);
+  });
+
+  it('include the run and op workflows\' continue-as-new and cancel paths', () => {
     expect(histories).toEqual(
       expect.arrayContaining([
         'echoWorkflow.json',
