@@ -190,7 +190,8 @@ describe('the sessions subgraph: rotation, adoption from the native store, confi
     const [held] = plane.localTurns().filter((t) => t.sessionId === task.sessionId);
     await expect(plane.runTaskTurn(task.id, { attempt: 2, signal: new AbortController().signal, heartbeat: () => {} })).rejects.toMatchObject({ code: 'TURN_IN_FLIGHT' });
     expect(plane.localTurns().filter((t) => t.sessionId === task.sessionId)).toEqual([held]);
-    await new Promise((r) => setTimeout(r, 1200));
+    // The attempt heartbeats while it holds the turn (the first beat within a second or so).
+    for (let i = 0; i < 200 && beats.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
     expect(beats.length).toBeGreaterThan(0);
     first.abort();
     await expect(attempt1).resolves.toMatchObject({ status: 'INTERRUPTED', sessionId: task.sessionId });
@@ -201,10 +202,20 @@ describe('the sessions subgraph: rotation, adoption from the native store, confi
   it('takes over a turn whose holder stopped renewing its lease, reporting that turn LOST', async () => {
     const plane = running.runtime.plane;
     const s = await plane.startSession('hermes', { projectId: project.id });
+    const acquiredAt = Date.now();
     await plane.store.acquireTurn(s.id, '11111111-1111-4111-8111-111111111111', 'a-process-that-died', 2000);
     await expect(plane.sendUserTurn(s.id, 'too early')).rejects.toMatchObject({ code: 'TURN_IN_FLIGHT' });
-    await new Promise((r) => setTimeout(r, 2200));
-    const accepted = await plane.sendUserTurn(s.id, 'after the lease lapsed');
+    // Refused while the lease runs, taken over once it lapsed: ask until it is.
+    let accepted: Awaited<ReturnType<typeof plane.sendUserTurn>> | undefined;
+    while (!accepted && Date.now() - acquiredAt < 15_000) {
+      accepted = await plane.sendUserTurn(s.id, 'after the lease lapsed').catch((err: { code?: string }) => {
+        if (err.code !== 'TURN_IN_FLIGHT') throw err;
+        return undefined;
+      });
+      if (!accepted) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(Date.now() - acquiredAt).toBeGreaterThanOrEqual(1900);
+    if (!accepted) throw new Error('the lapsed lease was never taken over');
     await turnDone(s.id);
     const events = (await running.runtime.dataSource.query("SELECT type, payload FROM events WHERE stream = 'harness' AND key = $1 ORDER BY seq", [s.id])) as { type: string; payload: Record<string, unknown> }[];
     expect(events.filter((e) => e.type !== 'TRANSCRIPT_APPENDED').map((e) => [e.type, e.payload.turnId ?? null, e.payload.status ?? null])).toEqual([
