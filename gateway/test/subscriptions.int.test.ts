@@ -399,8 +399,19 @@ describe('subscriptions when a subgraph or a client fails', () => {
 
       received.unsubscribe();
 
+      // The hung upgrade is abandoned: the gateway closes its side of the upstream socket…
       await connections[0]!.closed;
-      await new Promise((resolve) => setTimeout(resolve, 50)); // an 'error' would be emitted on the next tick
+      // …and lives on: a new client is acknowledged and its subscription goes upstream again.
+      const d = wsClient(gateway.wsUrl);
+      try {
+        const again = subscribe(d, REVIEW_ADDED);
+        await eventually(() => connections.length === 2, 'the gateway connected upstream for the next client');
+        expect(again.errors).toBeUndefined();
+        again.unsubscribe();
+        await connections[1]!.closed;
+      } finally {
+        await d.dispose();
+      }
     } finally {
       await c.dispose();
       await gateway.stop();
