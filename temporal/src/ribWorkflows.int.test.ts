@@ -69,6 +69,16 @@ describe('ribOp and regionRefresh on a real worker and dev server', () => {
     const idleFrom = (h.refreshes.get(key) ?? []).length;
     await sleep(1000);
     expect((h.refreshes.get(key) ?? []).length - idleFrom).toBeLessThanOrEqual(1);
+    // Idle, it goes on at the idle interval — not faster, and not much slower (the dev server fires
+    // timers on a clock of about a second; four times slower would be 6 s apart).
+    const idleSince = Date.now();
+    while ((h.refreshes.get(key) ?? []).length < idleFrom + 3 && Date.now() - idleSince < 20_000) await sleep(50);
+    const idleTicks = (h.refreshes.get(key) ?? []).slice(idleFrom + 1, idleFrom + 3);
+    expect(idleTicks).toHaveLength(2);
+    const apart = idleTicks[1]! - idleTicks[0]!;
+    console.log(`regionRefresh: idle ticks ${apart} ms apart (idle interval 1500 ms)`);
+    expect(apart).toBeGreaterThanOrEqual(1400);
+    expect(apart).toBeLessThan(4500);
     await handle.signal(refreshDetachSignal, { holderTaskQueue: h.holderTaskQueue });
     await expect(handle.result()).resolves.toMatchObject({ key, ended: 'detached' });
   });
