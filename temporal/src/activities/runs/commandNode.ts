@@ -24,6 +24,7 @@ interface CommandAttempt {
   records: string;
 }
 
+/** The file extension a script node's source is written with, by its runtime. */
 const scriptExtension = { bash: 'sh', sh: 'sh', node: 'js', python3: 'py' } as const;
 
 /** The `runCommandNode` activity of the `dagRun` workflow, over the shared run context. */
@@ -147,6 +148,7 @@ function commandEnv(base: Record<string, string | undefined>, command: Sandboxed
   };
 }
 
+/** The failure message of a command that did not succeed: how it ended, and the end of its output. */
 function describeExit(node: WorkflowNode, r: CommandResult, timeoutMs: number): string {
   const what = `${node.type} node "${node.id}"`;
   const last = r.output.trim().split('\n').slice(-3).join(' | ').slice(-300);
