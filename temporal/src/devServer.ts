@@ -145,20 +145,69 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       previous = { outcome: 'ended', pid: left.process.pid };
     }
   }
-  const port = options.port === 0 ? await freePort(ip) : (options.port ?? 7233);
-  const uiPort = options.uiPort === 0 ? await freePort(ip) : (options.uiPort ?? 8233);
+  const { port, uiPort } = await devServerPorts(ip, options.port, options.uiPort);
+  const args = devServerArgs(ip, port, uiPort, dbFilename, namespace);
+  const spawned = spawnDevServer(cli, args, dbFilename, log);
+  const { child } = spawned;
+
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const spawnFailed = new Promise<never>((_, reject) => child.once('error', reject));
+  spawnFailed.catch(() => {});
+  const releaseOnDeath = killWhenParentDies(child, options.killOnSignals ?? true);
+  const stop = stopOnce(child, exited, releaseOnDeath, stopGraceMs);
+
+  const address = `${ip}:${port}`;
+  const giveUp = new AbortController();
+  try {
+    await Promise.race([
+      waitUntilServing(address, namespace, readyTimeoutMs, giveUp.signal),
+      spawnFailed,
+      exited.then(() => {
+        throw new Error(`exited with code ${child.exitCode ?? child.signalCode} before serving`);
+      }),
+    ]);
+  } catch (error) {
+    giveUp.abort();
+    await stop();
+    throw await notReadyError(cli, args, address, error as Error, spawned);
+  }
+  return { address, uiUrl: `http://${ip}:${uiPort}`, namespace, previous, stop };
+}
+
+/** The gRPC and UI ports to start on (0 picks a free one), each checked free. */
+async function devServerPorts(ip: string, askedPort: number | undefined, askedUiPort: number | undefined): Promise<{ port: number; uiPort: number }> {
+  const port = askedPort === 0 ? await freePort(ip) : (askedPort ?? 7233);
+  const uiPort = askedUiPort === 0 ? await freePort(ip) : (askedUiPort ?? 8233);
   // Readiness is judged by a namespace answering on the port, so another server already there would pass for ours.
   for (const [flag, taken] of [['port', port], ['uiPort', uiPort]] as const) {
     if (!(await portIsFree(taken, ip))) {
       throw new Error(`Cannot start the Temporal dev server: ${flag} ${ip}:${taken} is already in use (pass 0 to pick a free port).`);
     }
   }
+  return { port, uiPort };
+}
 
+/** The `temporal server start-dev` arguments: where it listens, its state file, its namespace, every mesh search attribute. */
+function devServerArgs(ip: string, port: number, uiPort: number, dbFilename: string | undefined, namespace: string): string[] {
   const args = ['server', 'start-dev', '--ip', ip, '--port', String(port), '--ui-port', String(uiPort), '--log-level', 'warn'];
   if (dbFilename) args.push('--db-filename', dbFilename);
   if (namespace !== 'default') args.push('--namespace', namespace);
   for (const name of Object.values(searchAttributes)) args.push('--search-attribute', `${name}=Keyword`);
+  return args;
+}
 
+/** A spawned dev server and where its output goes: `server.log` beside the state file, else piped to `log` (its tail kept). */
+interface SpawnedDevServer {
+  child: ChildProcess;
+  /** The last lines of piped output. */
+  tail: string[];
+  logFile: string | undefined;
+  /** Whether the output went to `logFile` (the descriptor itself is closed once the child has it). */
+  logFd: number | undefined;
+}
+
+/** Spawns the server in its own process group, its output appended to `server.log` beside the state file, else piped. */
+function spawnDevServer(cli: string, args: string[], dbFilename: string | undefined, log: LogLine): SpawnedDevServer {
   const tail: string[] = [];
   const logFile = dbFilename ? join(dirname(dbFilename), 'server.log') : undefined;
   let child: ChildProcess;
@@ -180,14 +229,13 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     forwardLines(child.stdout, onLine);
     forwardLines(child.stderr, onLine);
   }
+  return { child, tail, logFile, logFd };
+}
 
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const spawnFailed = new Promise<never>((_, reject) => child.once('error', reject));
-  spawnFailed.catch(() => {});
-  const releaseOnDeath = killWhenParentDies(child, options.killOnSignals ?? true);
-
+/** The server's `stop()`: SIGTERM to its group, SIGKILL after the grace, resolved once it exited; once only. */
+function stopOnce(child: ChildProcess, exited: Promise<void>, releaseOnDeath: () => void, stopGraceMs: number): () => Promise<void> {
   let stopping: Promise<void> | undefined;
-  const stop = () => {
+  return () => {
     stopping ??= (async () => {
       releaseOnDeath();
       // No pid: the spawn itself failed and no 'exit' will ever come.
@@ -199,27 +247,16 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     })();
     return stopping;
   };
+}
 
-  const address = `${ip}:${port}`;
-  const giveUp = new AbortController();
-  try {
-    await Promise.race([
-      waitUntilServing(address, namespace, readyTimeoutMs, giveUp.signal),
-      spawnFailed,
-      exited.then(() => {
-        throw new Error(`exited with code ${child.exitCode ?? child.signalCode} before serving`);
-      }),
-    ]);
-  } catch (error) {
-    giveUp.abort();
-    await stop();
-    const output = logFd !== undefined ? (await readFile(logFile!, 'utf8').catch(() => '')).split('\n').slice(-40).join('\n') : tail.join('\n');
-    throw new Error(
-      `Temporal dev server (${cli} ${args.join(' ')}) did not become ready at ${address}: ${(error as Error).message}\n` +
-        `Last server output${logFd !== undefined ? ` (${logFile})` : ''}:\n${output || '(none)'}`,
-    );
-  }
-  return { address, uiUrl: `http://${ip}:${uiPort}`, namespace, previous, stop };
+/** Why the server did not become ready, with the tail of its output (from `server.log` or the pipe). */
+async function notReadyError(cli: string, args: string[], address: string, error: Error, spawned: SpawnedDevServer): Promise<Error> {
+  const { tail, logFile, logFd } = spawned;
+  const output = logFd !== undefined ? (await readFile(logFile!, 'utf8').catch(() => '')).split('\n').slice(-40).join('\n') : tail.join('\n');
+  return new Error(
+    `Temporal dev server (${cli} ${args.join(' ')}) did not become ready at ${address}: ${error.message}\n` +
+      `Last server output${logFd !== undefined ? ` (${logFile})` : ''}:\n${output || '(none)'}`,
+  );
 }
 
 /** A descriptor appending to `file`, or undefined when its folder does not exist. */

@@ -25,7 +25,15 @@ export function temporalRunsExecutor(client: Client, target: Omit<TemporalTarget
     runWorkflowId,
     opWorkflowId,
     uiUrl: (workflowId) => (target.uiUrl ? workflowUiUrl(target.uiUrl, target.namespace, workflowId) : null),
+    ...runsLaunchCalls(client, target),
+    ...runsControlCalls(client),
+    ...runsSteerCalls(client),
+  };
+}
 
+/** Starting a run launch's `dagRun` and an op's `durableOp` on the target's task queue. */
+function runsLaunchCalls(client: Client, target: Omit<TemporalTarget, 'address'>): Pick<RunsExecutor, 'startRun' | 'startOp'> {
+  return {
     startRun: (req) =>
       launchOutcome(() =>
         startRunWorkflow(client, {
@@ -61,7 +69,12 @@ export function temporalRunsExecutor(client: Client, target: Omit<TemporalTarget
           },
         }),
       ),
+  };
+}
 
+/** A gate's answer (an Update), a cancel (who asked, first), and waiting for a workflow to close. */
+function runsControlCalls(client: Client): Pick<RunsExecutor, 'answerGate' | 'cancel' | 'closed'> {
+  return {
     async answerGate(workflowId, answer, opts) {
       try {
         const result = await client.withDeadline(Date.now() + opts.timeoutMs, () =>
@@ -106,7 +119,12 @@ export function temporalRunsExecutor(client: Client, target: Omit<TemporalTarget
       }
       return false;
     },
+  };
+}
 
+/** Steering an op or a node through its workflow's Update (a swarm's op through the swarm's own). */
+function runsSteerCalls(client: Client): Pick<RunsExecutor, 'steerOp' | 'steerNode'> {
+  return {
     async steerOp(op, note, key) {
       const handle = client.workflow.getHandle(op.workflowId);
       // A swarm's op is steered as the swarm is: through the swarm's own Update.

@@ -5,7 +5,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { MeshError, streams, type OpFramePayload } from '@keelson/schema';
 import type { Logger } from '@keelson/service';
-import type { OpStore } from '@keelson/runs';
+import type { OpRecord, OpStore } from '@keelson/runs';
 import { asActivity } from '../failures';
 import type { OpContext, OpRegistry } from './opTypes';
 
@@ -45,45 +45,17 @@ export function createOpActivities(deps: OpActivityDeps | undefined) {
           throw new MeshError('CAPABILITY_UNSUPPORTED', `op kind "${op.kind}" has no implementation on this worker (known: ${Object.keys(registry).join(', ') || 'none'})`);
         }
 
-        let frames: Promise<void> = Promise.resolve();
-        let frameError: unknown;
-        const enqueue = (write: () => Promise<void>) => {
-          frames = frames.then(write).catch((err: unknown) => {
-            frameError ??= err;
-          });
-        };
-
-        let steerHandler: ((note: string) => void | Promise<void>) | undefined;
-        const pendingNotes: string[] = [];
-        let delivering: Promise<void> = Promise.resolve();
-        const deliver = () => {
-          while (steerHandler && pendingNotes.length) {
-            const note = pendingNotes.shift()!;
-            const handler = steerHandler;
-            delivering = delivering.then(() => handler(note)).catch((err: unknown) => deps?.log?.warn({ err, opId: op.id }, 'onSteer threw'));
-          }
-        };
-        const steers = op.steerable ? events.tail<OpFramePayload>(streams.ops, undefined, { key: op.id }) : undefined;
-        const following = (async () => {
-          if (!steers) return;
-          for await (const frame of steers) {
-            if (frame.type !== 'OP_STEERED' || frame.payload.note === undefined) continue;
-            pendingNotes.push(frame.payload.note);
-            deliver();
-          }
-        })().catch((err: unknown) => deps?.log?.warn({ err, opId: op.id }, 'following steers failed'));
+        const queue = opFrameQueue();
+        const steering = followOpSteers(events, op, deps);
 
         const ctx: OpContext = {
           opId: op.id,
           kind: op.kind,
           input: op.input,
           signal: activity.cancellationSignal,
-          log: (line) => enqueue(() => store.log(op.id, line)),
-          progress: (p) => enqueue(() => store.progress(op.id, p)),
-          onSteer: (handler) => {
-            steerHandler = handler;
-            deliver();
-          },
+          log: (line) => queue.enqueue(() => store.log(op.id, line)),
+          progress: (p) => queue.enqueue(() => store.progress(op.id, p)),
+          onSteer: steering.onSteer,
         };
         const heartbeat = setInterval(() => activity.heartbeat(), 1000);
         let result: unknown;
@@ -94,12 +66,11 @@ export function createOpActivities(deps: OpActivityDeps | undefined) {
           throw ApplicationFailure.create({ message: `op ${op.kind} failed: ${(err as Error).message ?? String(err)}`, type: 'UPSTREAM_FAILED', nonRetryable: true });
         } finally {
           clearInterval(heartbeat);
-          await steers?.return?.();
-          await following;
-          await delivering;
-          await frames;
+          await steering.close();
+          await queue.drained();
         }
         if (activity.cancellationSignal.aborted) throw new CancelledFailure(`op ${op.id} cancelled`);
+        const frameError = queue.error();
         if (frameError) throw frameError;
         await store.completeOp(op.id, result);
       });
@@ -119,3 +90,58 @@ export function createOpActivities(deps: OpActivityDeps | undefined) {
 }
 
 export type OpActivities = ReturnType<typeof createOpActivities>;
+
+/** An op's log and progress frames, written one after another; the first failed write is kept. */
+function opFrameQueue() {
+  let frames: Promise<void> = Promise.resolve();
+  let frameError: unknown;
+  return {
+    enqueue: (write: () => Promise<void>) => {
+      frames = frames.then(write).catch((err: unknown) => {
+        frameError ??= err;
+      });
+    },
+    /** Settles once every frame enqueued so far is written (or failed). */
+    drained: () => frames,
+    /** The first write that failed, if any. */
+    error: () => frameError,
+  };
+}
+
+/**
+ * A steerable op's notes, followed from the `ops` stream and handed to the implementation's
+ * `onSteer` handler in order, one at a time (notes before a handler wait for it).
+ */
+function followOpSteers(events: EventLog, op: OpRecord, deps: OpActivityDeps | undefined) {
+  let steerHandler: ((note: string) => void | Promise<void>) | undefined;
+  const pendingNotes: string[] = [];
+  let delivering: Promise<void> = Promise.resolve();
+  const deliver = () => {
+    while (steerHandler && pendingNotes.length) {
+      const note = pendingNotes.shift()!;
+      const handler = steerHandler;
+      delivering = delivering.then(() => handler(note)).catch((err: unknown) => deps?.log?.warn({ err, opId: op.id }, 'onSteer threw'));
+    }
+  };
+  const steers = op.steerable ? events.tail<OpFramePayload>(streams.ops, undefined, { key: op.id }) : undefined;
+  const following = (async () => {
+    if (!steers) return;
+    for await (const frame of steers) {
+      if (frame.type !== 'OP_STEERED' || frame.payload.note === undefined) continue;
+      pendingNotes.push(frame.payload.note);
+      deliver();
+    }
+  })().catch((err: unknown) => deps?.log?.warn({ err, opId: op.id }, 'following steers failed'));
+  return {
+    onSteer: (handler: (note: string) => void | Promise<void>) => {
+      steerHandler = handler;
+      deliver();
+    },
+    /** Stops following the stream, then waits for the follower and the notes being delivered. */
+    async close() {
+      await steers?.return?.();
+      await following;
+      await delivering;
+    },
+  };
+}

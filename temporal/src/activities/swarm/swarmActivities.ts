@@ -1,18 +1,34 @@
-import { Context } from '@temporalio/activity';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { BusFailure } from '@keelson/rib-swarm';
-import { ClickClackError, cutWriterWorktree, detectWriteBase, pruneWriterBranch, publishWriterBranch, type ClickClackClient, type PublishedBranch, type WriteBase } from '@keelson/swarms';
-import { mentionsIn, swarmMessages, swarmTuning, type SwarmAgentView, type SwarmBusEventSignal, type SwarmEventRecord, type SwarmStatus } from '@keelson/schema';
+import { ApplicationFailure } from '@temporalio/common';
+import type { BusMessage } from '@keelson/rib-swarm';
+import { ClickClackError, cutWriterWorktree, detectWriteBase, pruneWriterBranch, publishWriterBranch, type PublishedBranch, type WriteBase } from '@keelson/swarms';
+import { mentionsIn, swarmTuning, type SwarmAgentView, type SwarmEventRecord, type SwarmStatus } from '@keelson/schema';
 import { asActivity } from '../failures';
 import type { HydratedMessage, SwarmActivityDeps, SwarmBootResult, WriterLease } from './swarmTypes';
-import { busFailure, opLine, swarmContext, tokenNonce } from './swarmContext';
+import { busFailure, opLine, swarmContext, tokenNonce, type SwarmContext } from './swarmContext';
+import { swarmTailActivity } from './swarmTail';
 import { swarmTurnActivity } from './swarmTurn';
 
 /** The activities of the `swarm` workflow. */
 export function createSwarmActivities(deps: SwarmActivityDeps | undefined) {
   const c = swarmContext(deps);
-  const { need, vault, owner, recover, gitEnv, hydrateWith } = c;
+  const { swarmRecord, swarmFinish } = swarmEventActivities(c);
+  return {
+    ...swarmBusActivities(c),
+    swarmTail: swarmTailActivity(c),
+    swarmTurn: swarmTurnActivity(c),
+    ...swarmWriterActivities(c),
+    ...swarmPublishActivity(c),
+    swarmRecord,
+    ...swarmTokenActivities(c),
+    swarmFinish,
+  };
+}
 
+export type SwarmActivities = ReturnType<typeof createSwarmActivities>;
+
+/** The bus as the owner: the swarm's channel, its agents' bot identities, posting and reading messages. */
+function swarmBusActivities(c: SwarmContext) {
+  const { need, vault, owner, recover, hydrateWith } = c;
   return {
     /**
      * Brings the bus up (managed: started or adopted), then as the owner: the workspace, the tail
@@ -86,114 +102,36 @@ export function createSwarmActivities(deps: SwarmActivityDeps | undefined) {
       return asActivity(async () => {
         try {
           const found = await hydrateWith(await owner(), input.messageIds);
-          return {
-            messages: input.messageIds.map((id, i): HydratedMessage => {
-              const m = found[i];
-              if (!m) return { id, channelId: null, authorId: '', authorKind: 'human', authorHandle: null, threadRootId: id, mentions: [], preview: '', missing: true };
-              const flat = m.body.replace(/\s+/g, ' ').trim();
-              return {
-                id: m.id,
-                channelId: m.channelId,
-                authorId: m.authorId,
-                authorKind: m.author?.kind ?? 'human',
-                authorHandle: m.author?.handle ?? null,
-                threadRootId: m.threadRootId,
-                mentions: mentionsIn(m.body),
-                preview: flat.length > swarmTuning.previewChars ? `${flat.slice(0, swarmTuning.previewChars - 1)}…` : flat,
-              };
-            }),
-          };
+          return { messages: input.messageIds.map((id, i) => hydratedOf(id, found[i])) };
         } catch (err) {
           await recover(err);
           return busFailure(err, 'reading messages');
         }
       });
     },
+  };
+}
 
-    /**
-     * Follows the workspace's realtime socket from `afterCursor` (or the last heartbeated cursor of an
-     * earlier attempt) and signals `swarmBusEvent` for every `message.created` and
-     * `thread.reply_created` of the swarm's channel, in order, ids only. Runs until cancelled. A
-     * dropped socket fails the attempt (Temporal retries it from the heartbeated cursor, and the
-     * workflow drops what it already saw); 4001 resyncs from the tail after re-announcing the
-     * channel's messages; a rejected credential (401/403, 1008) is final.
-     */
-    async swarmTail(input: { swarmId: string; workflowId: string; workspaceId: string; channelId: string; afterCursor?: string }): Promise<void> {
-      const activity = Context.current();
-      const details = activity.info.heartbeatDetails as { cursor?: string } | undefined;
-      let cursor = details?.cursor ?? input.afterCursor;
-      const handle = activity.client.workflow.getHandle(input.workflowId);
-      const signal = (e: SwarmBusEventSignal) => handle.signal(swarmMessages.busEvent, e);
-      const beat = setInterval(() => activity.heartbeat({ cursor }), 1000);
-      try {
-        for (;;) {
-          let client: ClickClackClient;
-          try {
-            client = await owner();
-          } catch (err) {
-            await recover(err);
-            return busFailure(err, 'tail');
-          }
-          let chain: Promise<void> = Promise.resolve();
-          let failed: unknown;
-          const sub = client.subscribe(input.workspaceId, cursor, (event) => {
-            chain = chain.then(async () => {
-              if (failed || !event.cursor) return;
-              if (event.channelId === input.channelId && (event.type === 'message.created' || event.type === 'thread.reply_created')) {
-                const messageId = typeof event.payload.message_id === 'string' ? event.payload.message_id : undefined;
-                if (messageId) {
-                  const rootId = typeof event.payload.root_message_id === 'string' ? event.payload.root_message_id : undefined;
-                  await signal({ eventId: event.id, cursor: event.cursor, type: event.type, messageId, ...(rootId ? { rootId } : {}) });
-                }
-              }
-              cursor = event.cursor;
-              activity.heartbeat({ cursor });
-            }).catch((err: unknown) => {
-              failed ??= err;
-              sub.close();
-            });
-          });
-          const cancelled = new Promise<'cancelled'>((resolve) => activity.cancellationSignal.addEventListener('abort', () => resolve('cancelled'), { once: true }));
-          const outcome = await Promise.race([sub.closed, cancelled]);
-          sub.close();
-          await chain;
-          if (outcome === 'cancelled') throw new CancelledFailure('the swarm tail was cancelled');
-          if (failed) throw failed;
-          if (outcome.status === 401 || outcome.status === 403 || outcome.code === 1008) {
-            need().bus.invalidateOwner();
-            throw ApplicationFailure.create({ type: 'UPSTREAM_FAILED', message: `ClickClack credential revoked: the realtime socket closed (${outcome.status ?? outcome.code} ${outcome.reason})`, nonRetryable: true });
-          }
-          if (outcome.code === 4001) {
-            // Resync: take the tail now, re-announce every message of the channel (the workflow keeps
-            // only what it has not seen), then follow from the tail.
-            const tail = await client.tailCursor(input.workspaceId);
-            let after = 0;
-            for (;;) {
-              const page = await client.listMessages(input.channelId, { afterSeq: after, limit: 200 });
-              for (const root of page.messages) {
-                await signal({ eventId: '', cursor: cursor ?? '', type: 'message.created', messageId: root.id });
-                if (root.replyCount > 0) {
-                  const thread = await client.getThread(root.id, { latest: true, limit: 200 });
-                  for (const r of thread.replies) await signal({ eventId: '', cursor: cursor ?? '', type: 'thread.reply_created', messageId: r.id, rootId: root.id });
-                }
-              }
-              if (!page.hasNewer || page.newestSeq === null) break;
-              after = page.newestSeq;
-            }
-            cursor = tail;
-            activity.heartbeat({ cursor });
-            continue;
-          }
-          await recover(new BusFailure(outcome.reason, false));
-          throw ApplicationFailure.create({ type: 'SERVICE_UNAVAILABLE', message: `the realtime socket closed (${outcome.code} ${outcome.reason}); reconnecting from ${cursor ?? 'the start'}` });
-        }
-      } finally {
-        clearInterval(beat);
-      }
-    },
+/** A message as routing needs it, from what the owner read of it; `missing` when it is gone. */
+function hydratedOf(id: string, m: BusMessage | undefined): HydratedMessage {
+  if (!m) return { id, channelId: null, authorId: '', authorKind: 'human', authorHandle: null, threadRootId: id, mentions: [], preview: '', missing: true };
+  const flat = m.body.replace(/\s+/g, ' ').trim();
+  return {
+    id: m.id,
+    channelId: m.channelId,
+    authorId: m.authorId,
+    authorKind: m.author?.kind ?? 'human',
+    authorHandle: m.author?.handle ?? null,
+    threadRootId: m.threadRootId,
+    mentions: mentionsIn(m.body),
+    preview: flat.length > swarmTuning.previewChars ? `${flat.slice(0, swarmTuning.previewChars - 1)}…` : flat,
+  };
+}
 
-    swarmTurn: swarmTurnActivity(c),
-
+/** Write mode's writers: the write base, their worktree leases and branches, and their release. */
+function swarmWriterActivities(c: SwarmContext) {
+  const { need, gitEnv } = c;
+  return {
     /** Write mode: where writers branch from (origin's fetched default branch, else the root's HEAD branch), decided once. */
     async swarmWriteBase(input: { projectRoot: string }): Promise<WriteBase> {
       return asActivity(async () => {
@@ -233,7 +171,13 @@ export function createSwarmActivities(deps: SwarmActivityDeps | undefined) {
         return { kept, deleted };
       });
     },
+  };
+}
 
+/** Write mode with origin: publishing the kept writer branches at a DONE swarm's end. */
+function swarmPublishActivity(c: SwarmContext) {
+  const { need, gitEnv } = c;
+  return {
     /**
      * Write mode with origin, at a DONE swarm's end: when the project opted in, each kept writer
      * branch with commits is checked for AI attribution, pushed to origin, and offered as a draft pull
@@ -257,7 +201,13 @@ export function createSwarmActivities(deps: SwarmActivityDeps | undefined) {
         return { pushed: branches.some((b) => b.pushed), note: `${branches.filter((b) => b.pushed).length} branch(es) pushed, ${drafts} draft pull request(s) opened; nothing is ever merged`, branches };
       });
     },
+  };
+}
 
+/** The swarm's events and state: appended as the workflow goes, and its end settling the op. */
+function swarmEventActivities(c: SwarmContext) {
+  const { need, vault } = c;
+  return {
     /** Appends the workflow's new swarm events (idempotent by index) and its state projection; new events become op log lines. */
     async swarmRecord(input: { swarmId: string; opId: string; fromIdx: number; events: SwarmEventRecord[]; state: { agents?: SwarmAgentView[]; turnsUsed?: number; conclusion?: string | null } }): Promise<void> {
       await asActivity(async () => {
@@ -266,38 +216,6 @@ export function createSwarmActivities(deps: SwarmActivityDeps | undefined) {
         for (const e of input.events.slice(input.events.length - appended)) {
           const line = opLine(e);
           if (line) await ops.log(input.opId, line);
-        }
-      });
-    },
-
-    /**
-     * Revokes every token the swarm ever recorded, and sweeps the tokens a turn may have minted
-     * without the workflow learning of it (its attempt was cancelled or gave up): each is recovered
-     * by its nonce and revoked. Safe to repeat.
-     */
-    async swarmRevoke(input: { swarmId: string; workspaceId: string; agents: { agentId: string; botId: string; tokenIds: string[]; unsettled: { turnNo: number; generation: number }[] }[] }): Promise<{ revoked: string[] }> {
-      return asActivity(async () => {
-        try {
-          const client = await owner();
-          const revoked: string[] = [];
-          for (const a of input.agents) {
-            const ids = new Set(a.tokenIds);
-            for (const u of a.unsettled) {
-              const swept = await client.createBotToken(input.workspaceId, a.botId, { name: 'keelson-swarm', scopes: ['bot:write'], setupNonce: tokenNonce(input.swarmId, a.agentId, u.generation, u.turnNo) });
-              ids.add(swept.id);
-            }
-            for (const id of ids) {
-              await client.revokeBotToken(id).catch((err: unknown) => {
-                if (!(err instanceof ClickClackError && err.status === 404)) throw err;
-              });
-              revoked.push(id);
-            }
-          }
-          vault().forget(input.swarmId);
-          return { revoked };
-        } catch (err) {
-          await recover(err);
-          throw err;
         }
       });
     },
@@ -331,7 +249,43 @@ export function createSwarmActivities(deps: SwarmActivityDeps | undefined) {
   };
 }
 
-export type SwarmActivities = ReturnType<typeof createSwarmActivities>;
+/** The agents' tokens: every one revoked at the swarm's end. */
+function swarmTokenActivities(c: SwarmContext) {
+  const { vault, owner, recover } = c;
+  return {
+    /**
+     * Revokes every token the swarm ever recorded, and sweeps the tokens a turn may have minted
+     * without the workflow learning of it (its attempt was cancelled or gave up): each is recovered
+     * by its nonce and revoked. Safe to repeat.
+     */
+    async swarmRevoke(input: { swarmId: string; workspaceId: string; agents: { agentId: string; botId: string; tokenIds: string[]; unsettled: { turnNo: number; generation: number }[] }[] }): Promise<{ revoked: string[] }> {
+      return asActivity(async () => {
+        try {
+          const client = await owner();
+          const revoked: string[] = [];
+          for (const a of input.agents) {
+            const ids = new Set(a.tokenIds);
+            for (const u of a.unsettled) {
+              const swept = await client.createBotToken(input.workspaceId, a.botId, { name: 'keelson-swarm', scopes: ['bot:write'], setupNonce: tokenNonce(input.swarmId, a.agentId, u.generation, u.turnNo) });
+              ids.add(swept.id);
+            }
+            for (const id of ids) {
+              await client.revokeBotToken(id).catch((err: unknown) => {
+                if (!(err instanceof ClickClackError && err.status === 404)) throw err;
+              });
+              revoked.push(id);
+            }
+          }
+          vault().forget(input.swarmId);
+          return { revoked };
+        } catch (err) {
+          await recover(err);
+          throw err;
+        }
+      });
+    },
+  };
+}
 
 /** What write mode published at a swarm's end. */
 export interface SwarmPublishReport {
