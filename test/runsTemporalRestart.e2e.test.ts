@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '@keelson/service';
@@ -14,7 +14,7 @@ name: wait-for-me
 nodes:
   - id: before
     type: bash
-    bash: echo before
+    bash: echo before | tee -a "$ARTIFACTS_DIR/effects"
   - id: gate
     type: approval
     depends_on: [before]
@@ -22,7 +22,7 @@ nodes:
   - id: after
     type: bash
     depends_on: [gate]
-    bash: echo after
+    bash: echo after | tee -a "$ARTIFACTS_DIR/effects"
 `;
 
 describe('a run paused while its Temporal server restarts (file-backed dev server)', () => {
@@ -50,7 +50,7 @@ describe('a run paused while its Temporal server restarts (file-backed dev serve
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('resumes on the answer after the server came back', async () => {
+  it('resumes on the answer after the server came back, each node acting once', async () => {
     const url = mesh!.gatewayUrl;
     const project = await projectWithWorkflow(url, 'restart', { 'wait-for-me.yaml': GATED });
     const started = await startWorkflow(url, 'wait-for-me', { projectId: project.id });
@@ -70,6 +70,8 @@ describe('a run paused while its Temporal server restarts (file-backed dev serve
       ['gate', 'SUCCEEDED', 'approve'],
       ['after', 'SUCCEEDED', 'after\n'],
     ]);
+    // Each node acted once, across the restart: nothing re-ran the node before the gate.
+    expect(await readFile(join(started.artifactsDir, 'effects'), 'utf8')).toBe('before\nafter\n');
     console.log(`Temporal dev server down and back in ${downFor} ms; answer → SUCCEEDED in ${Date.now() - answeredAt} ms`);
   });
 });
