@@ -71,6 +71,19 @@ describe('lint keeps workspaces apart', () => {
     expect(rules.sort()).toEqual(['jest/expect-expect', 'jest/no-disabled-tests', 'jest/no-focused-tests', 'no-restricted-syntax', 'no-restricted-syntax'].sort());
   });
 
+  it('refuses a function over 80 lines in shipped code (blank lines and comments not counted); tests and scripts may run longer', async () => {
+    // A function of `body` statements spans body + 4 lines.
+    const fn = (body: number, padding = '') => `export function planted(): number {\n  let x = 0;\n${`  x += 1;\n${padding}`.repeat(body)}  return x;\n}\n`;
+    const long = (file: string, code: string) => problems(file, code).then((found) => found.filter((f) => f.startsWith('max-lines-per-function')));
+    expect(await long('runs/src/planted.ts', fn(76))).toEqual([]);
+    expect(await long('runs/src/planted.ts', fn(76, '\n  // why\n'))).toEqual([]);
+    expect(await long('runs/src/planted.ts', fn(77))).toEqual([expect.stringMatching(/has too many lines \(81\)\. Maximum allowed is 80/)]);
+    expect(await long('temporal/src/workflows/planted.ts', fn(77))).toHaveLength(1);
+    for (const file of ['runs/src/planted.int.test.ts', 'test/planted.e2e.test.ts', 'scripts/planted.ts', 'bench/planted.ts', 'temporal/scripts/planted.ts', 'temporal/test/planted.ts']) {
+      expect({ file, found: await long(file, fn(120)) }).toEqual({ file, found: [] });
+    }
+  });
+
   it('keeps unit tests off processes and sockets, in a workspace as at the root', async () => {
     for (const file of ['platform/src/planted.unit.test.ts', 'test/planted.unit.test.ts']) {
       const found = await problems(file, "import { execFile } from 'node:child_process';\nimport { createServer } from 'node:net';\nit('x', () => { expect([execFile, createServer]).toHaveLength(2); });\n");
