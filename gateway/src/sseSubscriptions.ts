@@ -68,22 +68,11 @@ const declaresAfter = (document: DocumentNode, operationName?: string | null): b
   getOperationAST(document, operationName ?? undefined)?.variableDefinitions?.some((v) => v.variable.name.value === 'after') ?? false;
 
 /**
- * Serves one event-stream request (already authenticated and its body read and bounded by the
- * caller). Resolves when the stream has ended; returns false when the request is not a subscription
- * (the caller answers it as any other request).
+ * The subscription an event-stream request asks for: its parameters and parsed document. Otherwise
+ * true once a 400 is answered (no query, bad JSON, a parse error, no single operation), or false when
+ * the operation is no subscription (answered elsewhere).
  */
-export async function serveEventStream(
-  req: IncomingMessage,
-  res: ServerResponse,
-  body: unknown,
-  opts: {
-    wsUrl: string;
-    keepAliveMs?: number;
-    ca?: string | Buffer;
-    /** For a request without `authorization` (an enrolled device): an assertion of its caller, which the gateway's own socket accepts from loopback. */
-    assertCaller?: () => Promise<string>;
-  },
-): Promise<boolean> {
+function subscriptionOf(req: IncomingMessage, res: ServerResponse, body: unknown): { params: Params; document: DocumentNode } | boolean {
   const params = paramsOf(req, body);
   if (typeof params === 'string') {
     sseError(res, 400, 'BAD_REQUEST', params);
@@ -102,6 +91,29 @@ export async function serveEventStream(
     return true;
   }
   if (operation.operation !== 'subscription') return false;
+  return { params, document };
+}
+
+/**
+ * Serves one event-stream request (already authenticated and its body read and bounded by the
+ * caller). Resolves when the stream has ended; returns false when the request is not a subscription
+ * (the caller answers it as any other request).
+ */
+export async function serveEventStream(
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: unknown,
+  opts: {
+    wsUrl: string;
+    keepAliveMs?: number;
+    ca?: string | Buffer;
+    /** For a request without `authorization` (an enrolled device): an assertion of its caller, which the gateway's own socket accepts from loopback. */
+    assertCaller?: () => Promise<string>;
+  },
+): Promise<boolean> {
+  const subscription = subscriptionOf(req, res, body);
+  if (typeof subscription === 'boolean') return subscription;
+  const { params, document } = subscription;
 
   const lastEventId = headerValue(req.headers['last-event-id']);
   const variables = { ...(params.variables ?? {}) };

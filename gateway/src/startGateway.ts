@@ -14,7 +14,7 @@ import { createGatewayErrorFormatter } from './errors';
 import { graphiqlRoutes, loadGraphiQL } from './graphiql';
 import { MCP_SUBGRAPH, mcpProxy } from './mcpProxy';
 import { UPLOADS_SUBGRAPH, uploadsProxy } from './uploadsProxy';
-import { subgraphFetcher } from './subgraphFetcher';
+import { subgraphFetcher, type SubgraphFetcher } from './subgraphFetcher';
 import { resolveSubgraphEndpoints, SubgraphDataSource } from './subgraphEndpoints';
 import { useSubscriptionRouter, type SubscriptionRouter, type SubscriptionRouterOptions } from './subscriptionRouter';
 
@@ -84,6 +84,93 @@ function enforcedScopes(planningSdl: string, log: Logger): ScopeMap {
 }
 
 /**
+ * Refuses options the gateway must not start with: plain HTTP off loopback with authentication on
+ * (unless a proxy in front terminates TLS), authentication without a credential check, and device
+ * mode without TLS and authentication. Returns whether device mode is on.
+ */
+function checkGatewayOptions(options: GatewayOptions, host: string): boolean {
+  // (With authentication off the bind guard refuses any non-loopback address anyway.)
+  if (options.security.auth === 'on' && !isLoopback(host) && !options.tls && !options.tlsTerminatedBy) {
+    throw new Error(
+      `gateway: refusing to serve plain HTTP on ${host}: credentials would cross the network in clear. Set KEELSON_TLS_CERT and ` +
+        'KEELSON_TLS_KEY to serve HTTPS, or KEELSON_TLS_TERMINATED_BY=<the proxy> when a proxy in front terminates TLS (README "Put it on a network"); ' +
+        'or bind KEELSON_HOST=127.0.0.1.',
+    );
+  }
+  const { security } = options;
+  if (security.auth === 'on' && !options.credentials) throw new Error('the gateway needs a credential check while authentication is on');
+  const deviceMode = options.clientCa !== undefined;
+  if (deviceMode && (!options.tls || security.auth !== 'on')) throw new Error('gateway: device mode (KEELSON_TLS_CLIENT_CA) needs KEELSON_TLS_CERT and KEELSON_TLS_KEY, and authentication on');
+  return deviceMode;
+}
+
+/** Everything read from one supergraph; a reload builds the next one whole before swapping. */
+function gatewayGraph(supergraphSdl: string, options: GatewayOptions, fetcher: SubgraphFetcher['fetcher']) {
+  const { log, security } = options;
+  const planningSdl = supergraphForPlanning(supergraphSdl);
+  const supergraph = Supergraph.build(planningSdl);
+  const scopeMap = enforcedScopes(planningSdl, log);
+  const apiSchema = supergraph.apiSchema().toGraphQLJSSchema();
+  const endpoints = resolveSubgraphEndpoints(supergraph, options.subgraphUrls);
+  const dataSources: Record<string, SubgraphDataSource> = {};
+  for (const endpoint of endpoints.values()) dataSources[endpoint.name] = new SubgraphDataSource(endpoint, security.assertions, log, fetcher);
+  return { planningSdl, supergraph, scopeMap, apiSchema, endpoints, dataSources };
+}
+
+/**
+ * The gateway's Apollo Server over `gateway` (not started): armor's limits, CSRF prevention, no
+ * batches, masked errors, the scopes of the graph in force (`graph()`) enforced; introspection on a
+ * loopback bind only.
+ */
+function gatewayApollo(
+  gateway: ApolloGateway,
+  serving: { host: string; security: MeshSecurity; log: Logger; formatError: ReturnType<typeof createGatewayErrorFormatter> },
+  graph: () => ReturnType<typeof gatewayGraph>,
+): ApolloServer<CallerContext> {
+  const { security, log, formatError } = serving;
+  const introspection = isLoopback(serving.host);
+  const protection = armor(security.limits);
+  return new ApolloServer<CallerContext>({
+    gateway,
+    csrfPrevention: true,
+    allowBatchedHttpRequests: false,
+    introspection,
+    includeStacktraceInErrorResponses: false,
+    validationRules: protection.validationRules,
+    parseOptions: protection.parseOptions,
+    formatError,
+    logger: log,
+    // The process owner handles SIGINT/SIGTERM and stops services in order.
+    stopOnTerminationSignals: false,
+    plugins: [ApolloServerPluginLandingPageDisabled(), httpSubscriptionsPlugin('/graphql'), scopePlugin(() => ({ schema: graph().apiSchema, map: graph().scopeMap })), ...protection.plugins],
+  });
+}
+
+/** The subscription router's options over `graph`: the gateway's tuning, limits, assertion key, credential checks and error formatter. */
+function subscriptionRouterOptions(
+  options: GatewayOptions,
+  graph: ReturnType<typeof gatewayGraph>,
+  serving: Pick<SubscriptionRouterOptions, 'authenticate' | 'formatError'> & { deviceMode: boolean },
+): SubscriptionRouterOptions {
+  const { security, log } = options;
+  return {
+    ...options.subscriptions,
+    supergraph: graph.supergraph,
+    apiSchema: graph.apiSchema,
+    endpoints: graph.endpoints,
+    dataSources: graph.dataSources,
+    scopeMap: graph.scopeMap,
+    limits: security.limits,
+    assertions: security.assertions,
+    authenticate: serving.authenticate,
+    acceptOwnAssertions: serving.deviceMode,
+    ...(options.credentials ? { credentials: options.credentials } : {}),
+    formatError: serving.formatError,
+    log,
+  };
+}
+
+/**
  * Starts the gateway: Apollo Gateway over the static supergraph for queries and mutations, and on
  * the same port and path a graphql-ws server that routes subscriptions to their owning subgraph.
  * Also serves `GET /health`, GraphiQL at `GET /` (and `/graphiql`, its bundle under `/graphiql/`) and
@@ -98,31 +185,11 @@ function enforcedScopes(planningSdl: string, log: Logger): ScopeMap {
  */
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const host = options.host ?? '127.0.0.1';
-  // (With authentication off the bind guard refuses any non-loopback address anyway.)
-  if (options.security.auth === 'on' && !isLoopback(host) && !options.tls && !options.tlsTerminatedBy) {
-    throw new Error(
-      `gateway: refusing to serve plain HTTP on ${host}: credentials would cross the network in clear. Set KEELSON_TLS_CERT and ` +
-        'KEELSON_TLS_KEY to serve HTTPS, or KEELSON_TLS_TERMINATED_BY=<the proxy> when a proxy in front terminates TLS (README "Put it on a network"); ' +
-        'or bind KEELSON_HOST=127.0.0.1.',
-    );
-  }
+  const deviceMode = checkGatewayOptions(options, host);
   const { log, security } = options;
-  if (security.auth === 'on' && !options.credentials) throw new Error('the gateway needs a credential check while authentication is on');
-  const deviceMode = options.clientCa !== undefined;
-  if (deviceMode && (!options.tls || security.auth !== 'on')) throw new Error('gateway: device mode (KEELSON_TLS_CLIENT_CA) needs KEELSON_TLS_CERT and KEELSON_TLS_KEY, and authentication on');
 
   const fetcher = subgraphFetcher();
-  /** Everything read from one supergraph; a reload builds the next one whole before swapping. */
-  const graphOf = (supergraphSdl: string) => {
-    const planningSdl = supergraphForPlanning(supergraphSdl);
-    const supergraph = Supergraph.build(planningSdl);
-    const scopeMap = enforcedScopes(planningSdl, log);
-    const apiSchema = supergraph.apiSchema().toGraphQLJSSchema();
-    const endpoints = resolveSubgraphEndpoints(supergraph, options.subgraphUrls);
-    const dataSources: Record<string, SubgraphDataSource> = {};
-    for (const endpoint of endpoints.values()) dataSources[endpoint.name] = new SubgraphDataSource(endpoint, security.assertions, log, fetcher.fetcher);
-    return { planningSdl, supergraph, scopeMap, apiSchema, endpoints, dataSources };
-  };
+  const graphOf = (supergraphSdl: string) => gatewayGraph(supergraphSdl, options, fetcher.fetcher);
   let graph = graphOf(options.supergraphSdl);
   let updateGateway: ((planningSdl: string) => void) | undefined;
 
@@ -140,22 +207,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     logger: log,
   });
   const formatError = createGatewayErrorFormatter(log);
-  const introspection = isLoopback(host);
-  const protection = armor(security.limits);
-  const apollo = new ApolloServer<CallerContext>({
-    gateway,
-    csrfPrevention: true,
-    allowBatchedHttpRequests: false,
-    introspection,
-    includeStacktraceInErrorResponses: false,
-    validationRules: protection.validationRules,
-    parseOptions: protection.parseOptions,
-    formatError,
-    logger: log,
-    // The process owner handles SIGINT/SIGTERM and stops services in order.
-    stopOnTerminationSignals: false,
-    plugins: [ApolloServerPluginLandingPageDisabled(), httpSubscriptionsPlugin('/graphql'), scopePlugin(() => ({ schema: graph.apiSchema, map: graph.scopeMap })), ...protection.plugins],
-  });
+  const apollo = gatewayApollo(gateway, { host, security, log, formatError }, () => graph);
   const graphiql = graphiqlRoutes(await loadGraphiQL(log));
   const authenticate = async (authorization: string | undefined, request?: IncomingMessage): Promise<{ caller: Caller; expiresAt?: number }> =>
     security.auth === 'off' ? { caller: anonymousCaller } : authenticateRequest(request, authorization, options.credentials!, deviceMode);
@@ -190,21 +242,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       }),
     ...(options.tls ? { tls: { ...options.tls, ...(deviceMode ? { clientCa: options.clientCa!, acceptConnection: acceptDeviceConnection } : {}) } } : {}),
     websocket: (wss) => {
-      const router = useSubscriptionRouter(wss, {
-        ...options.subscriptions,
-        supergraph: graph.supergraph,
-        apiSchema: graph.apiSchema,
-        endpoints: graph.endpoints,
-        dataSources: graph.dataSources,
-        scopeMap: graph.scopeMap,
-        limits: security.limits,
-        assertions: security.assertions,
-        authenticate,
-        acceptOwnAssertions: deviceMode,
-        ...(options.credentials ? { credentials: options.credentials } : {}),
-        formatError,
-        log,
-      });
+      const router = useSubscriptionRouter(wss, subscriptionRouterOptions(options, graph, { authenticate, deviceMode, formatError }));
       subscriptionRouter = router;
       return () => router.dispose();
     },

@@ -2,7 +2,8 @@ import type { Supergraph } from '@apollo/federation-internals';
 import type { GraphQLDataSource } from '@apollo/gateway';
 import { closeCodes, type Caller } from '@keelson/schema';
 import { armor, countRefusal, subscriptionGauge, type AssertionKey, type Logger, type RequestLimits } from '@keelson/service';
-import { GraphQLError, specifiedRules, type ExecutionResult, type GraphQLFormattedError, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { GraphQLError, specifiedRules, type ExecutionArgs, type ExecutionResult, type GraphQLFormattedError, type GraphQLSchema, type ValidationRule } from 'graphql';
+import type { SubscribePayload } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import type { WebSocket, WebSocketServer } from 'ws';
 import type { IncomingMessage } from 'node:http';
@@ -84,54 +85,40 @@ type Connection = Extra & {
   expiryTimer?: NodeJS.Timeout;
 } & Record<PropertyKey, unknown>;
 
-/**
- * Serves graphql-ws on `wss` and routes each subscription to the subgraph that owns its root
- * field (found by the query planner from the supergraph's `@join__*` directives). See
- * schema/PROTOCOL.md, "Gateway subscription routing" and "Authentication".
- *
- * A connection is authenticated at `connection_init` (its `authorization` value, as the HTTP
- * header): without an accepted credential it is closed 4401, past the per-credential cap 4429. A
- * revoked token's sockets close 4401 at once (and a recheck every few seconds catches expiry or a
- * missed revocation). Each subscription is limited (tokens, depth, aliases, cost, directives),
- * checked against the declared scopes (FORBIDDEN) and capped per socket before it is planned.
- */
-export function useSubscriptionRouter(wss: WebSocketServer, options: SubscriptionRouterOptions): SubscriptionRouter {
-  const { formatError, log, limits } = options;
-  const rules: ValidationRule[] = [...specifiedRules, ...armor(limits).validationRules];
-  const maxSubscriptions = options.maxSubscriptionsPerSocket ?? 100;
-  const maxConnections = options.maxConnectionsPerCredential ?? 50;
-  const format = (error: GraphQLError): GraphQLFormattedError[] => {
+/** The router's errors formatted (masked) for clients: upstream errors each, others as graphql-js made them. */
+function routerErrorFormat(formatError: GatewayErrorFormatter): (error: GraphQLError) => GraphQLFormattedError[] {
+  return (error) => {
     const original = error.originalError;
     if (original instanceof UpstreamErrors) return original.errors.map((e) => formatError(e, e));
     const source = original instanceof GraphQLError ? original : error;
     return [formatError(source.toJSON(), source)];
   };
-  /** A completed event's `next` payload, errors formatted (masked) for clients. */
-  const serializeEvent = (result: ExecutionResult): string =>
-    JSON.stringify({
-      ...(result.data !== undefined ? { data: result.data } : {}),
-      ...(result.errors?.length ? { errors: result.errors.flatMap(format) } : {}),
-    });
-  /** Everything planning reads from the supergraph; swapped whole by `reload`. */
-  const prepare = (graph: RouterGraph) => ({
+}
+
+/** Everything planning reads from one supergraph; swapped whole by `reload`. */
+function plannedGraph(graph: RouterGraph, options: SubscriptionRouterOptions, rules: ValidationRule[], serializeEvent: Shared['serializeEvent']) {
+  return {
     schema: graph.apiSchema,
-    planner: new SubscriptionPlanner({ schema: graph.apiSchema, supergraph: graph.supergraph, scopeMap: graph.scopeMap, endpoints: graph.endpoints }, limits, rules),
+    planner: new SubscriptionPlanner({ schema: graph.apiSchema, supergraph: graph.supergraph, scopeMap: graph.scopeMap, endpoints: graph.endpoints }, options.limits, rules),
     shared: {
       supergraphSchema: graph.supergraph.schema.toGraphQLJSSchema(),
       apiSchema: graph.supergraph.apiSchema(),
       dataSources: graph.dataSources,
       maxQueuedEvents: options.maxQueuedEvents ?? 1000,
       serializeEvent,
-      log,
+      log: options.log,
       feeds: new Map(),
     } satisfies Shared,
-  });
-  let current = prepare(options);
-  const socketImpl = upstreamSocket(options.upstreamConnectTimeoutMs ?? 5000);
-  const pools = new Map<object, UpstreamPool>();
-  /** Open sockets by credential key (`token:<id>` for API tokens). */
-  const sockets = new Map<string, Set<WebSocket>>();
+  };
+}
 
+/**
+ * The open sockets by credential key (`token:<id>` for API tokens), closed 4401 when their token is
+ * revoked, or found revoked or expired by a recheck every few seconds. `stop` ends both watches.
+ */
+function credentialSockets(options: SubscriptionRouterOptions): { sockets: Map<string, Set<WebSocket>>; stop(): void } {
+  const { log } = options;
+  const sockets = new Map<string, Set<WebSocket>>();
   const closeAll = (key: string, reason: string) => {
     for (const socket of sockets.get(key) ?? []) socket.close(closeCodes.unauthenticated, reason);
   };
@@ -148,6 +135,126 @@ export function useSubscriptionRouter(wss: WebSocketServer, options: Subscriptio
     );
   }, options.recheckIntervalMs ?? 5000);
   recheck.unref();
+  return {
+    sockets,
+    stop() {
+      clearInterval(recheck);
+      unsubscribeRevoked?.();
+    },
+  };
+}
+
+/**
+ * graphql-ws's `onConnect`: authenticates `connection_init` (its `authorization`, or on loopback the
+ * gateway's own assertion) and counts the socket under its credential; refuses with 4401, or 4429
+ * past `maxConnections`. The socket closes 4401 when its credential expires.
+ */
+async function acceptConnection(
+  ctx: { connectionParams?: Readonly<Record<string, unknown>> | undefined; extra: Connection },
+  options: SubscriptionRouterOptions,
+  sockets: Map<string, Set<WebSocket>>,
+  maxConnections: number,
+): Promise<boolean> {
+  const { socket } = ctx.extra;
+  const raw = ctx.connectionParams?.authorization ?? ctx.connectionParams?.Authorization;
+  const assertion = ctx.connectionParams?.assertion;
+  let accepted: AcceptedCredential;
+  try {
+    accepted =
+      options.acceptOwnAssertions && typeof assertion === 'string' && isLoopbackPeer(ctx.extra.request.socket.remoteAddress)
+        ? { caller: await options.assertions.verify(assertion) }
+        : await options.authenticate(typeof raw === 'string' ? raw : undefined, ctx.extra.request);
+  } catch (err) {
+    countRefusal('gateway', 'unauthenticated');
+    socket.close(closeCodes.unauthenticated, (err as Error).message.slice(0, 120));
+    return false;
+  }
+  const key = credentialKey(accepted.caller);
+  const open = sockets.get(key) ?? new Set<WebSocket>();
+  if (open.size >= maxConnections) {
+    countRefusal('gateway', 'connections');
+    socket.close(closeCodes.tooManyConnections, `too many connections: at most ${maxConnections} per credential`);
+    return false;
+  }
+  open.add(socket);
+  sockets.set(key, open);
+  ctx.extra.caller = accepted.caller;
+  ctx.extra.credential = key;
+  socket.once('close', () => {
+    open.delete(socket);
+    if (open.size === 0 && sockets.get(key) === open) sockets.delete(key);
+    clearTimeout(ctx.extra.expiryTimer);
+  });
+  if (accepted.expiresAt !== undefined) {
+    ctx.extra.expiryTimer = setTimeout(() => socket.close(closeCodes.unauthenticated, 'credential expired'), Math.max(0, accepted.expiresAt - Date.now()));
+    ctx.extra.expiryTimer.unref();
+  }
+  return true;
+}
+
+/**
+ * graphql-ws's `onSubscribe`: refuses one subscription more than `maxSubscriptions` on the socket,
+ * plans it against `graph` (answering the planner's refusals, scope refusals counted), and runs a
+ * planned one as a routed subscription over the socket's upstream pool.
+ */
+function planSubscription(
+  ctx: { subscriptions: object; extra: Connection },
+  id: string,
+  payload: SubscribePayload,
+  graph: ReturnType<typeof plannedGraph>,
+  pool: () => UpstreamPool,
+  maxSubscriptions: number,
+): ExecutionArgs | readonly GraphQLError[] {
+  try {
+    if (Object.keys(ctx.subscriptions).length > maxSubscriptions) {
+      countRefusal('gateway', 'subscriptions');
+      return [gatewayError('BAD_REQUEST', `too many subscriptions on this socket: at most ${maxSubscriptions}; complete one or open another connection`)];
+    }
+    const route = graph.planner.plan(payload, ctx.extra.caller!);
+    if (Array.isArray(route)) {
+      if (route.some((e) => e.extensions?.requiredScopes)) countRefusal('gateway', 'scope');
+      return route;
+    }
+    const routeContext: RouteContext = { route, pool: pool(), shared: graph.shared, client: { socket: ctx.extra.socket, id } };
+    return {
+      schema: graph.schema,
+      document: route.document,
+      operationName: route.operationName,
+      variableValues: route.variables,
+      contextValue: routeContext,
+    };
+  } catch (err) {
+    return [new GraphQLError('planning the subscription failed', { originalError: err as Error })];
+  }
+}
+
+/**
+ * Serves graphql-ws on `wss` and routes each subscription to the subgraph that owns its root
+ * field (found by the query planner from the supergraph's `@join__*` directives). See
+ * schema/PROTOCOL.md, "Gateway subscription routing" and "Authentication".
+ *
+ * A connection is authenticated at `connection_init` (its `authorization` value, as the HTTP
+ * header): without an accepted credential it is closed 4401, past the per-credential cap 4429. A
+ * revoked token's sockets close 4401 at once (and a recheck every few seconds catches expiry or a
+ * missed revocation). Each subscription is limited (tokens, depth, aliases, cost, directives),
+ * checked against the declared scopes (FORBIDDEN) and capped per socket before it is planned.
+ */
+export function useSubscriptionRouter(wss: WebSocketServer, options: SubscriptionRouterOptions): SubscriptionRouter {
+  const { formatError, limits } = options;
+  const rules: ValidationRule[] = [...specifiedRules, ...armor(limits).validationRules];
+  const maxSubscriptions = options.maxSubscriptionsPerSocket ?? 100;
+  const maxConnections = options.maxConnectionsPerCredential ?? 50;
+  const format = routerErrorFormat(formatError);
+  /** A completed event's `next` payload, errors formatted (masked) for clients. */
+  const serializeEvent = (result: ExecutionResult): string =>
+    JSON.stringify({
+      ...(result.data !== undefined ? { data: result.data } : {}),
+      ...(result.errors?.length ? { errors: result.errors.flatMap(format) } : {}),
+    });
+  let current = plannedGraph(options, options, rules, serializeEvent);
+  const socketImpl = upstreamSocket(options.upstreamConnectTimeoutMs ?? 5000);
+  const pools = new Map<object, UpstreamPool>();
+  const credentialWatch = credentialSockets(options);
 
   const poolOf = (ctx: { extra: Connection }): UpstreamPool => {
     let pool = pools.get(ctx);
@@ -165,66 +272,8 @@ export function useSubscriptionRouter(wss: WebSocketServer, options: Subscriptio
   const server = useServer<Record<string, unknown> | undefined, Connection>(
     {
       isProd: true,
-      onConnect: async (ctx) => {
-        const { socket } = ctx.extra;
-        const raw = ctx.connectionParams?.authorization ?? ctx.connectionParams?.Authorization;
-        const assertion = ctx.connectionParams?.assertion;
-        let accepted: AcceptedCredential;
-        try {
-          accepted =
-            options.acceptOwnAssertions && typeof assertion === 'string' && isLoopbackPeer(ctx.extra.request.socket.remoteAddress)
-              ? { caller: await options.assertions.verify(assertion) }
-              : await options.authenticate(typeof raw === 'string' ? raw : undefined, ctx.extra.request);
-        } catch (err) {
-          countRefusal('gateway', 'unauthenticated');
-          socket.close(closeCodes.unauthenticated, (err as Error).message.slice(0, 120));
-          return false;
-        }
-        const key = credentialKey(accepted.caller);
-        const open = sockets.get(key) ?? new Set<WebSocket>();
-        if (open.size >= maxConnections) {
-          countRefusal('gateway', 'connections');
-          socket.close(closeCodes.tooManyConnections, `too many connections: at most ${maxConnections} per credential`);
-          return false;
-        }
-        open.add(socket);
-        sockets.set(key, open);
-        ctx.extra.caller = accepted.caller;
-        ctx.extra.credential = key;
-        socket.once('close', () => {
-          open.delete(socket);
-          if (open.size === 0 && sockets.get(key) === open) sockets.delete(key);
-          clearTimeout(ctx.extra.expiryTimer);
-        });
-        if (accepted.expiresAt !== undefined) {
-          ctx.extra.expiryTimer = setTimeout(() => socket.close(closeCodes.unauthenticated, 'credential expired'), Math.max(0, accepted.expiresAt - Date.now()));
-          ctx.extra.expiryTimer.unref();
-        }
-        return true;
-      },
-      onSubscribe: (ctx, id, payload) => {
-        try {
-          if (Object.keys(ctx.subscriptions).length > maxSubscriptions) {
-            countRefusal('gateway', 'subscriptions');
-            return [gatewayError('BAD_REQUEST', `too many subscriptions on this socket: at most ${maxSubscriptions}; complete one or open another connection`)];
-          }
-          const route = current.planner.plan(payload, ctx.extra.caller!);
-          if (Array.isArray(route)) {
-            if (route.some((e) => e.extensions?.requiredScopes)) countRefusal('gateway', 'scope');
-            return route;
-          }
-          const routeContext: RouteContext = { route, pool: poolOf(ctx), shared: current.shared, client: { socket: ctx.extra.socket, id } };
-          return {
-            schema: current.schema,
-            document: route.document,
-            operationName: route.operationName,
-            variableValues: route.variables,
-            contextValue: routeContext,
-          };
-        } catch (err) {
-          return [new GraphQLError('planning the subscription failed', { originalError: err as Error })];
-        }
-      },
+      onConnect: (ctx) => acceptConnection(ctx, options, credentialWatch.sockets, maxConnections),
+      onSubscribe: (ctx, id, payload) => planSubscription(ctx, id, payload, current, () => poolOf(ctx), maxSubscriptions),
       subscribe: (args) => {
         const { route, pool, shared, client } = args.contextValue as RouteContext;
         return new RoutedSubscription(route, pool, shared, client);
@@ -245,11 +294,10 @@ export function useSubscriptionRouter(wss: WebSocketServer, options: Subscriptio
 
   return {
     reload(graph) {
-      current = prepare(graph);
+      current = plannedGraph(graph, options, rules, serializeEvent);
     },
     async dispose() {
-      clearInterval(recheck);
-      unsubscribeRevoked?.();
+      credentialWatch.stop();
       // Close frames (1001) go out first: closing the links completes their subscriptions, and a
       // client must read "the gateway went away", never a `complete` of a stream that did not end.
       const closing = server.dispose();

@@ -204,47 +204,85 @@ export function sendJsonError(res: ServerResponse, status: number, message: stri
 const CORS_HEADERS =
   'authorization, content-type, apollo-require-preflight, x-apollo-operation-name, graphql-client-name, graphql-client-version, mcp-protocol-version, mcp-session-id, last-event-id';
 
-/**
- * Serves one Apollo Server over `node:http` and, on the same port and path, a WebSocket server for
- * graphql-ws. Every request and upgrade must name an allowed Host, and carry an allowed Origin if
- * it carries one (403 otherwise, before anything else); GraphQL requests are authenticated (401);
- * bodies are bounded after decompression (413). CORS answers only the policy's explicit origins.
- */
-export async function serveGraphQL<TContext extends BaseContext>(opts: ServeOptions<TContext>): Promise<Served> {
-  const path = opts.path ?? '/graphql';
-  const maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  assertBindAllowed(opts.name, opts.host, opts.auth, opts.log);
-  opts.apollo.addPlugin(metricsPlugin<TContext>(opts.name, opts.log));
-  opts.apollo.addPlugin(tracingPlugin<TContext>());
-  await opts.apollo.start();
-  const routes: Record<string, RouteHandler> = { '/metrics': metricsRoute(), ...opts.routes };
+/** Host and Origin checks shared by requests and upgrades; a refusal names what to configure. */
+function screen(req: IncomingMessage, access: AccessPolicy): void {
+  const host = req.headers.host;
+  if (!hostAllowed(host, access)) {
+    throw new Refusal(403, 'FORBIDDEN', `host "${host ?? ''}" is not served here; add it to KEELSON_PUBLIC_HOSTS if it is this mesh's name`, 'host');
+  }
+  const origin = req.headers.origin;
+  if (!originAllowed(origin, host, access)) {
+    throw new Refusal(403, 'FORBIDDEN', `origin "${origin}" may not call this service; add it to KEELSON_ALLOWED_ORIGINS to allow it`, 'origin');
+  }
+}
 
-  /** Host and Origin checks shared by requests and upgrades; a refusal names what to configure. */
-  const screen = (req: IncomingMessage): void => {
-    const host = req.headers.host;
-    if (!hostAllowed(host, opts.access)) {
-      throw new Refusal(403, 'FORBIDDEN', `host "${host ?? ''}" is not served here; add it to KEELSON_PUBLIC_HOSTS if it is this mesh's name`, 'host');
-    }
-    const origin = req.headers.origin;
-    if (!originAllowed(origin, host, opts.access)) {
-      throw new Refusal(403, 'FORBIDDEN', `origin "${origin}" may not call this service; add it to KEELSON_ALLOWED_ORIGINS to allow it`, 'origin');
-    }
-  };
+/** Who `authenticate` says is calling; a MeshError it throws becomes a refusal at its status. */
+async function callerOf(authenticate: (req: IncomingMessage) => Promise<Caller>, req: IncomingMessage): Promise<Caller> {
+  try {
+    return await authenticate(req);
+  } catch (err) {
+    if (isMeshError(err)) throw new Refusal(err.status, err.code, err.message, err.code === 'UNAUTHENTICATED' ? 'unauthenticated' : 'credential');
+    throw err;
+  }
+}
 
-  /** `/metrics` lists the operation names callers sent: a reader's credential (any read scope) first. */
-  const authorizeMetrics = async (req: IncomingMessage): Promise<void> => {
-    let caller: Caller;
+/** `/metrics` lists the operation names callers sent: a reader's credential (any read scope) first. */
+async function authorizeMetrics(opts: Pick<ServeOptions<BaseContext>, 'authenticate' | 'metricsAuthenticate'>, req: IncomingMessage): Promise<void> {
+  const caller = await callerOf(opts.metricsAuthenticate ?? opts.authenticate, req);
+  if (!caller.scopes.includes('read')) throw new Refusal(403, 'FORBIDDEN', 'reading metrics needs a credential with the read scope', 'scope');
+}
+
+/** A GraphQL POST's body: parsed JSON when it says it is JSON (and is not empty), the raw text otherwise. */
+async function graphQLBody(req: IncomingMessage, maxBody: number): Promise<unknown> {
+  const raw = await readBody(req, maxBody);
+  const type = String(req.headers['content-type'] ?? '');
+  if (type.includes('application/json') && raw.length > 0) {
     try {
-      caller = await (opts.metricsAuthenticate ?? opts.authenticate)(req);
-    } catch (err) {
-      if (isMeshError(err)) throw new Refusal(err.status, err.code, err.message, err.code === 'UNAUTHENTICATED' ? 'unauthenticated' : 'credential');
-      throw err;
+      return JSON.parse(raw);
+    } catch {
+      throw new Refusal(400, 'BAD_REQUEST', 'request body is not valid JSON', 'bad_json');
     }
-    if (!caller.scopes.includes('read')) throw new Refusal(403, 'FORBIDDEN', 'reading metrics needs a credential with the read scope', 'scope');
-  };
+  }
+  return raw;
+}
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    screen(req);
+/** Runs one GraphQL request through Apollo Server (as the caller, unless `callerContext` is off) and writes its answer. */
+async function executeGraphQL<TContext extends BaseContext>(
+  opts: ServeOptions<TContext>,
+  req: IncomingMessage,
+  res: ServerResponse,
+  request: { search: string; body: unknown; caller: Caller },
+): Promise<void> {
+  const { caller } = request;
+  const execute = () =>
+    opts.apollo.executeHTTPGraphQLRequest({
+      httpGraphQLRequest: { method: req.method ?? 'GET', headers: headerMap(req), search: request.search, body: request.body },
+      context: () => opts.context(req, caller),
+    });
+  const response = await (opts.callerContext === false ? execute() : runAsCaller(caller, execute));
+  for (const [key, value] of response.headers) res.setHeader(key, value);
+  res.statusCode = response.status ?? 200;
+  if (response.body.kind === 'complete') {
+    res.end(response.body.string);
+    return;
+  }
+  for await (const chunk of response.body.asyncIterator) res.write(chunk);
+  res.end();
+}
+
+/**
+ * Every HTTP request's handling: the Host/Origin screen, CORS (and its preflight), the GET routes,
+ * the endpoints, then GraphQL at `path`, authenticated, its body bounded (streamed answers to
+ * `eventStream`). A refusal is thrown as a `Refusal`.
+ */
+function requestHandler<TContext extends BaseContext>(
+  opts: ServeOptions<TContext>,
+  routes: Record<string, RouteHandler>,
+  path: string,
+  maxBody: number,
+): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  return async (req, res) => {
+    screen(req, opts.access);
     const cors = corsOrigin(req.headers.origin, opts.access);
     if (cors) {
       res.setHeader('access-control-allow-origin', cors);
@@ -262,7 +300,7 @@ export async function serveGraphQL<TContext extends BaseContext>(opts: ServeOpti
     }
     const route = routes[url.pathname];
     if (route && req.method === 'GET') {
-      if (url.pathname === '/metrics' && opts.auth === 'on') await authorizeMetrics(req);
+      if (url.pathname === '/metrics' && opts.auth === 'on') await authorizeMetrics(opts, req);
       return route(req, res);
     }
     const endpoint = opts.endpoints?.[url.pathname];
@@ -271,43 +309,72 @@ export async function serveGraphQL<TContext extends BaseContext>(opts: ServeOpti
       sendJsonError(res, 404, `no route ${url.pathname}; GraphQL is served at ${path}`, 'NOT_FOUND');
       return;
     }
-    let caller: Caller;
-    try {
-      caller = await opts.authenticate(req);
-    } catch (err) {
-      if (isMeshError(err)) throw new Refusal(err.status, err.code, err.message, err.code === 'UNAUTHENTICATED' ? 'unauthenticated' : 'credential');
-      throw err;
-    }
+    const caller = await callerOf(opts.authenticate, req);
     let body: unknown = undefined;
-    if (req.method === 'POST') {
-      const raw = await readBody(req, maxBody);
-      const type = String(req.headers['content-type'] ?? '');
-      if (type.includes('application/json') && raw.length > 0) {
-        try {
-          body = JSON.parse(raw);
-        } catch {
-          throw new Refusal(400, 'BAD_REQUEST', 'request body is not valid JSON', 'bad_json');
-        }
-      } else {
-        body = raw;
-      }
-    }
+    if (req.method === 'POST') body = await graphQLBody(req, maxBody);
     if (opts.eventStream && /text\/event-stream|multipart\/mixed/i.test(String(req.headers.accept ?? '')) && (await opts.eventStream(req, res, body, caller))) return;
-    const execute = () =>
-      opts.apollo.executeHTTPGraphQLRequest({
-        httpGraphQLRequest: { method: req.method ?? 'GET', headers: headerMap(req), search: url.search, body },
-        context: () => opts.context(req, caller),
-      });
-    const response = await (opts.callerContext === false ? execute() : runAsCaller(caller, execute));
-    for (const [key, value] of response.headers) res.setHeader(key, value);
-    res.statusCode = response.status ?? 200;
-    if (response.body.kind === 'complete') {
-      res.end(response.body.string);
-      return;
-    }
-    for await (const chunk of response.body.asyncIterator) res.write(chunk);
-    res.end();
+    await executeGraphQL(opts, req, res, { search: url.search, body, caller });
   };
+}
+
+/**
+ * WebSocket upgrades at `path` only (404 elsewhere), screened like requests (403), handed to `ws`;
+ * a refusal is a JSON answer on the raw socket, counted.
+ */
+function upgradeHandler(opts: Pick<ServeOptions<BaseContext>, 'name' | 'access'>, ws: WebSocketServer, path: string): (req: IncomingMessage, socket: Socket, head: Buffer) => void {
+  return (req, socket, head) => {
+    const refuse = (status: number, message: string) => {
+      const body = JSON.stringify({ errors: [{ message, extensions: { code: status === 404 ? 'NOT_FOUND' : 'FORBIDDEN', status } }] });
+      socket.end(`HTTP/1.1 ${status} ${status === 404 ? 'Not Found' : 'Forbidden'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    };
+    socket.on('error', () => undefined);
+    if (new URL(req.url ?? '/', 'http://localhost').pathname !== path) {
+      countRefusal(opts.name, 'not_found');
+      return refuse(404, `no WebSocket at ${req.url}; subscriptions are served at ${path}`);
+    }
+    try {
+      screen(req, opts.access);
+    } catch (err) {
+      countRefusal(opts.name, err instanceof Refusal ? err.reason : 'origin');
+      return refuse(403, (err as Error).message);
+    }
+    ws.handleUpgrade(req, socket, head, (client) => ws.emit('connection', client, req));
+  };
+}
+
+/** Binds `server` to the port and host; resolves once it listens, rejects on a bind error. */
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+/** The URLs a bound server is dialled at: a wildcard bind on loopback (a Host every service answers to). */
+function servedUrls(host: string, port: number, path: string, tls: boolean): { url: string; wsUrl: string } {
+  const dialled = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  const hostForUrl = dialled.includes(':') ? `[${dialled}]` : dialled;
+  return { url: `${tls ? 'https' : 'http'}://${hostForUrl}:${port}${path}`, wsUrl: `${tls ? 'wss' : 'ws'}://${hostForUrl}:${port}${path}` };
+}
+
+/**
+ * Serves one Apollo Server over `node:http` and, on the same port and path, a WebSocket server for
+ * graphql-ws. Every request and upgrade must name an allowed Host, and carry an allowed Origin if
+ * it carries one (403 otherwise, before anything else); GraphQL requests are authenticated (401);
+ * bodies are bounded after decompression (413). CORS answers only the policy's explicit origins.
+ */
+export async function serveGraphQL<TContext extends BaseContext>(opts: ServeOptions<TContext>): Promise<Served> {
+  const path = opts.path ?? '/graphql';
+  const maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  assertBindAllowed(opts.name, opts.host, opts.auth, opts.log);
+  opts.apollo.addPlugin(metricsPlugin<TContext>(opts.name, opts.log));
+  opts.apollo.addPlugin(tracingPlugin<TContext>());
+  await opts.apollo.start();
+  const routes: Record<string, RouteHandler> = { '/metrics': metricsRoute(), ...opts.routes };
+  const handle = requestHandler(opts, routes, path, maxBody);
 
   const listener: RequestListener = (req, res) => {
     serverSpan(opts.name, req, res, () => handle(req, res)).catch((err: unknown) => {
@@ -336,40 +403,13 @@ export async function serveGraphQL<TContext extends BaseContext>(opts: ServeOpti
     // would buffer and parse 100 MiB per frame, before the connection authenticates.
     const ws = new WebSocketServer({ noServer: true, maxPayload: maxBody });
     wss = ws;
-    server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
-      const refuse = (status: number, message: string) => {
-        const body = JSON.stringify({ errors: [{ message, extensions: { code: status === 404 ? 'NOT_FOUND' : 'FORBIDDEN', status } }] });
-        socket.end(`HTTP/1.1 ${status} ${status === 404 ? 'Not Found' : 'Forbidden'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
-      };
-      socket.on('error', () => undefined);
-      if (new URL(req.url ?? '/', 'http://localhost').pathname !== path) {
-        countRefusal(opts.name, 'not_found');
-        return refuse(404, `no WebSocket at ${req.url}; subscriptions are served at ${path}`);
-      }
-      try {
-        screen(req);
-      } catch (err) {
-        countRefusal(opts.name, err instanceof Refusal ? err.reason : 'origin');
-        return refuse(403, (err as Error).message);
-      }
-      ws.handleUpgrade(req, socket, head, (client) => ws.emit('connection', client, req));
-    });
+    server.on('upgrade', upgradeHandler(opts, ws, path));
     disposeWs = opts.websocket(ws);
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port, opts.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  await listen(server, opts.port, opts.host);
   const port = (server.address() as AddressInfo).port;
-  // A wildcard bind is dialled on loopback (a Host every service answers to).
-  const dialled = opts.host === '0.0.0.0' ? '127.0.0.1' : opts.host === '::' ? '::1' : opts.host;
-  const hostForUrl = dialled.includes(':') ? `[${dialled}]` : dialled;
-  const url = `${opts.tls ? 'https' : 'http'}://${hostForUrl}:${port}${path}`;
-  const wsUrl = `${opts.tls ? 'wss' : 'ws'}://${hostForUrl}:${port}${path}`;
+  const { url, wsUrl } = servedUrls(opts.host, port, path, Boolean(opts.tls));
   opts.log.info({ url }, `${opts.name} listening`);
 
   let stopping: Promise<void> | undefined;

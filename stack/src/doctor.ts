@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { createDriverRegistry, harnessSettings } from '@keelson/harness';
 import { findOrphanGroups, findOwnedProcesses, probeBwrap, runGit, SANDBOX_FIX } from '@keelson/platform';
-import { isLoopback, keelsonHome, keelsonWorkspace, parseEnv } from '@keelson/schema';
+import { isLoopback, keelsonHome, keelsonWorkspace, parseEnv, type MeshEnv } from '@keelson/schema';
 import { ClickClackClient, ManagedBus, resolveBusSetup } from '@keelson/swarms';
 import { loadDotEnv, tracingFromEnv } from '@keelson/service';
 import { findTemporalCli, TEMPORAL_CLI_VERSION } from '@keelson/temporal';
@@ -101,151 +101,188 @@ export async function tracingCheck(env: NodeJS.ProcessEnv): Promise<Omit<Check, 
   }
 }
 
+type Outcome = Omit<Check, 'name'>;
+
+/** Node: version 20 or later. */
+async function nodeCheck(): Promise<Outcome> {
+  const major = Number(process.versions.node.split('.')[0]);
+  return major >= 20
+    ? { status: 'ok', detail: `v${process.versions.node}` }
+    : { status: 'fail', detail: `v${process.versions.node}; Node 20 or later is required` };
+}
+
+/** Git: its version, and the user.name and user.email createProject commits with. */
+async function gitCheck(env: NodeJS.ProcessEnv): Promise<Outcome> {
+  const git = (args: string[]) => runGit(args, { cwd: homedir(), env, timeoutMs: 10_000 });
+  const { stdout } = await git(['--version']);
+  const get = (k: string) => git(['config', '--global', '--get', k]).then((r) => r.stdout.trim(), () => '');
+  const missing = (await Promise.all(['user.name', 'user.email'].map(async (k) => ((await get(k)) ? '' : k)))).filter(Boolean);
+  return missing.length
+    ? { status: 'warn', detail: `${stdout.trim()}; createProject needs ${missing.join(' and ')} (git config --global ${missing[0]} …)` }
+    : { status: 'ok', detail: stdout.trim() };
+}
+
+/** Postgres: reachable, its version, and whether the database exists yet. */
+async function postgresCheck(e: MeshEnv): Promise<Outcome> {
+  const url = new URL(e.DATABASE_URL);
+  const client = new Client({ connectionString: e.DATABASE_URL, connectionTimeoutMillis: 5000 });
+  try {
+    await client.connect();
+    const { rows } = await client.query<{ v: string }>("SELECT current_setting('server_version') AS v");
+    return { status: 'ok', detail: `${url.host}${url.pathname}, server ${rows[0]!.v}` };
+  } catch (err) {
+    if ((err as { code?: string }).code === '3D000') {
+      return { status: 'warn', detail: `${url.host} reachable; database ${url.pathname.slice(1)} missing (npm start creates it)` };
+    }
+    throw new Error(`${url.host} unreachable: ${(err as Error).message}`);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** Memory search: hybrid with pgvector and an embeddings endpoint, lexical otherwise (and why). */
+async function memoryCheck(e: MeshEnv): Promise<Outcome> {
+  // pg_available_extensions is server-wide: ask the maintenance database, which always exists.
+  const url = new URL(e.DATABASE_URL);
+  url.pathname = '/postgres';
+  const client = new Client({ connectionString: url.toString(), connectionTimeoutMillis: 5000 });
+  let pgvector: string | undefined;
+  try {
+    await client.connect();
+    const { rows } = await client.query<{ v: string }>("SELECT default_version AS v FROM pg_available_extensions WHERE name = 'vector'");
+    pgvector = rows[0]?.v;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+  const endpoint = e.KEELSON_EMBEDDINGS_URL && e.KEELSON_EMBEDDINGS_MODEL ? `${e.KEELSON_EMBEDDINGS_MODEL} at ${e.KEELSON_EMBEDDINGS_URL}` : undefined;
+  if (pgvector && endpoint) return { status: 'ok', detail: `hybrid: pgvector ${pgvector}, embeddings ${endpoint}` };
+  const missing = [
+    pgvector ? '' : 'pgvector is not installed (scripts/install-pgvector.sh)',
+    endpoint ? '' : 'no embeddings endpoint (KEELSON_EMBEDDINGS_URL and KEELSON_EMBEDDINGS_MODEL)',
+  ].filter(Boolean);
+  return { status: 'ok', detail: `lexical (full text + trigram): ${missing.join('; ')}` };
+}
+
+/** Temporal: TEMPORAL_ADDRESS answering for its namespace, or a dev server CLI (built, or buildable with Go). */
+async function temporalCheck(e: MeshEnv, home: string): Promise<Outcome> {
+  if (e.TEMPORAL_ADDRESS) {
+    const connection = await Connection.connect({ address: e.TEMPORAL_ADDRESS, connectTimeout: 5000 });
+    try {
+      await connection.workflowService.describeNamespace({ namespace: e.TEMPORAL_NAMESPACE });
+      return { status: 'ok', detail: `${e.TEMPORAL_ADDRESS}, namespace ${e.TEMPORAL_NAMESPACE}` };
+    } finally {
+      await connection.close();
+    }
+  }
+  const cli = await findTemporalCli({ home });
+  if (cli) return { status: 'ok', detail: `dev server from ${cli} (TEMPORAL_ADDRESS unset)` };
+  const go = await run('go', ['version']).then((r) => r.stdout.trim(), () => '');
+  return go
+    ? { status: 'warn', detail: `CLI not built yet; npm start builds ${TEMPORAL_CLI_VERSION} once with ${go} (~4 min)` }
+    : { status: 'fail', detail: `no temporal CLI and no Go toolchain: install Go, or put temporal ${TEMPORAL_CLI_VERSION} on PATH` };
+}
+
+/** Authentication: on or off (and whether off is allowed on this bind), the admin token, the assertion secret, JWTs. */
+async function authCheck(e: MeshEnv, home: string): Promise<Outcome> {
+  if (e.KEELSON_AUTH === 'off') {
+    return isLoopback(e.KEELSON_HOST)
+      ? { status: 'warn', detail: `KEELSON_AUTH=off: every process on this machine controls the mesh (${e.KEELSON_HOST})` }
+      : { status: 'fail', detail: `KEELSON_AUTH=off with ${e.KEELSON_HOST}: services refuse to start; turn authentication on or bind loopback` };
+  }
+  const jwt = e.KEELSON_JWT_JWKS_URL ? `; JWTs from ${e.KEELSON_JWT_JWKS_URL} (iss ${e.KEELSON_JWT_ISSUER ?? 'UNSET'}, aud ${e.KEELSON_JWT_AUDIENCE ?? 'UNSET'})` : '';
+  const tokenFile = join(home, 'token');
+  const token = await access(tokenFile).then(() => `admin token in ${tokenFile}`, () => 'npm start writes an admin token to ' + tokenFile);
+  const secret = e.KEELSON_ASSERTION_SECRET ? 'assertion secret from KEELSON_ASSERTION_SECRET' : `assertion secret in ${join(home, 'assertion.key')}`;
+  if (e.KEELSON_JWT_JWKS_URL && (!e.KEELSON_JWT_ISSUER || !e.KEELSON_JWT_AUDIENCE)) {
+    return { status: 'fail', detail: `KEELSON_JWT_JWKS_URL needs KEELSON_JWT_ISSUER and KEELSON_JWT_AUDIENCE${jwt}` };
+  }
+  return { status: 'ok', detail: `on, binding ${e.KEELSON_HOST}; ${token}; ${secret}${jwt}` };
+}
+
+/** Ports: whether each port `npm start` binds is free. */
+async function portsCheck(e: MeshEnv): Promise<Outcome> {
+  const ports: [string, number][] = [
+    ['gateway', e.KEELSON_GATEWAY_PORT],
+    ['projects', e.KEELSON_PROJECTS_PORT],
+    ['ribs', e.KEELSON_RIBS_PORT],
+    ['sessions', e.KEELSON_SESSIONS_PORT],
+    ['swarms', e.KEELSON_SWARMS_PORT],
+    ...(e.TEMPORAL_ADDRESS ? [] : ([['temporal', e.KEELSON_TEMPORAL_PORT], ['temporal-ui', e.KEELSON_TEMPORAL_UI_PORT]] as [string, number][])),
+  ];
+  const busy = [];
+  for (const [name, port] of ports) if (!(await portFree(port, e.KEELSON_HOST))) busy.push(`${name} ${port}`);
+  return busy.length
+    ? { status: 'warn', detail: `in use: ${busy.join(', ')} (another mesh running? override with KEELSON_*_PORT)` }
+    : { status: 'ok', detail: ports.map(([n, p]) => `${n} ${p}`).join(', ') + ' free' };
+}
+
+/** Metrics: where each process and the Temporal worker serve Prometheus. */
+async function metricsCheck(e: MeshEnv): Promise<Outcome> {
+  return {
+    status: 'ok',
+    detail: `every service serves Prometheus at GET /metrics (one scrape per process${e.KEELSON_AUTH === 'on' ? ', with a read-scoped token' : ''}); Temporal worker metrics ${
+      e.KEELSON_WORKER_METRICS_PORT > 0 ? `at http://${e.KEELSON_HOST}:${e.KEELSON_WORKER_METRICS_PORT}/metrics` : 'off (KEELSON_WORKER_METRICS_PORT=0)'
+    }`,
+  };
+}
+
+/** Harness CLIs: which are installed (and their versions), and where their model calls go. */
+async function harnessCheck(e: MeshEnv, env: NodeJS.ProcessEnv): Promise<Outcome> {
+  const drivers = Object.values(createDriverRegistry(harnessSettings(e, env)));
+  const reports = await Promise.all(drivers.filter((d) => d.implemented).map((d) => d.report()));
+  const missing = reports.filter((r) => !r.installed).map((r) => r.harnessId);
+  const found = reports.filter((r) => r.installed).map((r) => `${r.harnessId} ${r.version ?? ''}`.trim());
+  const endpoint = e.KEELSON_MODEL_BASE_URL ? `model endpoint ${e.KEELSON_MODEL_BASE_URL}` : 'no KEELSON_MODEL_BASE_URL: each CLI calls its vendor';
+  return missing.length
+    ? { status: 'warn', detail: `missing: ${missing.join(', ')} (run npm ci); ${found.join(', ')}; ${endpoint}` }
+    : { status: 'ok', detail: `${found.join(', ')}; ${endpoint}` };
+}
+
+/** The sandbox: bubblewrap usable (or KEELSON_SANDBOX=off, unconfined). */
+async function sandboxCheck(e: MeshEnv): Promise<Outcome> {
+  if (e.KEELSON_SANDBOX === 'off') {
+    return { status: 'warn', detail: 'KEELSON_SANDBOX=off: Bash tool calls, bash/script nodes and harness CLIs run without bubblewrap (unconfined)' };
+  }
+  const bwrap = await probeBwrap();
+  return bwrap.ok
+    ? { status: 'ok', detail: `${bwrap.version} at ${bwrap.path}: Bash tool calls, bash/script nodes and harness CLIs run confined` }
+    : { status: 'warn', detail: `${bwrap.error}: Bash tool calls, bash/script nodes and harness CLIs will refuse to run; ${SANDBOX_FIX}` };
+}
+
+/** Folders: the home and the workspace writable (or creatable under a writable parent). */
+async function foldersCheck(home: string, workspace: string): Promise<Outcome> {
+  const notes: string[] = [];
+  for (const [label, dir] of [['home', home], ['workspace', workspace]] as const) {
+    let probe = dir;
+    while (!(await access(probe).then(() => true, () => false))) probe = dirname(probe);
+    await access(probe, constants.W_OK).catch(() => {
+      throw new Error(`${label} ${dir} is not writable (${probe})`);
+    });
+    notes.push(`${label} ${dir}${probe === dir ? '' : ' (created on first use)'}`);
+  }
+  return { status: 'ok', detail: notes.join(', ') };
+}
+
 /** `npm run doctor`: the state of every dependency `npm start` needs, one line each. */
 export async function doctor(env: NodeJS.ProcessEnv = process.env): Promise<Check[]> {
   const e = parseEnv(env);
   const home = keelsonHome(e, homedir());
   const workspace = keelsonWorkspace(e, homedir());
   const checks: Promise<Check>[] = [
-    check('node', async () => {
-      const major = Number(process.versions.node.split('.')[0]);
-      return major >= 20
-        ? { status: 'ok', detail: `v${process.versions.node}` }
-        : { status: 'fail', detail: `v${process.versions.node}; Node 20 or later is required` };
-    }),
-    check('git', async () => {
-      const git = (args: string[]) => runGit(args, { cwd: homedir(), env, timeoutMs: 10_000 });
-      const { stdout } = await git(['--version']);
-      const get = (k: string) => git(['config', '--global', '--get', k]).then((r) => r.stdout.trim(), () => '');
-      const missing = (await Promise.all(['user.name', 'user.email'].map(async (k) => ((await get(k)) ? '' : k)))).filter(Boolean);
-      return missing.length
-        ? { status: 'warn', detail: `${stdout.trim()}; createProject needs ${missing.join(' and ')} (git config --global ${missing[0]} …)` }
-        : { status: 'ok', detail: stdout.trim() };
-    }),
-    check('postgres', async () => {
-      const url = new URL(e.DATABASE_URL);
-      const client = new Client({ connectionString: e.DATABASE_URL, connectionTimeoutMillis: 5000 });
-      try {
-        await client.connect();
-        const { rows } = await client.query<{ v: string }>("SELECT current_setting('server_version') AS v");
-        return { status: 'ok', detail: `${url.host}${url.pathname}, server ${rows[0]!.v}` };
-      } catch (err) {
-        if ((err as { code?: string }).code === '3D000') {
-          return { status: 'warn', detail: `${url.host} reachable; database ${url.pathname.slice(1)} missing (npm start creates it)` };
-        }
-        throw new Error(`${url.host} unreachable: ${(err as Error).message}`);
-      } finally {
-        await client.end().catch(() => undefined);
-      }
-    }),
-    check('memory', async () => {
-      // pg_available_extensions is server-wide: ask the maintenance database, which always exists.
-      const url = new URL(e.DATABASE_URL);
-      url.pathname = '/postgres';
-      const client = new Client({ connectionString: url.toString(), connectionTimeoutMillis: 5000 });
-      let pgvector: string | undefined;
-      try {
-        await client.connect();
-        const { rows } = await client.query<{ v: string }>("SELECT default_version AS v FROM pg_available_extensions WHERE name = 'vector'");
-        pgvector = rows[0]?.v;
-      } finally {
-        await client.end().catch(() => undefined);
-      }
-      const endpoint = e.KEELSON_EMBEDDINGS_URL && e.KEELSON_EMBEDDINGS_MODEL ? `${e.KEELSON_EMBEDDINGS_MODEL} at ${e.KEELSON_EMBEDDINGS_URL}` : undefined;
-      if (pgvector && endpoint) return { status: 'ok', detail: `hybrid: pgvector ${pgvector}, embeddings ${endpoint}` };
-      const missing = [
-        pgvector ? '' : 'pgvector is not installed (scripts/install-pgvector.sh)',
-        endpoint ? '' : 'no embeddings endpoint (KEELSON_EMBEDDINGS_URL and KEELSON_EMBEDDINGS_MODEL)',
-      ].filter(Boolean);
-      return { status: 'ok', detail: `lexical (full text + trigram): ${missing.join('; ')}` };
-    }),
-    check('temporal', async () => {
-      if (e.TEMPORAL_ADDRESS) {
-        const connection = await Connection.connect({ address: e.TEMPORAL_ADDRESS, connectTimeout: 5000 });
-        try {
-          await connection.workflowService.describeNamespace({ namespace: e.TEMPORAL_NAMESPACE });
-          return { status: 'ok', detail: `${e.TEMPORAL_ADDRESS}, namespace ${e.TEMPORAL_NAMESPACE}` };
-        } finally {
-          await connection.close();
-        }
-      }
-      const cli = await findTemporalCli({ home });
-      if (cli) return { status: 'ok', detail: `dev server from ${cli} (TEMPORAL_ADDRESS unset)` };
-      const go = await run('go', ['version']).then((r) => r.stdout.trim(), () => '');
-      return go
-        ? { status: 'warn', detail: `CLI not built yet; npm start builds ${TEMPORAL_CLI_VERSION} once with ${go} (~4 min)` }
-        : { status: 'fail', detail: `no temporal CLI and no Go toolchain: install Go, or put temporal ${TEMPORAL_CLI_VERSION} on PATH` };
-    }),
-    check('auth', async () => {
-      if (e.KEELSON_AUTH === 'off') {
-        return isLoopback(e.KEELSON_HOST)
-          ? { status: 'warn', detail: `KEELSON_AUTH=off: every process on this machine controls the mesh (${e.KEELSON_HOST})` }
-          : { status: 'fail', detail: `KEELSON_AUTH=off with ${e.KEELSON_HOST}: services refuse to start; turn authentication on or bind loopback` };
-      }
-      const jwt = e.KEELSON_JWT_JWKS_URL ? `; JWTs from ${e.KEELSON_JWT_JWKS_URL} (iss ${e.KEELSON_JWT_ISSUER ?? 'UNSET'}, aud ${e.KEELSON_JWT_AUDIENCE ?? 'UNSET'})` : '';
-      const tokenFile = join(home, 'token');
-      const token = await access(tokenFile).then(() => `admin token in ${tokenFile}`, () => 'npm start writes an admin token to ' + tokenFile);
-      const secret = e.KEELSON_ASSERTION_SECRET ? 'assertion secret from KEELSON_ASSERTION_SECRET' : `assertion secret in ${join(home, 'assertion.key')}`;
-      if (e.KEELSON_JWT_JWKS_URL && (!e.KEELSON_JWT_ISSUER || !e.KEELSON_JWT_AUDIENCE)) {
-        return { status: 'fail', detail: `KEELSON_JWT_JWKS_URL needs KEELSON_JWT_ISSUER and KEELSON_JWT_AUDIENCE${jwt}` };
-      }
-      return { status: 'ok', detail: `on, binding ${e.KEELSON_HOST}; ${token}; ${secret}${jwt}` };
-    }),
-    check('ports', async () => {
-      const ports: [string, number][] = [
-        ['gateway', e.KEELSON_GATEWAY_PORT],
-        ['projects', e.KEELSON_PROJECTS_PORT],
-        ['ribs', e.KEELSON_RIBS_PORT],
-        ['sessions', e.KEELSON_SESSIONS_PORT],
-        ['swarms', e.KEELSON_SWARMS_PORT],
-        ...(e.TEMPORAL_ADDRESS ? [] : ([['temporal', e.KEELSON_TEMPORAL_PORT], ['temporal-ui', e.KEELSON_TEMPORAL_UI_PORT]] as [string, number][])),
-      ];
-      const busy = [];
-      for (const [name, port] of ports) if (!(await portFree(port, e.KEELSON_HOST))) busy.push(`${name} ${port}`);
-      return busy.length
-        ? { status: 'warn', detail: `in use: ${busy.join(', ')} (another mesh running? override with KEELSON_*_PORT)` }
-        : { status: 'ok', detail: ports.map(([n, p]) => `${n} ${p}`).join(', ') + ' free' };
-    }),
+    check('node', () => nodeCheck()),
+    check('git', () => gitCheck(env)),
+    check('postgres', () => postgresCheck(e)),
+    check('memory', () => memoryCheck(e)),
+    check('temporal', () => temporalCheck(e, home)),
+    check('auth', () => authCheck(e, home)),
+    check('ports', () => portsCheck(e)),
     check('tracing', () => tracingCheck(env)),
-    check('metrics', async () => ({
-      status: 'ok',
-      detail: `every service serves Prometheus at GET /metrics (one scrape per process${e.KEELSON_AUTH === 'on' ? ', with a read-scoped token' : ''}); Temporal worker metrics ${
-        e.KEELSON_WORKER_METRICS_PORT > 0 ? `at http://${e.KEELSON_HOST}:${e.KEELSON_WORKER_METRICS_PORT}/metrics` : 'off (KEELSON_WORKER_METRICS_PORT=0)'
-      }`,
-    })),
-    check('harness', async () => {
-      const drivers = Object.values(createDriverRegistry(harnessSettings(e, env)));
-      const reports = await Promise.all(drivers.filter((d) => d.implemented).map((d) => d.report()));
-      const missing = reports.filter((r) => !r.installed).map((r) => r.harnessId);
-      const found = reports.filter((r) => r.installed).map((r) => `${r.harnessId} ${r.version ?? ''}`.trim());
-      const endpoint = e.KEELSON_MODEL_BASE_URL ? `model endpoint ${e.KEELSON_MODEL_BASE_URL}` : 'no KEELSON_MODEL_BASE_URL: each CLI calls its vendor';
-      return missing.length
-        ? { status: 'warn', detail: `missing: ${missing.join(', ')} (run npm ci); ${found.join(', ')}; ${endpoint}` }
-        : { status: 'ok', detail: `${found.join(', ')}; ${endpoint}` };
-    }),
-    check('sandbox', async () => {
-      if (e.KEELSON_SANDBOX === 'off') {
-        return { status: 'warn', detail: 'KEELSON_SANDBOX=off: Bash tool calls, bash/script nodes and harness CLIs run without bubblewrap (unconfined)' };
-      }
-      const bwrap = await probeBwrap();
-      return bwrap.ok
-        ? { status: 'ok', detail: `${bwrap.version} at ${bwrap.path}: Bash tool calls, bash/script nodes and harness CLIs run confined` }
-        : { status: 'warn', detail: `${bwrap.error}: Bash tool calls, bash/script nodes and harness CLIs will refuse to run; ${SANDBOX_FIX}` };
-    }),
+    check('metrics', () => metricsCheck(e)),
+    check('harness', () => harnessCheck(e, env)),
+    check('sandbox', () => sandboxCheck(e)),
     check('swarms', () => swarmBusCheck(env, home)),
     check('processes', () => processesCheck(home)),
-    check('folders', async () => {
-      const notes: string[] = [];
-      for (const [label, dir] of [['home', home], ['workspace', workspace]] as const) {
-        let probe = dir;
-        while (!(await access(probe).then(() => true, () => false))) probe = dirname(probe);
-        await access(probe, constants.W_OK).catch(() => {
-          throw new Error(`${label} ${dir} is not writable (${probe})`);
-        });
-        notes.push(`${label} ${dir}${probe === dir ? '' : ' (created on first use)'}`);
-      }
-      return { status: 'ok', detail: notes.join(', ') };
-    }),
+    check('folders', () => foldersCheck(home, workspace)),
   ];
   return Promise.all(checks);
 }

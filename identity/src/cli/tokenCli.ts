@@ -33,6 +33,33 @@ function flag(args: string[], name: string): string | undefined {
   return value;
 }
 
+/** What `create` and `enroll-device` make: a named credential with scopes and, optionally, a life in days. */
+type CreateInput = { name: string; scopes: Scope[]; expiresInDays?: number };
+
+/**
+ * The arguments of `create` or `enroll-device` (the flags taken out of `args`): the credential to
+ * make and, for a device, where its files go; or the usage error to print.
+ */
+function parseCreateArgs(command: 'create' | 'enroll-device', args: string[]): { input: CreateInput; outDir: string | undefined } | string {
+  const scopesArg = flag(args, '--scopes');
+  const daysArg = flag(args, '--expires-days');
+  const outDir = command === 'enroll-device' ? flag(args, '--out') : undefined;
+  const name = args.join(' ').trim();
+  const parsedScopes = (scopesArg ?? '').split(',').map((s) => s.trim()).filter(Boolean).map((s) => scopeSchema.safeParse(s));
+  const bad = parsedScopes.find((p) => !p.success);
+  const days = daysArg === undefined ? undefined : Number(daysArg);
+  const problems = [
+    ...(name ? [] : ['a name is required']),
+    ...(name.length > 100 ? ['the name is longer than 100 characters'] : []),
+    ...(parsedScopes.length === 0 ? ['--scopes is required (e.g. --scopes read)'] : []),
+    ...(bad ? [`--scopes: expected ${allScopes.join(', ')}`] : []),
+    ...(days !== undefined && !(Number.isInteger(days) && days >= 1 && days <= 3650) ? ['--expires-days: a whole number from 1 to 3650'] : []),
+    ...(command === 'enroll-device' && name && !DEVICE_NAME_PATTERN.test(name) ? ['a device name is letters, digits, ".", "_" and "-" (at most 64), starting with a letter or digit'] : []),
+  ];
+  if (problems.length) return `token ${command}: ${problems.join('; ')}\n${USAGE}`;
+  return { input: { name, scopes: parsedScopes.map((p) => p.data as Scope), ...(days !== undefined ? { expiresInDays: days } : {}) }, outDir };
+}
+
 /**
  * `npm run token`: make, list and revoke API tokens straight in Postgres (an operator with the
  * database is the mesh's administrator). Returns the exit code: 0 done, 2 bad usage, 1 failed.
@@ -44,29 +71,15 @@ export async function runTokenCli(argv: readonly string[], config: { databaseUrl
     io.err(USAGE);
     return 2;
   }
-  let createInput: { name: string; scopes: Scope[]; expiresInDays?: number } | undefined;
+  let createInput: CreateInput | undefined;
   let outDir: string | undefined;
   if (command === 'create' || command === 'enroll-device') {
-    const scopesArg = flag(args, '--scopes');
-    const daysArg = flag(args, '--expires-days');
-    outDir = command === 'enroll-device' ? flag(args, '--out') : undefined;
-    const name = args.join(' ').trim();
-    const parsedScopes = (scopesArg ?? '').split(',').map((s) => s.trim()).filter(Boolean).map((s) => scopeSchema.safeParse(s));
-    const bad = parsedScopes.find((p) => !p.success);
-    const days = daysArg === undefined ? undefined : Number(daysArg);
-    const problems = [
-      ...(name ? [] : ['a name is required']),
-      ...(name.length > 100 ? ['the name is longer than 100 characters'] : []),
-      ...(parsedScopes.length === 0 ? ['--scopes is required (e.g. --scopes read)'] : []),
-      ...(bad ? [`--scopes: expected ${allScopes.join(', ')}`] : []),
-      ...(days !== undefined && !(Number.isInteger(days) && days >= 1 && days <= 3650) ? ['--expires-days: a whole number from 1 to 3650'] : []),
-      ...(command === 'enroll-device' && name && !DEVICE_NAME_PATTERN.test(name) ? ['a device name is letters, digits, ".", "_" and "-" (at most 64), starting with a letter or digit'] : []),
-    ];
-    if (problems.length) {
-      io.err(`token ${command}: ${problems.join('; ')}\n${USAGE}`);
+    const parsed = parseCreateArgs(command, args);
+    if (typeof parsed === 'string') {
+      io.err(parsed);
       return 2;
     }
-    createInput = { name, scopes: parsedScopes.map((p) => p.data as Scope), ...(days !== undefined ? { expiresInDays: days } : {}) };
+    ({ input: createInput, outDir } = parsed);
   }
   if (command === 'revoke' && args.length !== 1) {
     io.err(`token revoke: name one token or device id\n${USAGE}`);

@@ -40,18 +40,9 @@ const MAX_OPERATIONS = 200;
 
 let metrics: MeshMetrics | undefined;
 
-function meshMetrics(): MeshMetrics {
-  if (metrics) return metrics;
-  const registry = new Registry();
-  // The Node runtime and process series under their standard names (what stock dashboards read)…
-  collectDefaultMetrics({ register: registry });
-  // …less three gauges prom-client also exports under a counter's `_total` suffix (promtool flags
-  // them): their values stay in `nodejs_active_handles`, `_requests` and `_resources` (by type).
-  for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) registry.removeSingleMetric(name);
-  const lagSources = new Set<() => LagSample[]>();
-  const approvalSources = new Set<() => Promise<ApprovalSample[]>>();
-  metrics = {
-    registry,
+/** The operation series every service reports into `registry`: requests, refusals, latency and open subscriptions. */
+function operationSeries(registry: Registry): Pick<MeshMetrics, 'requests' | 'refusals' | 'duration' | 'subscriptions'> {
+  return {
     requests: new Counter({
       name: 'keelson_graphql_requests_total',
       help: 'GraphQL operations served, per service, operation name, type, outcome (ok or error) and the first error code (none when ok)',
@@ -77,11 +68,14 @@ function meshMetrics(): MeshMetrics {
       labelNames: ['service', 'operation'],
       registers: [registry],
     }),
-    lagSources,
-    approvalSources,
-    operations: new Map(),
   };
-  // Read at each scrape from the process that owns the approval inbox (the runs domain).
+}
+
+/**
+ * The approval gauges in `registry`, read at each scrape from the process that owns the approval
+ * inbox (the runs domain): gates open per kind, and the oldest one's wait.
+ */
+function approvalGauges(registry: Registry, approvalSources: Set<() => Promise<ApprovalSample[]>>): void {
   const approvalsByKind = async (): Promise<Map<string, ApprovalSample>> => {
     const merged = new Map<string, ApprovalSample>();
     for (const source of approvalSources) {
@@ -113,6 +107,10 @@ function meshMetrics(): MeshMetrics {
       for (const s of (await approvalsByKind()).values()) this.set({ kind: s.kind }, s.oldestSeconds);
     },
   });
+}
+
+/** The event-log lag gauge in `registry`: per stream and consumer, the worst lag its sources report at a scrape. */
+function lagGauge(registry: Registry, lagSources: Set<() => LagSample[]>): void {
   new Gauge({
     name: 'keelson_event_log_lag_events',
     help: 'Events committed to a stream past a consumer\'s cursor (the largest among that consumer\'s open tails)',
@@ -131,6 +129,21 @@ function meshMetrics(): MeshMetrics {
       for (const s of worst.values()) this.set({ stream: s.stream, consumer: s.consumer }, s.lag);
     },
   });
+}
+
+function meshMetrics(): MeshMetrics {
+  if (metrics) return metrics;
+  const registry = new Registry();
+  // The Node runtime and process series under their standard names (what stock dashboards read)…
+  collectDefaultMetrics({ register: registry });
+  // …less three gauges prom-client also exports under a counter's `_total` suffix (promtool flags
+  // them): their values stay in `nodejs_active_handles`, `_requests` and `_resources` (by type).
+  for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) registry.removeSingleMetric(name);
+  const lagSources = new Set<() => LagSample[]>();
+  const approvalSources = new Set<() => Promise<ApprovalSample[]>>();
+  metrics = { registry, ...operationSeries(registry), lagSources, approvalSources, operations: new Map() };
+  approvalGauges(registry, approvalSources);
+  lagGauge(registry, lagSources);
   return metrics;
 }
 

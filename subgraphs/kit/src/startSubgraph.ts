@@ -1,9 +1,11 @@
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { ASSERTION_HEADER, ASSERTION_PARAM, closeCodes, scopes, type Caller } from '@keelson/schema';
-import { armor, checkScopes, countRefusal, healthRoute, parseLimited, readScopeMap, scopePlugin, serveGraphQL, subscriptionGauge, type Logger, type MeshSecurity, type Served } from '@keelson/service';
-import { getOperationAST, GraphQLError, specifiedRules, validate, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
+import { armor, checkScopes, countRefusal, healthRoute, parseLimited, readScopeMap, scopePlugin, serveGraphQL, subscriptionGauge, type Logger, type MeshSecurity, type ScopeMap, type Served } from '@keelson/service';
+import { getOperationAST, GraphQLError, specifiedRules, validate, type ExecutionArgs, type GraphQLFormattedError, type GraphQLSchema, type ValidationRule } from 'graphql';
+import type { SubscribePayload } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
+import type { WebSocketServer } from 'ws';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { compiledExecution, type SubgraphExecution } from './compiledExecutor';
 import { createErrorFormatter, meshGraphQLError } from './errors';
@@ -59,23 +61,14 @@ function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/**
- * Serves one subgraph: Apollo Server 5 for queries and mutations and graphql-ws for subscriptions
- * on the same port, with errors shaped by one formatter for both transports.
- *
- * A subgraph is never an entry point: every request (health checks aside, `_service` included)
- * needs the caller assertion the gateway or a mesh service signed — over HTTP in the
- * `x-keelson-assertion` header, over WebSocket in `connection_init`'s `assertion` (else close 4401).
- * Its WebSocket serves subscriptions only. graphql-armor's limits apply as at the gateway.
- */
-export async function startSubgraph<TContext extends SubgraphContext>(opts: StartSubgraphOptions<TContext>): Promise<Served> {
-  const { security } = opts;
-  const formatError = createErrorFormatter(opts.log);
-  const protection = armor(security.limits);
-  // The subgraph's own @requiresScopes, checked against the asserted caller as the gateway checks
-  // the supergraph's: a caller reaching this port directly is held to the same rules.
-  const scopeMap = readScopeMap(opts.schema);
-  const apollo = new ApolloServer<TContext>({
+/** The subgraph's Apollo Server (not started): compiled or graphql-js execution, its scopes enforced, mutations audited. */
+function subgraphApollo<TContext extends SubgraphContext>(
+  opts: StartSubgraphOptions<TContext>,
+  formatError: ReturnType<typeof createErrorFormatter>,
+  protection: ReturnType<typeof armor>,
+  scopeMap: ScopeMap,
+): ApolloServer<TContext> {
+  return new ApolloServer<TContext>({
     ...((opts.execution ?? 'compiled') === 'compiled' ? { gateway: compiledExecution(opts.schema) } : { schema: opts.schema }),
     formatError,
     csrfPrevention: true,
@@ -99,6 +92,104 @@ export async function startSubgraph<TContext extends SubgraphContext>(opts: Star
       ...(opts.audit ? [auditPlugin<TContext>(opts.audit)] : []),
     ],
   });
+}
+
+/**
+ * Checks one subscription before it runs: parsed within the limits, valid against `rules`, a
+ * subscription (this socket serves nothing else) and within the caller's scopes. Returns the
+ * errors to answer, or the execution arguments (without a context: graphql-ws fills it).
+ */
+function checkedSubscription(
+  opts: Pick<StartSubgraphOptions<SubgraphContext>, 'name' | 'schema' | 'security'>,
+  scopeMap: ScopeMap,
+  rules: readonly ValidationRule[],
+  payload: SubscribePayload,
+  caller: Caller,
+): GraphQLError[] | ExecutionArgs {
+  let document;
+  try {
+    document = parseLimited(payload.query, opts.security.limits);
+  } catch (err) {
+    return [new GraphQLError((err as Error).message, { extensions: { code: 'GRAPHQL_PARSE_FAILED', status: 400 } })];
+  }
+  const invalid = validate(opts.schema, document, rules);
+  if (invalid.length > 0) {
+    return invalid.map((e) => new GraphQLError(e.message, { nodes: e.nodes, extensions: { ...e.extensions, code: 'GRAPHQL_VALIDATION_FAILED', status: 400 } }));
+  }
+  const operation = getOperationAST(document, payload.operationName);
+  if (operation && operation.operation !== 'subscription') {
+    return [meshGraphQLError('FORBIDDEN', `this WebSocket serves subscriptions only; send a ${operation.operation} over HTTP`)];
+  }
+  const denied = operation ? checkScopes(opts.schema, scopeMap, document, operation, caller) : undefined;
+  if (denied) {
+    countRefusal(opts.name, 'scope');
+    return [denied];
+  }
+  // No contextValue: graphql-ws fills it from the server's `context`.
+  return { schema: opts.schema, document, operationName: payload.operationName, variableValues: payload.variables };
+}
+
+/**
+ * Serves the subgraph's subscriptions over graphql-ws on `wss`: a connection authenticated by its
+ * `connection_init` assertion (else closed 4401), each subscription checked before it runs and
+ * counted while open, errors formatted as over HTTP. Returns the server's dispose function.
+ */
+function serveSubgraphSubscriptions<TContext extends SubgraphContext>(
+  wss: WebSocketServer,
+  opts: StartSubgraphOptions<TContext>,
+  authenticate: (assertion: string | undefined) => Promise<Caller>,
+  check: (payload: SubscribePayload, caller: Caller) => GraphQLError[] | ExecutionArgs,
+  format: (errors: readonly GraphQLError[]) => GraphQLFormattedError[],
+): () => Promise<void> | void {
+  const gauge = subscriptionGauge(opts.name);
+  const server = useServer<Record<string, unknown>, { caller?: Caller }>(
+    {
+      schema: opts.schema,
+      onConnect: async (ctx) => {
+        const assertion = ctx.connectionParams?.[ASSERTION_PARAM];
+        try {
+          ctx.extra.caller = await authenticate(typeof assertion === 'string' ? assertion : undefined);
+          return true;
+        } catch (err) {
+          countRefusal(opts.name, 'unauthenticated');
+          ctx.extra.socket.close(closeCodes.unauthenticated, (err as Error).message.slice(0, 120));
+          return false;
+        }
+      },
+      onSubscribe: (ctx, _id, payload) => check(payload, ctx.extra.caller!),
+      context: async (ctx) => opts.context({ loaders: new RequestLoaders(), caller: ctx.extra.caller! }),
+      subscribe: (args) => subscribeWithFreshContext(args, async () => opts.context({ loaders: new RequestLoaders(), caller: (args.contextValue as SubgraphContext).caller })),
+      onOperation: (ctx, id, _payload, args, result) => {
+        gauge.opened(ctx, id, args, result);
+        return undefined;
+      },
+      onComplete: (ctx, id) => gauge.closed(ctx, id),
+      onError: (_ctx, _id, _payload, errors) => format(errors),
+      onNext: (_ctx, _id, _payload, _args, result) =>
+        result.errors ? { ...result, errors: format(result.errors) } : undefined,
+    },
+    wss,
+  );
+  return () => server.dispose();
+}
+
+/**
+ * Serves one subgraph: Apollo Server 5 for queries and mutations and graphql-ws for subscriptions
+ * on the same port, with errors shaped by one formatter for both transports.
+ *
+ * A subgraph is never an entry point: every request (health checks aside, `_service` included)
+ * needs the caller assertion the gateway or a mesh service signed — over HTTP in the
+ * `x-keelson-assertion` header, over WebSocket in `connection_init`'s `assertion` (else close 4401).
+ * Its WebSocket serves subscriptions only. graphql-armor's limits apply as at the gateway.
+ */
+export async function startSubgraph<TContext extends SubgraphContext>(opts: StartSubgraphOptions<TContext>): Promise<Served> {
+  const { security } = opts;
+  const formatError = createErrorFormatter(opts.log);
+  const protection = armor(security.limits);
+  // The subgraph's own @requiresScopes, checked against the asserted caller as the gateway checks
+  // the supergraph's: a caller reaching this port directly is held to the same rules.
+  const scopeMap = readScopeMap(opts.schema);
+  const apollo = subgraphApollo(opts, formatError, protection, scopeMap);
   const rules = [...specifiedRules, ...protection.validationRules];
   const format = (errors: readonly GraphQLError[]): GraphQLFormattedError[] =>
     errors.map((e) => formatError(e.toJSON(), e));
@@ -132,60 +223,8 @@ export async function startSubgraph<TContext extends SubgraphContext>(opts: Star
         (req: IncomingMessage, res: ServerResponse, body: () => Promise<string>) => handler(req, res, { caller: () => authenticate(headerValue(req.headers[ASSERTION_HEADER])), body }),
       ]),
     ),
-    websocket: (wss) => {
-      const gauge = subscriptionGauge(opts.name);
-      const server = useServer<Record<string, unknown>, { caller?: Caller }>(
-        {
-          schema: opts.schema,
-          onConnect: async (ctx) => {
-            const assertion = ctx.connectionParams?.[ASSERTION_PARAM];
-            try {
-              ctx.extra.caller = await authenticate(typeof assertion === 'string' ? assertion : undefined);
-              return true;
-            } catch (err) {
-              countRefusal(opts.name, 'unauthenticated');
-              ctx.extra.socket.close(closeCodes.unauthenticated, (err as Error).message.slice(0, 120));
-              return false;
-            }
-          },
-          onSubscribe: (ctx, _id, payload) => {
-            let document;
-            try {
-              document = parseLimited(payload.query, security.limits);
-            } catch (err) {
-              return [new GraphQLError((err as Error).message, { extensions: { code: 'GRAPHQL_PARSE_FAILED', status: 400 } })];
-            }
-            const invalid = validate(opts.schema, document, rules);
-            if (invalid.length > 0) {
-              return invalid.map((e) => new GraphQLError(e.message, { nodes: e.nodes, extensions: { ...e.extensions, code: 'GRAPHQL_VALIDATION_FAILED', status: 400 } }));
-            }
-            const operation = getOperationAST(document, payload.operationName);
-            if (operation && operation.operation !== 'subscription') {
-              return [meshGraphQLError('FORBIDDEN', `this WebSocket serves subscriptions only; send a ${operation.operation} over HTTP`)];
-            }
-            const denied = operation ? checkScopes(opts.schema, scopeMap, document, operation, ctx.extra.caller!) : undefined;
-            if (denied) {
-              countRefusal(opts.name, 'scope');
-              return [denied];
-            }
-            // No contextValue: graphql-ws fills it from `context` below.
-            return { schema: opts.schema, document, operationName: payload.operationName, variableValues: payload.variables };
-          },
-          context: async (ctx) => opts.context({ loaders: new RequestLoaders(), caller: ctx.extra.caller! }),
-          subscribe: (args) => subscribeWithFreshContext(args, async () => opts.context({ loaders: new RequestLoaders(), caller: (args.contextValue as SubgraphContext).caller })),
-          onOperation: (ctx, id, _payload, args, result) => {
-            gauge.opened(ctx, id, args, result);
-            return undefined;
-          },
-          onComplete: (ctx, id) => gauge.closed(ctx, id),
-          onError: (_ctx, _id, _payload, errors) => format(errors),
-          onNext: (_ctx, _id, _payload, _args, result) =>
-            result.errors ? { ...result, errors: format(result.errors) } : undefined,
-        },
-        wss,
-      );
-      return () => server.dispose();
-    },
+    websocket: (wss) =>
+      serveSubgraphSubscriptions(wss, opts, authenticate, (payload, caller) => checkedSubscription(opts, scopeMap, rules, payload, caller), format),
   });
 
   return {

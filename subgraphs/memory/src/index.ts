@@ -1,4 +1,4 @@
-import { openDomainState, AuditLog } from '@keelson/platform';
+import { openDomainState, AuditLog, type DomainState } from '@keelson/platform';
 import { singleCapabilityWatcher, type CapabilityWatcher } from '@keelson/operator';
 import { serveDomain, type SubgraphStartOptions } from '@keelson/kit';
 import { CaptureConsumer } from './capture/captureConsumer';
@@ -84,6 +84,59 @@ export interface RunningMemory {
   stop(): Promise<void>;
 }
 
+/** The capture consumers `opts.capture` asks for (none without it), each reporting its commits to `committed`. */
+function captureConsumers(
+  opts: StartMemoryOptions,
+  state: DomainState,
+  memory: MemoryService,
+  committed: () => void,
+): { capture?: CaptureConsumer; runCapture?: RunCaptureConsumer; chatCapture?: ChatCaptureConsumer } {
+  if (!opts.capture) return {};
+  const { dataSource, events, notifier } = state;
+  const capture = new CaptureConsumer({
+    dataSource,
+    events,
+    notifier,
+    memory,
+    source: opts.capture.source,
+    log: opts.log,
+    name: opts.capture.name,
+    batchSize: opts.capture.batchSize,
+    onCommitted: committed,
+  });
+  // Chat messages carry their text: nothing to fetch, so chats are captured wherever capture runs.
+  const chatCapture = new ChatCaptureConsumer({ dataSource, events, notifier, memory, log: opts.log, batchSize: opts.capture.batchSize, onCommitted: committed });
+  if (!opts.capture.runs) return { capture, chatCapture };
+  const runCapture = new RunCaptureConsumer({
+    dataSource,
+    events,
+    notifier,
+    memory,
+    source: opts.capture.runs,
+    log: opts.log,
+    name: opts.capture.runsName,
+    batchSize: opts.capture.batchSize,
+    onCommitted: committed,
+  });
+  return { capture, runCapture, chatCapture };
+}
+
+/** capabilitiesChanged: the search mode as memorySearchMode answers it, compared here. Not started. */
+function searchModeWatcher(opts: StartMemoryOptions, state: DomainState, mode: SearchModeState): CapabilityWatcher {
+  return singleCapabilityWatcher({
+    dataSource: state.dataSource,
+    events: state.events,
+    source: 'MEMORY_SEARCH',
+    id: 'search',
+    intervalMs: opts.capabilityPollMs,
+    log: opts.log,
+    observe: async () => {
+      const now = mode.current;
+      return { available: now.mode === 'HYBRID', state: { mode: now.mode }, reason: now.reason };
+    },
+  });
+}
+
 /** Boots the memory subgraph: migrate, decide the search mode, start capture if given a source, then serve. */
 export async function startMemorySubgraph(opts: StartMemoryOptions): Promise<RunningMemory> {
   const state = await openDomainState({
@@ -95,12 +148,20 @@ export async function startMemorySubgraph(opts: StartMemoryOptions): Promise<Run
     pg: opts.security.pg,
     listenerName: 'keelson-memory-listener',
   });
-  const { dataSource, queries, notifier, events } = state;
+  const { dataSource, queries, events } = state;
   let capture: CaptureConsumer | undefined;
   let runCapture: RunCaptureConsumer | undefined;
   let chatCapture: ChatCaptureConsumer | undefined;
   let indexer: VectorIndexer | undefined;
   let watcher: CapabilityWatcher | undefined;
+  const teardown = async () => {
+    await watcher?.stop();
+    await capture?.stop();
+    await runCapture?.stop();
+    await chatCapture?.stop();
+    await indexer?.stop();
+    await state.close();
+  };
   try {
     const deps = { dataSource, events, settings: opts.settings, log: opts.log };
     const mode = new SearchModeState(await detectSearchMode(dataSource, opts.settings, opts.log), opts.settings.embeddings?.timeoutMs);
@@ -114,34 +175,7 @@ export async function startMemorySubgraph(opts: StartMemoryOptions): Promise<Run
     const memory = new MemoryService(deps, committed);
     const history = new HistoryService(deps);
     const search = new SearchService(deps, mode, committed);
-    if (opts.capture) {
-      capture = new CaptureConsumer({
-        dataSource,
-        events,
-        notifier,
-        memory,
-        source: opts.capture.source,
-        log: opts.log,
-        name: opts.capture.name,
-        batchSize: opts.capture.batchSize,
-        onCommitted: committed,
-      });
-      // Chat messages carry their text: nothing to fetch, so chats are captured wherever capture runs.
-      chatCapture = new ChatCaptureConsumer({ dataSource, events, notifier, memory, log: opts.log, batchSize: opts.capture.batchSize, onCommitted: committed });
-      if (opts.capture.runs) {
-        runCapture = new RunCaptureConsumer({
-          dataSource,
-          events,
-          notifier,
-          memory,
-          source: opts.capture.runs,
-          log: opts.log,
-          name: opts.capture.runsName,
-          batchSize: opts.capture.batchSize,
-          onCommitted: committed,
-        });
-      }
-    }
+    ({ capture, runCapture, chatCapture } = captureConsumers(opts, state, memory, committed));
     const services: MemoryServices = {
       memory,
       history,
@@ -157,28 +191,9 @@ export async function startMemorySubgraph(opts: StartMemoryOptions): Promise<Run
       runCapture,
       chatCapture,
     };
-    // capabilitiesChanged: the search mode as memorySearchMode answers it, compared here.
-    watcher = singleCapabilityWatcher({
-      dataSource,
-      events,
-      source: 'MEMORY_SEARCH',
-      id: 'search',
-      intervalMs: opts.capabilityPollMs,
-      log: opts.log,
-      observe: async () => {
-        const now = mode.current;
-        return { available: now.mode === 'HYBRID', state: { mode: now.mode }, reason: now.reason };
-      },
-    });
+    watcher = searchModeWatcher(opts, state, mode);
     const { schema } = await buildMemorySchema();
-    const served = await serveDomain('memory', { ...opts, audit: new AuditLog(dataSource, opts.log, 'memory') }, schema, services, async () => {
-      await watcher?.stop();
-      await capture?.stop();
-      await runCapture?.stop();
-      await chatCapture?.stop();
-      await indexer?.stop();
-      await state.close();
-    });
+    const served = await serveDomain('memory', { ...opts, audit: new AuditLog(dataSource, opts.log, 'memory') }, schema, services, teardown);
     watcher.start();
     if (opts.capture?.autoStart !== false) {
       await capture?.start();
@@ -187,12 +202,7 @@ export async function startMemorySubgraph(opts: StartMemoryOptions): Promise<Run
     }
     return { url: served.url, wsUrl: served.wsUrl, services, queryCount: () => queries.count, stop: served.stop };
   } catch (err) {
-    await watcher?.stop();
-    await capture?.stop();
-    await runCapture?.stop();
-    await chatCapture?.stop();
-    await indexer?.stop();
-    await state.close();
+    await teardown();
     throw err;
   }
 }

@@ -1,4 +1,4 @@
-import { openDomainState, AuditLog } from '@keelson/platform';
+import { openDomainState, AuditLog, type DomainState } from '@keelson/platform';
 import { CapabilityWatcher } from '@keelson/operator';
 import { createExec, createRibHost, type RibHost, type RibHostOptions } from '@keelson/host';
 import { serveDomain, type SubgraphStartOptions } from '@keelson/kit';
@@ -79,6 +79,51 @@ export interface RunningRibs {
 }
 
 /**
+ * Creates the rib host over this subgraph's ports: discovery, validation and registration of the
+ * ribs, the processes they run ended through `signal` (aborted at teardown). A broken activation
+ * rule fails the start.
+ */
+async function activateRibHost(
+  opts: StartRibsOptions,
+  runtime: RibRuntime | undefined,
+  ports: { snapshots: PgSnapshotStore; credentials: PgCredentialStore; projects: GraphqlProjectsPort; audit: AuditLog },
+  signal: AbortSignal,
+): Promise<RibHost> {
+  try {
+    return await createRibHost({
+      env: opts.settings.env,
+      ...opts.ribHost,
+      ...(runtime ? runtime.hostOptions(opts.ribHost) : {}),
+      home: opts.settings.home,
+      logger: opts.log.child({ component: 'rib-host' }),
+      snapshotStore: ports.snapshots,
+      credentials: ports.credentials,
+      projects: ports.projects,
+      exec: execWithEnv(createExec({ signal }), opts.settings.env),
+      audit: ports.audit,
+    });
+  } catch (err) {
+    throw new Error(`the ribs subgraph cannot start: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/**
+ * capabilitiesChanged: the active ribs as ribManifest lists them, compared here (a rib left out of
+ * this boot's activation is reported deactivated). Not started.
+ */
+function activeRibsWatcher(opts: StartRibsOptions, state: DomainState, active: RibHost): CapabilityWatcher {
+  return new CapabilityWatcher({
+    dataSource: state.dataSource,
+    events: state.events,
+    source: 'RIB',
+    intervalMs: opts.capabilityPollMs,
+    log: opts.log,
+    complete: { reason: 'not active in the ribs service (not installed, filtered out, or its activation failed)' },
+    observe: async () => active.ribIds.map((id) => ({ id, available: true, state: { active: true }, reason: null })),
+  });
+}
+
+/**
  * Boots the ribs subgraph: migrate, follow the projects subgraph, activate the ribs (discovery,
  * validation, registration; an activation rule broken fails this start), then serve. Stopping
  * awaits every rib's `dispose` before the database closes.
@@ -123,22 +168,7 @@ export async function startRibsSubgraph(opts: StartRibsOptions): Promise<Running
     const snapshots = new PgSnapshotStore(dataSource, events);
     const credentials = new PgCredentialStore(dataSource, () => loadCredentialKey({ envKey: opts.settings.credentialsKey, home: opts.settings.home }));
     await projects.start();
-    try {
-      host = await createRibHost({
-        env: opts.settings.env,
-        ...opts.ribHost,
-        ...(runtime ? runtime.hostOptions(opts.ribHost) : {}),
-        home: opts.settings.home,
-        logger: opts.log.child({ component: 'rib-host' }),
-        snapshotStore: snapshots,
-        credentials,
-        projects,
-        exec: execWithEnv(createExec({ signal: lifetime.signal }), opts.settings.env),
-        audit,
-      });
-    } catch (err) {
-      throw new Error(`the ribs subgraph cannot start: ${(err as Error).message}`, { cause: err });
-    }
+    host = await activateRibHost(opts, runtime, { snapshots, credentials, projects, audit }, lifetime.signal);
     nudges = new ManifestNudges(dataSource, events, opts.log);
     nudges.attach(host);
     await runtime?.start({ host, dataSource, events, notifier, projectName: (id) => projects.getProjects().find((p) => p.id === id)?.name });
@@ -159,18 +189,7 @@ export async function startRibsSubgraph(opts: StartRibsOptions): Promise<Running
     const mcp = mcpEndpoint({ host, log: opts.log.child({ component: 'mcp' }) });
     const served = await serveDomain('ribs', { ...opts, audit }, schema, services, teardown, { [MCP_PATH]: mcp });
     opts.log.info({ ribs: host.ribIds, projectsUrl: opts.settings.projectsUrl }, 'ribs active');
-    // capabilitiesChanged: the active ribs as ribManifest lists them, compared here (a rib left out of
-    // this boot's activation is reported deactivated).
-    const active = host;
-    watcher = new CapabilityWatcher({
-      dataSource,
-      events,
-      source: 'RIB',
-      intervalMs: opts.capabilityPollMs,
-      log: opts.log,
-      complete: { reason: 'not active in the ribs service (not installed, filtered out, or its activation failed)' },
-      observe: async () => active.ribIds.map((id) => ({ id, available: true, state: { active: true }, reason: null })),
-    }).start();
+    watcher = activeRibsWatcher(opts, state, host).start();
     return { url: served.url, wsUrl: served.wsUrl, host, services, queryCount: () => queries.count, stop: served.stop };
   } catch (err) {
     await teardown();
