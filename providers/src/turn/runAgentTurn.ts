@@ -5,7 +5,7 @@ import type { ApprovalObserver, MessageChunk, PolicyContext, RibAgentTurn, RibAg
 import type { UsageLedger } from '../ledger/usageLedger';
 import type { ProviderRegistry } from '../registry/providerRegistry';
 import type { SessionStore, StoredSession } from '../sessions/sessionStore';
-import type { ModelCallEvent, ModelProvider, ToolCall, TurnMessage } from '../types';
+import type { ModelCallEvent, ModelCallRequest, ModelProvider, ToolCall, TurnMessage } from '../types';
 import { ChunkQueue } from './chunkQueue';
 import { projectTools, type TurnToolHost } from './turnTools';
 
@@ -102,9 +102,160 @@ export function runAgentTurn(deps: AgentTurnDeps, req: AgentTurnRequest): RibAge
   return { stream, result };
 }
 
+/** What a turn accumulates as it runs; its result is settled from it. */
+interface TurnState {
+  provider?: ModelProvider;
+  model: string;
+  session?: StoredSession;
+  sessionId?: string;
+  usage: TokenUsage;
+  reportedModel?: string;
+  text: string;
+  rounds: number;
+  toolCalls: number;
+}
+
+/** The turn's settled result from its state; a billed turn writes its ledger row (a failing write is logged, never thrown). */
+async function settleTurn(
+  deps: AgentTurnDeps,
+  req: AgentTurnRequest,
+  turn: { turnId: string; started: number },
+  state: TurnState,
+  status: RibAgentTurnResult['status'],
+  stopReason: StopReason,
+  error?: string,
+): Promise<Settled> {
+  const { provider, text, sessionId, rounds, usage, toolCalls } = state;
+  const result: RibAgentTurnResult = {
+    status,
+    text,
+    stopReason,
+    ...(error !== undefined ? { error } : {}),
+    ...(provider ? { providerId: provider.id } : {}),
+    ...(provider ? { model: state.reportedModel ?? state.model } : {}),
+    ...(sessionId ? { sessionId } : {}),
+    ...(rounds > 0 ? { usage: { ...usage } } : {}),
+  };
+  if (deps.ledger && provider && rounds > 0 && usage.inputTokens + usage.outputTokens > 0) {
+    try {
+      await deps.ledger.record({
+        id: turn.turnId,
+        ribId: req.ribId ?? null,
+        surface: req.surface,
+        runId: req.runId,
+        nodeId: req.nodeId,
+        workflowName: req.workflowName,
+        providerId: provider.id,
+        model: result.model ?? state.model,
+        inputTokens: usage.inputTokens,
+        outputTokens: usage.outputTokens,
+        status,
+        stopReason,
+        sessionId,
+        rounds,
+        toolCalls,
+        durationMs: Date.now() - turn.started,
+      });
+    } catch (err) {
+      deps.log?.error({ err, turnId: turn.turnId, ribId: req.ribId }, 'recording a turn in the usage ledger failed');
+    }
+  }
+  return { result, rounds, toolCalls };
+}
+
+/**
+ * Picks the turn's provider (a resumed session's owner wins when it resumes sessions; a session of
+ * another owner fails the turn), then its model and session id, into `state`.
+ */
+async function resolveTurnProvider(deps: AgentTurnDeps, req: AgentTurnRequest, state: TurnState): Promise<ModelProvider> {
+  state.provider = deps.registry.pick(req.provider);
+  if (deps.sessions && req.resumeSessionId) {
+    const owner = deps.registry.get(req.resumeSessionId.split(':')[0] ?? '');
+    if (owner?.capabilities.sessionResume) {
+      state.session = await deps.sessions.load(req.resumeSessionId);
+      if (!state.session || state.session.ribId !== (req.ribId ?? null)) {
+        state.session = undefined;
+        throw new TurnFailure(`resumeSessionId ${JSON.stringify(req.resumeSessionId)} names no session of this ${req.ribId ? `rib (${req.ribId})` : 'caller'}`);
+      }
+      state.provider = owner;
+    }
+    // A provider without sessionResume ignores it.
+  }
+  if (!state.provider) throw new TurnFailure('no model provider is registered (set ANTHROPIC_API_KEY, OPENAI_API_KEY, a KEELSON_*_BASE_URL or the config file\'s providers)');
+  const turnProvider = state.provider;
+  state.model = req.model ?? (req.modelClass ? deps.registry.resolveModel(turnProvider, { modelClass: req.modelClass }) : (state.session?.model ?? turnProvider.defaultModel));
+  if (deps.sessions && turnProvider.capabilities.sessionResume) state.sessionId = state.session?.id ?? `${turnProvider.id}:${randomUUID()}`;
+  return turnProvider;
+}
+
+/** The policy context of the turn's prompt, answer and tool calls. */
+function turnPolicyContext(req: AgentTurnRequest, providerId: string, cwd: string): PolicyContext {
+  return {
+    surface: req.surface,
+    ...(req.ribId ? { ribId: req.ribId } : {}),
+    provider: providerId,
+    cwd,
+    ...(req.allowedDirectories?.length ? { allowedDirectories: req.allowedDirectories } : {}),
+    ...(req.workflowName ? { workflowName: req.workflowName } : {}),
+    ...(req.nodeId ? { nodeId: req.nodeId } : {}),
+  };
+}
+
+/** One model call: streams its text into `state.text` (a heartbeat per event), then books its usage and appends its answer to `messages`. */
+async function callModel(
+  provider: ModelProvider,
+  call: Omit<ModelCallRequest, 'model' | 'system' | 'messages'>,
+  req: AgentTurnRequest,
+  state: TurnState,
+  messages: TurnMessage[],
+): Promise<Extract<ModelCallEvent, { type: 'end' }>> {
+  let end: Extract<ModelCallEvent, { type: 'end' }> | undefined;
+  for await (const event of provider.call({
+    model: state.model,
+    ...(req.system ? { system: req.system } : {}),
+    messages,
+    ...call,
+  })) {
+    req.onProgress?.();
+    if (event.type === 'text') state.text += event.text;
+    else if (event.type === 'end') end = event;
+  }
+  if (!end) throw new TurnFailure(`provider ${provider.id} ended a call without its result`);
+  state.usage.inputTokens += end.usage.inputTokens;
+  state.usage.outputTokens += end.usage.outputTokens;
+  state.reportedModel = end.model ?? state.reportedModel;
+  state.text = end.text;
+  messages.push({ role: 'assistant', text: end.text, toolCalls: end.toolCalls, ...(end.reasoning.length ? { reasoning: end.reasoning } : {}) });
+  return end;
+}
+
+/** The turn's final answer: the `response` policies may withhold or rewrite it; the session is saved. */
+async function finishAnswer(
+  deps: AgentTurnDeps,
+  host: TurnToolHost | undefined,
+  req: AgentTurnRequest,
+  state: TurnState,
+  provider: ModelProvider,
+  policyCtx: PolicyContext,
+  signal: AbortSignal,
+  messages: TurnMessage[],
+): Promise<void> {
+  if (host && state.text) {
+    const answer = await host.policies.evaluate({ phase: 'response', text: state.text }, policyCtx, signal);
+    if (answer.outcome === 'deny') {
+      state.text = '';
+      throw new TurnFailure(`the answer was withheld by ${answer.policyId}: ${answer.reason}`);
+    }
+    if (answer.data !== undefined) state.text = answer.data;
+  }
+  if (deps.sessions && state.sessionId) {
+    await deps.sessions.save({ id: state.sessionId, providerId: provider.id, model: state.model, ribId: req.ribId ?? null, messages });
+  }
+}
+
 async function execute(deps: AgentTurnDeps, req: AgentTurnRequest, stream: ChunkQueue): Promise<Settled> {
-  const started = Date.now();
-  const turnId = req.turnId ?? randomUUID();
+  const turn = { started: Date.now(), turnId: req.turnId ?? randomUUID() };
+  const { turnId } = turn;
   const host = typeof deps.host === 'function' ? deps.host() : deps.host;
   const controller = new AbortController();
   const stopOn = () => controller.abort(new Stopped('aborted'));
@@ -114,84 +265,15 @@ async function execute(deps: AgentTurnDeps, req: AgentTurnRequest, stream: Chunk
   const timer = setTimeout(() => controller.abort(new Stopped('timeout')), timeoutMs);
   const signal = controller.signal;
 
-  let provider: ModelProvider | undefined;
-  let model = req.model ?? '';
-  let session: StoredSession | undefined;
-  let sessionId: string | undefined;
-  const usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
-  let reportedModel: string | undefined;
-  let text = '';
-  let rounds = 0;
-  let toolCalls = 0;
-
-  const settle = async (status: RibAgentTurnResult['status'], stopReason: StopReason, error?: string): Promise<Settled> => {
-    const result: RibAgentTurnResult = {
-      status,
-      text,
-      stopReason,
-      ...(error !== undefined ? { error } : {}),
-      ...(provider ? { providerId: provider.id } : {}),
-      ...(provider ? { model: reportedModel ?? model } : {}),
-      ...(sessionId ? { sessionId } : {}),
-      ...(rounds > 0 ? { usage: { ...usage } } : {}),
-    };
-    if (deps.ledger && provider && rounds > 0 && usage.inputTokens + usage.outputTokens > 0) {
-      try {
-        await deps.ledger.record({
-          id: turnId,
-          ribId: req.ribId ?? null,
-          surface: req.surface,
-          runId: req.runId,
-          nodeId: req.nodeId,
-          workflowName: req.workflowName,
-          providerId: provider.id,
-          model: result.model ?? model,
-          inputTokens: usage.inputTokens,
-          outputTokens: usage.outputTokens,
-          status,
-          stopReason,
-          sessionId,
-          rounds,
-          toolCalls,
-          durationMs: Date.now() - started,
-        });
-      } catch (err) {
-        deps.log?.error({ err, turnId, ribId: req.ribId }, 'recording a turn in the usage ledger failed');
-      }
-    }
-    return { result, rounds, toolCalls };
-  };
+  const state: TurnState = { model: req.model ?? '', usage: { inputTokens: 0, outputTokens: 0 }, text: '', rounds: 0, toolCalls: 0 };
+  const settle = (status: RibAgentTurnResult['status'], stopReason: StopReason, error?: string) => settleTurn(deps, req, turn, state, status, stopReason, error);
 
   try {
-    provider = deps.registry.pick(req.provider);
-    if (deps.sessions && req.resumeSessionId) {
-      const owner = deps.registry.get(req.resumeSessionId.split(':')[0] ?? '');
-      if (owner?.capabilities.sessionResume) {
-        session = await deps.sessions.load(req.resumeSessionId);
-        if (!session || session.ribId !== (req.ribId ?? null)) {
-          session = undefined;
-          throw new TurnFailure(`resumeSessionId ${JSON.stringify(req.resumeSessionId)} names no session of this ${req.ribId ? `rib (${req.ribId})` : 'caller'}`);
-        }
-        provider = owner;
-      }
-      // A provider without sessionResume ignores it.
-    }
-    if (!provider) throw new TurnFailure('no model provider is registered (set ANTHROPIC_API_KEY, OPENAI_API_KEY, a KEELSON_*_BASE_URL or the config file\'s providers)');
-    const turnProvider = provider;
-    model = req.model ?? (req.modelClass ? deps.registry.resolveModel(turnProvider, { modelClass: req.modelClass }) : (session?.model ?? turnProvider.defaultModel));
-    if (deps.sessions && turnProvider.capabilities.sessionResume) sessionId = session?.id ?? `${turnProvider.id}:${randomUUID()}`;
+    const turnProvider = await resolveTurnProvider(deps, req, state);
     const reasoningEffort = turnProvider.capabilities.reasoningEffort ? req.reasoningEffort : undefined;
     const cwd = req.cwd ?? deps.neutralCwd;
     if (!req.cwd) await mkdir(deps.neutralCwd, { recursive: true });
-    const policyCtx: PolicyContext = {
-      surface: req.surface,
-      ...(req.ribId ? { ribId: req.ribId } : {}),
-      provider: turnProvider.id,
-      cwd,
-      ...(req.allowedDirectories?.length ? { allowedDirectories: req.allowedDirectories } : {}),
-      ...(req.workflowName ? { workflowName: req.workflowName } : {}),
-      ...(req.nodeId ? { nodeId: req.nodeId } : {}),
-    };
+    const policyCtx = turnPolicyContext(req, turnProvider.id, cwd);
 
     if (host) {
       const gate = await host.policies.evaluate({ phase: 'request', prompt: req.prompt }, policyCtx, signal, req.onApproval);
@@ -202,49 +284,22 @@ async function execute(deps: AgentTurnDeps, req: AgentTurnRequest, stream: Chunk
     if (projected.dropped.length > 0) {
       deps.log?.warn({ turnId, ribId: req.ribId, nodeId: req.nodeId, dropped: projected.dropped }, 'tools the turn named are not offered to the model');
     }
-    const messages: TurnMessage[] = [...(session?.messages ?? []), { role: 'user', text: req.prompt }];
+    const messages: TurnMessage[] = [...(state.session?.messages ?? []), { role: 'user', text: req.prompt }];
     const maxRounds = deps.maxRounds ?? DEFAULT_MAX_ROUNDS;
     const maxTokens = turnProvider.maxTokens ?? deps.maxTokens ?? DEFAULT_MAX_TOKENS;
 
     for (;;) {
-      if (rounds >= maxRounds) throw new TurnFailure(`the turn made ${maxRounds} model calls without finishing (KEELSON_AGENT_MAX_ROUNDS)`);
-      rounds++;
-      text = '';
-      let end: Extract<ModelCallEvent, { type: 'end' }> | undefined;
-      for await (const event of turnProvider.call({
-        model,
-        ...(req.system ? { system: req.system } : {}),
-        messages,
-        tools: projected.specs,
-        maxTokens,
-        ...(reasoningEffort ? { reasoningEffort } : {}),
-        signal,
-      })) {
-        req.onProgress?.();
-        if (event.type === 'text') text += event.text;
-        else if (event.type === 'end') end = event;
-      }
-      if (!end) throw new TurnFailure(`provider ${turnProvider.id} ended a call without its result`);
-      usage.inputTokens += end.usage.inputTokens;
-      usage.outputTokens += end.usage.outputTokens;
-      reportedModel = end.model ?? reportedModel;
-      text = end.text;
-      messages.push({ role: 'assistant', text: end.text, toolCalls: end.toolCalls, ...(end.reasoning.length ? { reasoning: end.reasoning } : {}) });
+      if (state.rounds >= maxRounds) throw new TurnFailure(`the turn made ${maxRounds} model calls without finishing (KEELSON_AGENT_MAX_ROUNDS)`);
+      state.rounds++;
+      state.text = '';
+      const end = await callModel(turnProvider, { tools: projected.specs, maxTokens, ...(reasoningEffort ? { reasoningEffort } : {}), signal }, req, state, messages);
       if (end.stopReason !== 'tool_use' || end.toolCalls.length === 0) {
-        if (host && text) {
-          const answer = await host.policies.evaluate({ phase: 'response', text }, policyCtx, signal);
-          if (answer.outcome === 'deny') {
-            text = '';
-            throw new TurnFailure(`the answer was withheld by ${answer.policyId}: ${answer.reason}`);
-          }
-          if (answer.data !== undefined) text = answer.data;
-        }
-        if (deps.sessions && sessionId) await deps.sessions.save({ id: sessionId, providerId: turnProvider.id, model, ribId: req.ribId ?? null, messages });
+        await finishAnswer(deps, host, req, state, turnProvider, policyCtx, signal, messages);
         return await settle('ok', end.stopReason === 'max_tokens' ? 'max_tokens' : 'end');
       }
       const results: Extract<TurnMessage, { role: 'tool' }>['results'] = [];
       for (const call of end.toolCalls) {
-        toolCalls++;
+        state.toolCalls++;
         results.push(await runTool(host, offered, call, req, turnProvider, cwd, signal, stream));
         if (signal.aborted) throw signal.reason;
       }
@@ -256,9 +311,9 @@ async function execute(deps: AgentTurnDeps, req: AgentTurnRequest, stream: Chunk
       const status = signal.reason.status;
       return settle(status, status, status === 'timeout' ? `the turn timed out after ${timeoutMs} ms` : 'the turn was aborted');
     }
-    if (!(err instanceof TurnFailure)) deps.log?.warn({ err, turnId, providerId: provider?.id }, 'an agent turn failed');
+    if (!(err instanceof TurnFailure)) deps.log?.warn({ err, turnId, providerId: state.provider?.id }, 'an agent turn failed');
     // A session continues from its last clean state: a failed turn hands back only an id that still resolves.
-    if (!session) sessionId = undefined;
+    if (!state.session) state.sessionId = undefined;
     return settle('error', 'error', err instanceof Error ? err.message : String(err));
   } finally {
     clearTimeout(timer);

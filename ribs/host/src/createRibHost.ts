@@ -1,40 +1,27 @@
 import { join } from 'node:path';
 import { createSandbox } from '@keelson/platform';
-import { MeshError } from '@keelson/schema';
-import { createLogger } from '@keelson/service';
-import {
-  isInRibNamespace,
-  layoutRegions,
-  ribIngestPayloadSchema,
-  surfaceRegionSchema,
-  INGEST_ACTION_TYPE,
-  type RibActionOrigin,
-  type RibSurfaceRegion,
-} from '@keelson/ribs-contract';
-import { z } from 'zod';
+import { createLogger, type Logger } from '@keelson/service';
+import { isInRibNamespace, layoutRegions, surfaceRegionSchema, type RibExec, type RibSurfaceRegion } from '@keelson/ribs-contract';
 import type { ActiveRib } from './activation/activeRib';
 import { applyRibFilter } from './activation/ribFilter';
 import { registerRib } from './activation/registerRib';
 import { validateActivation } from './activation/validateActivation';
-import { dispatchAction } from './actions/dispatchAction';
 import { fileConfigPort } from './config/fileConfigPort';
-import { isRibWorkflowGranted, resolveCrossRibGrants, resolveRibWorkflowGrants, serializeCrossRibGrants } from './config/grants';
-import { parseHostEnv } from './config/hostEnv';
+import { resolveCrossRibGrants, resolveRibWorkflowGrants } from './config/grants';
+import { parseHostEnv, type HostEnv } from './config/hostEnv';
 import { codingTools } from './builtins/codingTools';
 import { memoryTools } from './builtins/memoryTools';
 import { buildRibContext } from './context/buildRibContext';
 import { credentialSeam } from './credentials/credentialSeam';
 import { collectCandidates } from './discovery/collectCandidates';
 import { defaultNodeModulesRoots } from './discovery/discoverInstalledRibs';
+import type { RibCandidate } from './discovery/ribCandidate';
 import { DocsCatalog, defaultFetchText } from './docs/docsCatalog';
 import { keelsonDocsTool } from './docs/keelsonDocsTool';
-import { describeIssues, errorMessage, parseOrBadInput } from './errors';
+import { describeIssues } from './errors';
 import { createExec } from './exec/createExec';
-import { completeRibCommand, invokeRibCommand, listRibCommands } from './hooks/commands';
-import { listRibAgents, resolveRibAgent } from './hooks/agents';
-import { AUTH_PROBE_TIMEOUT_MS, probeAuthStatus } from './hooks/authStatus';
+import { AUTH_PROBE_TIMEOUT_MS } from './hooks/authStatus';
 import { checkSurface } from './manifest/descriptorChecks';
-import { buildRibSummary, liveViews } from './manifest/buildRibSummary';
 import { DynamicRegions } from './manifest/dynamicRegions';
 import { ManifestEvents } from './manifest/manifestEvents';
 import { InMemorySnapshotStore } from './memory/inMemorySnapshotStore';
@@ -42,6 +29,7 @@ import { pathConfinementPolicy } from './policy/pathConfinement';
 import { PolicyEngine } from './policy/policyEngine';
 import { projectSeams } from './projects/projectSeams';
 import type { InstalledRib, RibHost, RibHostOptions, SurfaceRegionRef } from './ribHost';
+import { disposeRibs, ribHostObject, type HostGrantSet, type HostServices } from './ribHostObject';
 import { RunEventDispatcher } from './runs/runEventDispatcher';
 import { createScopedSnapshotManager } from './snapshots/scopedSnapshotManager';
 import { SnapshotHub } from './snapshots/snapshotHub';
@@ -49,10 +37,8 @@ import { callRibTool, type CrossRibCallerDeps } from './tools/crossRibCaller';
 import { toolReachability } from './tools/reachability';
 import { ToolRegistry } from './tools/toolRegistry';
 import { ToolRunner } from './tools/toolRunner';
-import { createWarningSink } from './warnings';
+import { createWarningSink, type WarningSink } from './warnings';
 import { mergeRibWorkflows, type RibWorkflowEntry } from './workflows/workflowCatalog';
-
-const actionInput = z.strictObject({ type: z.string().min(1, 'is required').max(128, 'is at most 128 characters'), payload: z.unknown().optional() });
 
 /**
  * Boots the rib host through the seed's lifecycle: discovery (installed `@keelson/rib-*` packages,
@@ -70,41 +56,20 @@ export async function createRibHost(options: RibHostOptions = {}): Promise<RibHo
   const exec = options.exec ?? createExec({ signal: lifetime.signal });
 
   const config = await (options.config ?? fileConfigPort(home, warn)).load();
-  const crossRibGrants = resolveCrossRibGrants(config, hostEnv.crossRibGrants, warn);
-  const workflowGrants = resolveRibWorkflowGrants(config.ribWorkflowGrants, 'KEELSON_RIB_WORKFLOW_GRANTS', hostEnv.ribWorkflowGrants, warn);
-  const approvalGrants = resolveRibWorkflowGrants(config.ribApprovalGrants, 'KEELSON_RIB_APPROVAL_GRANTS', hostEnv.ribApprovalGrants, warn);
-  const denylist = new Set(config.toolDenylist ?? []);
-
-  const hub = new SnapshotHub(options.snapshotStore ?? new InMemorySnapshotStore(), warn);
-  const registry = new ToolRegistry();
-  const policies = new PolicyEngine(warn, options.approvals);
-  policies.add(pathConfinementPolicy(), 'builtin');
-  for (const policy of options.builtinPolicies ?? []) {
-    if (!policy.id.startsWith('builtin:')) throw new Error(`host policy '${policy.id}' must be named builtin:<name>`);
-    policies.add(policy, 'builtin');
-  }
-  const runner = new ToolRunner(registry, policies, home, lifetime.signal, options.audit);
-  const docs = new DocsCatalog(options.fetchText ?? defaultFetchText());
-  // The host's own tools register first, so no rib can claim their names.
-  registry.register(keelsonDocsTool(docs));
-  const sandbox = options.sandbox ?? createSandbox({ mode: hostEnv.sandbox, hidden: [home], warn: (message) => logger.warn(message) });
-  for (const tool of codingTools({ env: options.env ?? process.env, sandbox })) registry.register(tool);
-  if (options.memory) for (const tool of memoryTools(options.memory)) registry.register(tool);
-  for (const tool of options.hostTools ?? []) {
-    const rejection = registry.register(tool);
-    if (rejection) throw new Error(`host tool: ${rejection.message}`);
-  }
-  const events = new ManifestEvents((err) => logger.error({ err }, 'a manifest listener threw'));
-  const dynamic = new DynamicRegions();
-  const runEvents = new RunEventDispatcher(warn);
+  const grants: HostGrantSet = {
+    crossRibGrants: resolveCrossRibGrants(config, hostEnv.crossRibGrants, warn),
+    workflowGrants: resolveRibWorkflowGrants(config.ribWorkflowGrants, 'KEELSON_RIB_WORKFLOW_GRANTS', hostEnv.ribWorkflowGrants, warn),
+    approvalGrants: resolveRibWorkflowGrants(config.ribApprovalGrants, 'KEELSON_RIB_APPROVAL_GRANTS', hostEnv.ribApprovalGrants, warn),
+    denylist: new Set(config.toolDenylist ?? []),
+  };
+  const services = createHostServices(options, hostEnv.sandbox, home, logger, warn, lifetime.signal);
   const authTimeout = options.authProbeTimeoutMs ?? AUTH_PROBE_TIMEOUT_MS;
 
   const active = new Map<string, ActiveRib>();
-  let ready = false;
   const crossDeps: CrossRibCallerDeps = {
-    registry,
-    runner,
-    grants: () => crossRibGrants,
+    registry: services.registry,
+    runner: services.runner,
+    grants: () => grants.crossRibGrants,
     isActive: (id) => active.has(id),
     defaultTimeoutMs: hostEnv.crossRibCallTimeoutMs,
   };
@@ -118,6 +83,89 @@ export async function createRibHost(options: RibHostOptions = {}): Promise<RibHo
   });
   const selected = applyRibFilter(candidates, hostEnv.ribs, warn);
   const surfaceIdsByRib = validateActivation(selected);
+  const declaredRegions = declaredRegionsOf(selected);
+
+  // 4. Registration, in activation order.
+  const { perRibWorkflows, warmUps } = await activateRibs(selected, surfaceIdsByRib, {
+    options,
+    home,
+    exec,
+    services,
+    grants,
+    active,
+    crossDeps,
+    warn,
+    lifetime,
+  });
+
+  const merged = mergeRibWorkflows(perRibWorkflows);
+  warnActivationFindings(merged.shadowed, declaredRegions, warn);
+
+  const installed: InstalledRib[] = candidates.map((c) => ({
+    id: c.key,
+    source: c.source,
+    active: active.get(c.rib.id)?.rib === c.rib,
+    ...(c.packageName ? { packageName: c.packageName } : {}),
+    ...(c.packageDir ? { packageDir: c.packageDir } : {}),
+  }));
+
+  return ribHostObject({
+    ...services,
+    ...grants,
+    active,
+    crossDeps,
+    declaredRegions,
+    installed,
+    workflows: merged.entries,
+    warmUps,
+    callTimeoutMs: hostEnv.crossRibCallTimeoutMs,
+    authTimeout,
+    warn,
+    lifetime,
+  });
+}
+
+/**
+ * Builds the host's services in boot order: the snapshot hub, the tool registry, the policy engine
+ * (path confinement, then the embedder's `builtin:` policies), the tool runner, the docs catalog,
+ * then the host's own tools (registered first, so no rib can claim their names), and the manifest's
+ * event, region and run-event books.
+ */
+function createHostServices(
+  options: RibHostOptions,
+  sandboxMode: HostEnv['sandbox'],
+  home: string,
+  logger: Logger,
+  warn: WarningSink,
+  signal: AbortSignal,
+): HostServices {
+  const hub = new SnapshotHub(options.snapshotStore ?? new InMemorySnapshotStore(), warn);
+  const registry = new ToolRegistry();
+  const policies = new PolicyEngine(warn, options.approvals);
+  policies.add(pathConfinementPolicy(), 'builtin');
+  for (const policy of options.builtinPolicies ?? []) {
+    if (!policy.id.startsWith('builtin:')) throw new Error(`host policy '${policy.id}' must be named builtin:<name>`);
+    policies.add(policy, 'builtin');
+  }
+  const runner = new ToolRunner(registry, policies, home, signal, options.audit);
+  const docs = new DocsCatalog(options.fetchText ?? defaultFetchText());
+  // The host's own tools register first, so no rib can claim their names.
+  registry.register(keelsonDocsTool(docs));
+  const sandbox = options.sandbox ?? createSandbox({ mode: sandboxMode, hidden: [home], warn: (message) => logger.warn(message) });
+  for (const tool of codingTools({ env: options.env ?? process.env, sandbox })) registry.register(tool);
+  if (options.memory) for (const tool of memoryTools(options.memory)) registry.register(tool);
+  for (const tool of options.hostTools ?? []) {
+    const rejection = registry.register(tool);
+    if (rejection) throw new Error(`host tool: ${rejection.message}`);
+  }
+  const events = new ManifestEvents((err) => logger.error({ err }, 'a manifest listener threw'));
+  const dynamic = new DynamicRegions();
+  const runEvents = new RunEventDispatcher(warn);
+  return { hub, registry, policies, runner, docs, events, dynamic, runEvents };
+}
+
+/** The regions the selected ribs' well-formed surfaces declare in their layouts. */
+function declaredRegionsOf(selected: readonly RibCandidate[]): SurfaceRegionRef[] {
   const declaredRegions: SurfaceRegionRef[] = [];
   for (const candidate of selected) {
     for (const surface of candidate.rib.surfaces ?? []) {
@@ -128,8 +176,12 @@ export async function createRibHost(options: RibHostOptions = {}): Promise<RibHo
       }
     }
   }
+  return declaredRegions;
+}
 
-  const registerRegion = (ribId: string, surfaceIds: ReadonlySet<string>, surfaceId: string, region: RibSurfaceRegion) => {
+/** `RibContext.registerRegion` of the host: checks the surface, the region's shape and namespace, and returns its removal. */
+function regionRegistrar(dynamic: DynamicRegions, events: ManifestEvents) {
+  return (ribId: string, surfaceIds: ReadonlySet<string>, surfaceId: string, region: RibSurfaceRegion) => {
     if (!surfaceIds.has(surfaceId)) throw new Error(`rib '${ribId}' declares no surface '${surfaceId}'`);
     const parsed = surfaceRegionSchema.safeParse(region);
     if (!parsed.success) throw new Error(`registerRegion: malformed region: ${describeIssues(parsed.error, 'region')}`);
@@ -142,8 +194,36 @@ export async function createRibHost(options: RibHostOptions = {}): Promise<RibHo
       if (remove()) events.emit(ribId, 'region-unregistered');
     };
   };
+}
 
-  // 4. Registration, in activation order.
+/** What registration reaches besides the selected ribs. */
+interface ActivationDeps {
+  options: RibHostOptions;
+  home: string;
+  exec: RibExec;
+  services: HostServices;
+  grants: HostGrantSet;
+  active: Map<string, ActiveRib>;
+  crossDeps: CrossRibCallerDeps;
+  warn: WarningSink;
+  lifetime: AbortController;
+}
+
+/**
+ * Registers the selected ribs in activation order: each gets its context (the host's seams, then the
+ * embedder's) and joins `active`. A failure disposes the ribs already activated, ends the host's
+ * lifetime and rethrows. Projects read the host as ready once every rib registered.
+ */
+async function activateRibs(
+  selected: readonly RibCandidate[],
+  surfaceIdsByRib: ReadonlyMap<string, Set<string>>,
+  deps: ActivationDeps,
+): Promise<{ perRibWorkflows: RibWorkflowEntry[][]; warmUps: Promise<void>[] }> {
+  const { options, home, exec, active, crossDeps, warn } = deps;
+  const { hub, registry, docs, policies, events, dynamic } = deps.services;
+  const { crossRibGrants, denylist } = deps.grants;
+  const registerRegion = regionRegistrar(dynamic, events);
+  let ready = false;
   const perRibWorkflows: RibWorkflowEntry[][] = [];
   const warmUps: Promise<void>[] = [];
   try {
@@ -181,147 +261,21 @@ export async function createRibHost(options: RibHostOptions = {}): Promise<RibHo
     }
   } catch (err) {
     await disposeRibs([...active.values()], warn);
-    lifetime.abort();
+    deps.lifetime.abort();
     throw err;
   }
   ready = true;
+  return { perRibWorkflows, warmUps };
+}
 
-  const merged = mergeRibWorkflows(perRibWorkflows);
-  for (const { entry, by } of merged.shadowed) {
+/** Warns about what activation found: shadowed workflows, and regions whose refresh needs their surface open. */
+function warnActivationFindings(shadowed: readonly { entry: RibWorkflowEntry; by: RibWorkflowEntry }[], declaredRegions: readonly SurfaceRegionRef[], warn: WarningSink): void {
+  for (const { entry, by } of shadowed) {
     warn({ stage: 'activation', rule: 'workflow-collision', ribId: entry.ribId, message: `workflow '${entry.name}' (${entry.origin}) is shadowed by rib '${by.ribId}''s ${by.origin} entry` });
   }
   const argsOnly = declaredRegions.filter((r) => r.region.workflow && r.region.workflowArgs && r.region.serverRefresh !== false).map((r) => r.region.key);
   if (argsOnly.length > 0) {
     warn({ stage: 'activation', rule: 'refresh-args', message: `regions whose workflowArgs the heartbeat cannot supply refresh only while their surface is open: ${argsOnly.join(', ')}` });
-  }
-
-  const installed: InstalledRib[] = candidates.map((c) => ({
-    id: c.key,
-    source: c.source,
-    active: active.get(c.rib.id)?.rib === c.rib,
-    ...(c.packageName ? { packageName: c.packageName } : {}),
-    ...(c.packageDir ? { packageDir: c.packageDir } : {}),
-  }));
-
-  const need = (ribId: string): ActiveRib => {
-    const entry = active.get(ribId);
-    if (!entry) throw new MeshError('NOT_FOUND', `no active rib '${ribId}'`);
-    return entry;
-  };
-  const probe = (entry: ActiveRib) => probeAuthStatus(entry, authTimeout);
-  const canvasKindOf = (key: string) => {
-    for (const entry of active.values()) {
-      const view = liveViews(entry).find((v) => v.key === key);
-      if (view) return view.canvasKind;
-    }
-    return undefined;
-  };
-  const act = async (ribId: string, type: string, payload: unknown, origin: RibActionOrigin) => {
-    const entry = need(ribId);
-    const action = parseOrBadInput(actionInput, { type, ...(payload !== undefined ? { payload } : {}) }, 'action');
-    return dispatchAction(entry, action, origin, { warn, canvasKindOf });
-  };
-  const each = async <T>(ribId: string | undefined, run: (entry: ActiveRib) => Promise<T[]>) =>
-    (await Promise.all((ribId === undefined ? [...active.values()] : [need(ribId)]).map(run))).flat();
-
-  let disposed: Promise<void> | undefined;
-  return {
-    ribIds: [...active.keys()],
-    installed: () => installed.map((r) => ({ ...r })),
-    rib: (id) => active.get(id)?.rib,
-    context: (id) => active.get(id)?.ctx,
-
-    async manifest() {
-      const ribs = await Promise.all([...active.values()].map((entry) => buildRibSummary(entry, { registry, dynamic, warn, probe })));
-      return { ribs, crossRibGrants: serializeCrossRibGrants(crossRibGrants) };
-    },
-    async ribSummary(id) {
-      const entry = active.get(id);
-      return entry ? buildRibSummary(entry, { registry, dynamic, warn, probe }) : undefined;
-    },
-    onManifestInvalidated: (listener) => events.on(listener),
-    surfaceRegions: () => [
-      ...declaredRegions,
-      ...dynamic.all().map((r) => ({ ribId: r.ribId, surfaceId: r.surfaceId, slot: 'row' as const, region: r.region, dynamic: true })),
-    ],
-
-    ribAction: (ribId, type, payload) => act(ribId, type, payload, 'board'),
-    canvasAction: (ribId, type, payload) => act(ribId, type, payload, 'canvas-html'),
-    async ingest(ribId, payload) {
-      const entry = need(ribId);
-      if (entry.rib.acceptsIngest !== true) throw new MeshError('CAPABILITY_UNSUPPORTED', `rib '${ribId}' does not accept ingest`);
-      const parsed = parseOrBadInput(ribIngestPayloadSchema, payload, 'ingest');
-      return dispatchAction(entry, { type: INGEST_ACTION_TYPE, payload: parsed }, 'board', { warn, canvasKindOf });
-    },
-
-    agents: (ribId) => each(ribId, (entry) => listRibAgents(entry, warn)),
-    resolveAgent: async (ribId, slug) => resolveRibAgent(need(ribId), slug, warn),
-    commands: (ribId) => each(ribId, (entry) => listRibCommands(entry, warn)),
-    invokeCommand: async (ribId, name, arg) => invokeRibCommand(need(ribId), name, arg, warn),
-    completeCommand: async (ribId, name, prefix) => completeRibCommand(need(ribId), name, prefix, warn),
-    authStatus: async (ribId) => probe(need(ribId)),
-
-    tools: () => registry.list(),
-    tool: (name) => registry.list().find((t) => t.name === name),
-    toolInputSchema: (name) => {
-      const tool = registry.get(name);
-      return tool ? inputJsonSchema(tool.definition.inputSchema) : undefined;
-    },
-    executeTool: (req) => runner.run(req),
-    callTool: async (callerRibId, targetRibId, name, args, opts) => {
-      need(callerRibId);
-      return callRibTool(crossDeps, callerRibId, targetRibId, name, args, opts);
-    },
-    toolReachability: (ribId, names) => {
-      need(ribId);
-      return toolReachability(registry, crossRibGrants, denylist, ribId, names);
-    },
-
-    recomposeSnapshot: (key) => hub.recompose(key),
-    readSnapshot: (key) => hub.read(key),
-    snapshotKeys: () => hub.keys(),
-    whenWarm: () => Promise.all(warmUps).then(() => undefined),
-
-    docs,
-    policies,
-    grants: {
-      crossRib: () => serializeCrossRibGrants(crossRibGrants),
-      canStartWorkflow: (ribId, name) => isRibWorkflowGranted(workflowGrants, ribId, name),
-      canAnswerGates: (ribId, name) => isRibWorkflowGranted(approvalGrants, ribId, name),
-      callTimeoutMs: hostEnv.crossRibCallTimeoutMs,
-    },
-    workflows: () => [...merged.entries],
-    deliverRunEvent: async (ribId, event) => runEvents.deliver(need(ribId), event),
-
-    dispose() {
-      disposed ??= (async () => {
-        lifetime.abort();
-        await disposeRibs([...active.values()], warn);
-      })();
-      return disposed;
-    },
-  };
-}
-
-/** A tool's zod input as JSON Schema; a schema zod cannot express (a transform, say) reads as any object. */
-function inputJsonSchema(schema: z.ZodType): Record<string, unknown> {
-  try {
-    const { $schema: _drop, ...json } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-    return json.type === 'object' ? json : { type: 'object', properties: {} };
-  } catch {
-    return { type: 'object', properties: {} };
-  }
-}
-
-/** Awaits each rib's `dispose`, last activated first; a failing one is warned about, the rest still run. */
-async function disposeRibs(ribs: readonly ActiveRib[], warn: ReturnType<typeof createWarningSink>): Promise<void> {
-  for (const entry of [...ribs].reverse()) {
-    if (typeof entry.rib.dispose !== 'function') continue;
-    try {
-      await entry.rib.dispose();
-    } catch (err) {
-      warn({ stage: 'runtime', rule: 'dispose', ribId: entry.id, message: `dispose threw: ${errorMessage(err)}` });
-    }
   }
 }
 

@@ -32,6 +32,9 @@ const SAFE_CORRELATION = /^[A-Za-z0-9._:-]{1,128}$/;
 
 type Handler = (ctx: { req: IncomingMessage; actor: () => StandinActor; body: () => Promise<Record<string, unknown>>; query: URLSearchParams; params: string[]; correlationId: string }) => Reply | Promise<Reply>;
 
+/** One route: method, path pattern, handler. */
+type Route = [string, RegExp, Handler];
+
 /** Splits `host:port` (`:8080` = every interface). */
 export function parseAddr(addr: string): { host: string; port: number } {
   const at = addr.lastIndexOf(':');
@@ -42,16 +45,9 @@ export function parseAddr(addr: string): { host: string; port: number } {
   return { host: host || '0.0.0.0', port };
 }
 
-/** Boots the stand-in: the store is replayed from `dataDir`, the owner bootstrapped, then it listens. */
-export async function startStandin(opts: StandinServerOptions): Promise<RunningStandin> {
-  const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const accessLog = opts.accessLog ?? 'all';
-  const store = new StandinStore(opts.dataDir);
-  const api = new StandinApi(store, { devBootstrap: opts.devBootstrap, version: opts.version ?? STANDIN_VERSION });
-  api.bootstrap(log);
-  const hub = new RealtimeHub(api);
-
-  const routes: [string, RegExp, Handler][] = [
+/** The stand-in's HTTP routes: method, path pattern (its groups are the handler's params), handler. */
+function standinRoutes(api: StandinApi): Route[] {
+  return [
     ['GET', /^\/healthz$/, () => ({ status: 200, body: { status: 'ok' } })],
     ['GET', /^\/readyz$/, () => ({ status: 200, body: { status: 'ready' } })],
     ['POST', /^\/api\/auth\/magic\/request$/, async ({ req, body }) => api.magicRequest(req, await body())],
@@ -75,8 +71,14 @@ export async function startStandin(opts: StandinServerOptions): Promise<RunningS
     ['POST', /^\/api\/messages\/([^/]+)\/thread\/replies$/, async ({ actor, params, body, correlationId }) => api.replyInThread(actor(), params[0]!, await body(), correlationId)],
     ['GET', /^\/api\/realtime\/events$/, ({ actor, query }) => api.pullEvents(actor(), query)],
   ];
+}
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+/**
+ * The stand-in's request handler: routes the request (404 for an unknown path, 405 for a known path
+ * and another method), answers JSON with the correlation id, and writes the access log line.
+ */
+function requestHandler(routes: readonly Route[], api: StandinApi, store: StandinStore, log: (line: string) => void, accessLog: 'all' | 'errors' | 'off') {
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://standin');
     const given = req.headers['x-correlation-id'];
     const correlationId = typeof given === 'string' && SAFE_CORRELATION.test(given) ? given : `cor_${store.ids.next()}`;
@@ -112,6 +114,18 @@ export async function startStandin(opts: StandinServerOptions): Promise<RunningS
       log(`level=INFO msg=request method=${req.method} host=${req.headers.host ?? ''} route=${url.pathname} status=${reply.status} correlation_id=${correlationId}`);
     }
   };
+}
+
+/** Boots the stand-in: the store is replayed from `dataDir`, the owner bootstrapped, then it listens. */
+export async function startStandin(opts: StandinServerOptions): Promise<RunningStandin> {
+  const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const accessLog = opts.accessLog ?? 'all';
+  const store = new StandinStore(opts.dataDir);
+  const api = new StandinApi(store, { devBootstrap: opts.devBootstrap, version: opts.version ?? STANDIN_VERSION });
+  api.bootstrap(log);
+  const hub = new RealtimeHub(api);
+
+  const handle = requestHandler(standinRoutes(api), api, store, log, accessLog);
 
   const server: Server = createServer((req, res) => {
     handle(req, res).catch(() => res.destroy());

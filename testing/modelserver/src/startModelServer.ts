@@ -114,6 +114,148 @@ const PROTOCOL_ROUTES: Record<string, { api: 'anthropic' | 'chat' | 'responses';
   '/responses': { api: 'responses', adapter: responses },
 };
 
+/** What the request handlers share: the logs, the rules (replaceable at runtime), the script file, the listed models and the embedding size. */
+interface ServerState {
+  log: ModelServerLog;
+  requestLog: RequestLog;
+  script: ScriptFile | undefined;
+  rules: Rule[];
+  models: readonly string[];
+  dimensions: number;
+}
+
+/** Answers a model call: parses it with the protocol's adapter, decides the reply from the rules, then renders and sends it (streamed or whole). */
+async function handleModelCall(state: ServerState, route: (typeof PROTOCOL_ROUTES)[string], body: unknown, entry: RecordedRequest, res: ServerResponse, signal: AbortSignal) {
+  const { log, script } = state;
+  const { adapter } = route;
+  const parsed = adapter.parse(body);
+  if ('invalid' in parsed) {
+    entry.status = 400;
+    sendJson(res, 400, adapter.errorBody(400, parsed.invalid));
+    return;
+  }
+  let allRules: Rule[];
+  try {
+    allRules = [...state.rules, ...(script?.rules() ?? [])];
+  } catch (err) {
+    entry.status = 500;
+    sendJson(res, 500, adapter.errorBody(500, (err as Error).message));
+    return;
+  }
+  const cap = route.api === 'anthropic' ? parsed.body.max_tokens : route.api === 'chat' ? (parsed.body.max_completion_tokens ?? parsed.body.max_tokens) : undefined;
+  const plan = capOutput(decide(parsed.conv, allRules), cap);
+  Object.assign(entry, {
+    userText: parsed.conv.userText,
+    toolRounds: parsed.conv.toolRounds,
+    decidedBy: plan.decidedBy,
+    side: plan.side,
+    toolCalls: plan.toolCalls.map((c) => c.name),
+  });
+  log.debug({ api: route.api, decidedBy: plan.decidedBy, toolCalls: entry.toolCalls }, 'model call answered');
+
+  await pause(plan.delayMs, signal);
+  if (plan.error) {
+    entry.status = plan.error.status;
+    sendJson(res, plan.error.status, adapter.errorBody(plan.error.status, plan.error.message));
+    return;
+  }
+  const rendered = adapter.render(plan, parsed, estimateTokens(JSON.stringify(body).length));
+  entry.status = 200;
+  const headers = { 'x-request-id': newId('req') };
+  if ('stream' in rendered) {
+    await sendStream(res, rendered.stream, plan.durationMs, signal, headers);
+  } else {
+    await pause(plan.durationMs, signal);
+    sendJson(res, 200, rendered.json, headers);
+  }
+}
+
+/** `GET /v1/models`, in the Anthropic or the OpenAI shape. */
+function modelList(models: readonly string[], anthropicShape: boolean) {
+  if (anthropicShape) {
+    const data = models.map((id) => ({ type: 'model', id, display_name: id, created_at: '2025-01-01T00:00:00Z' }));
+    return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
+  }
+  return { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 1735689600, owned_by: 'keelson' })) };
+}
+
+/** Handles one request: control routes apart, every other request recorded in the request log and routed to its API. */
+async function handle(state: ServerState, req: IncomingMessage, res: ServerResponse) {
+  const { log, requestLog } = state;
+  const ac = new AbortController();
+  res.on('close', () => ac.abort());
+  const url = new URL(req.url ?? '/', 'http://model.local');
+  const path = url.pathname.replace(/\/+$/, '') || '/';
+  const method = req.method ?? 'GET';
+
+  if (path.startsWith('/_keelson/')) return handleControl(state, req, res, path, method, url);
+
+  const entry = requestLog.add({ method, path: `${url.pathname}${url.search}`, headers: redactHeaders(req.headers), body: undefined });
+  try {
+    const body = await readBody(req);
+    entry.body = body;
+    const route = PROTOCOL_ROUTES[path];
+    if (route && method === 'POST') {
+      entry.api = route.api;
+      return await handleModelCall(state, route, body, entry, res, ac.signal);
+    }
+    if (path === '/v1/messages/count_tokens' && method === 'POST') {
+      entry.api = 'count_tokens';
+      entry.status = 200;
+      return sendJson(res, 200, anthropicCountTokens(body));
+    }
+    if ((path === '/v1/embeddings' || path === '/embeddings') && method === 'POST') {
+      entry.api = 'embeddings';
+      const answer = embeddings(body, state.dimensions);
+      entry.status = answer.status;
+      return sendJson(res, answer.status, answer.json);
+    }
+    const modelMatch = /^(?:\/v1)?\/models(?:\/(.+))?$/.exec(path);
+    if (modelMatch && method === 'GET') {
+      entry.api = 'models';
+      const anthropicShape = req.headers['anthropic-version'] !== undefined;
+      if (!modelMatch[1]) {
+        entry.status = 200;
+        return sendJson(res, 200, modelList(state.models, anthropicShape));
+      }
+      const id = decodeURIComponent(modelMatch[1]);
+      entry.status = 200;
+      return sendJson(res, 200, anthropicShape ? { type: 'model', id, display_name: id, created_at: '2025-01-01T00:00:00Z' } : { id, object: 'model', created: 1735689600, owned_by: 'keelson' });
+    }
+    entry.status = 404;
+    // HEAD / (claude-code's reachability probe) lands here: a 404 is what it expects.
+    return sendJson(res, 404, openaiErrorBody(404, `no route for ${method} ${url.pathname}`));
+  } catch (err) {
+    const status = err instanceof HttpError ? err.status : 500;
+    if (status === 500) log.error({ err }, 'model server request failed');
+    entry.status = status;
+    const adapter = PROTOCOL_ROUTES[path]?.adapter;
+    sendJson(res, status, adapter ? adapter.errorBody(status, (err as Error).message) : openaiErrorBody(status, (err as Error).message));
+  }
+}
+
+/** The `/_keelson/` control routes: health, the request log, and replacing the rules. */
+async function handleControl(state: ServerState, req: IncomingMessage, res: ServerResponse, path: string, method: string, url: URL) {
+  const { requestLog } = state;
+  try {
+    if (path === '/_keelson/health' && method === 'GET') return sendJson(res, 200, { ok: true });
+    if (path === '/_keelson/requests' && method === 'GET') {
+      return sendJson(res, 200, { requests: requestLog.list(Number(url.searchParams.get('since') ?? 0) || 0) });
+    }
+    if (path === '/_keelson/requests' && method === 'DELETE') {
+      requestLog.clear();
+      return sendJson(res, 200, { cleared: true });
+    }
+    if (path === '/_keelson/rules' && method === 'PUT') {
+      state.rules = parseScript(await readBody(req), 'PUT /_keelson/rules');
+      return sendJson(res, 200, { rules: state.rules.length });
+    }
+    return sendJson(res, 404, { error: { message: `no route for ${method} ${path}` } });
+  } catch (err) {
+    return sendJson(res, err instanceof HttpError ? err.status : 400, { error: { message: (err as Error).message } });
+  }
+}
+
 /**
  * Starts the local model server: the Anthropic Messages, OpenAI Chat Completions, Responses and
  * Embeddings APIs over loopback HTTP, answering from scripted rules, recording every request.
@@ -129,136 +271,16 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
   const script = opts.scriptPath ? new ScriptFile(opts.scriptPath) : undefined;
   // Fail at start on a bad script rather than on the first request.
   script?.rules();
-  let rules = opts.rules ?? [];
-  const models = opts.models ?? ['keelson-scripted'];
-  const dimensions = opts.embeddingDimensions ?? 256;
+  const state: ServerState = {
+    log,
+    requestLog,
+    script,
+    rules: opts.rules ?? [],
+    models: opts.models ?? ['keelson-scripted'],
+    dimensions: opts.embeddingDimensions ?? 256,
+  };
 
-  async function handleModelCall(route: (typeof PROTOCOL_ROUTES)[string], body: unknown, entry: RecordedRequest, res: ServerResponse, signal: AbortSignal) {
-    const { adapter } = route;
-    const parsed = adapter.parse(body);
-    if ('invalid' in parsed) {
-      entry.status = 400;
-      sendJson(res, 400, adapter.errorBody(400, parsed.invalid));
-      return;
-    }
-    let allRules: Rule[];
-    try {
-      allRules = [...rules, ...(script?.rules() ?? [])];
-    } catch (err) {
-      entry.status = 500;
-      sendJson(res, 500, adapter.errorBody(500, (err as Error).message));
-      return;
-    }
-    const cap = route.api === 'anthropic' ? parsed.body.max_tokens : route.api === 'chat' ? (parsed.body.max_completion_tokens ?? parsed.body.max_tokens) : undefined;
-    const plan = capOutput(decide(parsed.conv, allRules), cap);
-    Object.assign(entry, {
-      userText: parsed.conv.userText,
-      toolRounds: parsed.conv.toolRounds,
-      decidedBy: plan.decidedBy,
-      side: plan.side,
-      toolCalls: plan.toolCalls.map((c) => c.name),
-    });
-    log.debug({ api: route.api, decidedBy: plan.decidedBy, toolCalls: entry.toolCalls }, 'model call answered');
-
-    await pause(plan.delayMs, signal);
-    if (plan.error) {
-      entry.status = plan.error.status;
-      sendJson(res, plan.error.status, adapter.errorBody(plan.error.status, plan.error.message));
-      return;
-    }
-    const rendered = adapter.render(plan, parsed, estimateTokens(JSON.stringify(body).length));
-    entry.status = 200;
-    const headers = { 'x-request-id': newId('req') };
-    if ('stream' in rendered) {
-      await sendStream(res, rendered.stream, plan.durationMs, signal, headers);
-    } else {
-      await pause(plan.durationMs, signal);
-      sendJson(res, 200, rendered.json, headers);
-    }
-  }
-
-  function modelList(anthropicShape: boolean) {
-    if (anthropicShape) {
-      const data = models.map((id) => ({ type: 'model', id, display_name: id, created_at: '2025-01-01T00:00:00Z' }));
-      return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
-    }
-    return { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 1735689600, owned_by: 'keelson' })) };
-  }
-
-  async function handle(req: IncomingMessage, res: ServerResponse) {
-    const ac = new AbortController();
-    res.on('close', () => ac.abort());
-    const url = new URL(req.url ?? '/', 'http://model.local');
-    const path = url.pathname.replace(/\/+$/, '') || '/';
-    const method = req.method ?? 'GET';
-
-    if (path.startsWith('/_keelson/')) return handleControl(req, res, path, method, url);
-
-    const entry = requestLog.add({ method, path: `${url.pathname}${url.search}`, headers: redactHeaders(req.headers), body: undefined });
-    try {
-      const body = await readBody(req);
-      entry.body = body;
-      const route = PROTOCOL_ROUTES[path];
-      if (route && method === 'POST') {
-        entry.api = route.api;
-        return await handleModelCall(route, body, entry, res, ac.signal);
-      }
-      if (path === '/v1/messages/count_tokens' && method === 'POST') {
-        entry.api = 'count_tokens';
-        entry.status = 200;
-        return sendJson(res, 200, anthropicCountTokens(body));
-      }
-      if ((path === '/v1/embeddings' || path === '/embeddings') && method === 'POST') {
-        entry.api = 'embeddings';
-        const answer = embeddings(body, dimensions);
-        entry.status = answer.status;
-        return sendJson(res, answer.status, answer.json);
-      }
-      const modelMatch = /^(?:\/v1)?\/models(?:\/(.+))?$/.exec(path);
-      if (modelMatch && method === 'GET') {
-        entry.api = 'models';
-        const anthropicShape = req.headers['anthropic-version'] !== undefined;
-        if (!modelMatch[1]) {
-          entry.status = 200;
-          return sendJson(res, 200, modelList(anthropicShape));
-        }
-        const id = decodeURIComponent(modelMatch[1]);
-        entry.status = 200;
-        return sendJson(res, 200, anthropicShape ? { type: 'model', id, display_name: id, created_at: '2025-01-01T00:00:00Z' } : { id, object: 'model', created: 1735689600, owned_by: 'keelson' });
-      }
-      entry.status = 404;
-      // HEAD / (claude-code's reachability probe) lands here: a 404 is what it expects.
-      return sendJson(res, 404, openaiErrorBody(404, `no route for ${method} ${url.pathname}`));
-    } catch (err) {
-      const status = err instanceof HttpError ? err.status : 500;
-      if (status === 500) log.error({ err }, 'model server request failed');
-      entry.status = status;
-      const adapter = PROTOCOL_ROUTES[path]?.adapter;
-      sendJson(res, status, adapter ? adapter.errorBody(status, (err as Error).message) : openaiErrorBody(status, (err as Error).message));
-    }
-  }
-
-  async function handleControl(req: IncomingMessage, res: ServerResponse, path: string, method: string, url: URL) {
-    try {
-      if (path === '/_keelson/health' && method === 'GET') return sendJson(res, 200, { ok: true });
-      if (path === '/_keelson/requests' && method === 'GET') {
-        return sendJson(res, 200, { requests: requestLog.list(Number(url.searchParams.get('since') ?? 0) || 0) });
-      }
-      if (path === '/_keelson/requests' && method === 'DELETE') {
-        requestLog.clear();
-        return sendJson(res, 200, { cleared: true });
-      }
-      if (path === '/_keelson/rules' && method === 'PUT') {
-        rules = parseScript(await readBody(req), 'PUT /_keelson/rules');
-        return sendJson(res, 200, { rules: rules.length });
-      }
-      return sendJson(res, 404, { error: { message: `no route for ${method} ${path}` } });
-    } catch (err) {
-      return sendJson(res, err instanceof HttpError ? err.status : 400, { error: { message: (err as Error).message } });
-    }
-  }
-
-  const server = createServer((req, res) => void handle(req, res));
+  const server = createServer((req, res) => void handle(state, req, res));
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -280,7 +302,7 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
     requests: (since) => requestLog.list(since),
     clear: () => requestLog.clear(),
     setRules: (next) => {
-      rules = next;
+      state.rules = next;
     },
     stop: () => {
       stopping ??= new Promise<void>((resolve, reject) => {

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 
 /** How one process run ended and what it printed (capped). */
 export interface CappedRun {
@@ -38,6 +38,82 @@ const STDERR_BYTES = 16 * 1024;
 /** How long pipes may stay open once the process exited and its group was killed (a daemon that left the group). */
 const CLOSE_GRACE_MS = 1000;
 
+/** Keeps a process's output within `maxBytes`: its head, and in `head-and-tail` mode its tail too; `onFull` fires once when `head` mode fills. */
+function cappedOutput(maxBytes: number, keep: CappedRunOptions['keep'], onFull: () => void) {
+  const headMax = keep === 'head' ? maxBytes : Math.floor(maxBytes / 2);
+  const tailMax = maxBytes - headMax;
+  const head: Buffer[] = [];
+  let headBytes = 0;
+  let tail = Buffer.alloc(0);
+  let total = 0;
+  let full = false;
+  return {
+    isFull: () => full,
+    collect(chunk: Buffer) {
+      total += chunk.length;
+      if (headBytes < headMax) {
+        const take = chunk.subarray(0, headMax - headBytes);
+        head.push(take);
+        headBytes += take.length;
+        chunk = chunk.subarray(take.length);
+      }
+      if (chunk.length === 0) return;
+      if (keep === 'head') {
+        if (!full) {
+          full = true;
+          onFull();
+        }
+        return;
+      }
+      tail = Buffer.concat([tail, chunk]);
+      if (tail.length > tailMax) tail = tail.subarray(tail.length - tailMax);
+    },
+    /** The kept output, with a note where bytes were left out, and how many were. */
+    render(): { output: string; omitted: number } {
+      const kept = headBytes + tail.length;
+      const omitted = keep === 'head' ? total - headBytes : Math.max(0, total - kept);
+      const headText = Buffer.concat(head).toString('utf8');
+      const output =
+        keep === 'head' || omitted === 0 ? headText + tail.toString('utf8') : `${headText}\n[… ${omitted} bytes of output omitted …]\n${tail.toString('utf8')}`;
+      return { output, omitted };
+    },
+  };
+}
+
+/** Keeps the first `STDERR_BYTES` of a separate stderr. */
+function stderrHead() {
+  const errParts: Buffer[] = [];
+  let errBytes = 0;
+  return {
+    collect(chunk: Buffer) {
+      if (errBytes < STDERR_BYTES) {
+        errParts.push(chunk.subarray(0, STDERR_BYTES - errBytes));
+        errBytes += Math.min(chunk.length, STDERR_BYTES - errBytes);
+      }
+    },
+    text: () => Buffer.concat(errParts).toString('utf8'),
+  };
+}
+
+/** Signals the child's process group: `killGroup` at once, `stop` as SIGTERM then SIGKILL after `grace` (its timer joins `timers`). */
+function groupKiller(child: ChildProcess, grace: number, timers: NodeJS.Timeout[]) {
+  const killGroup = (signal: NodeJS.Signals) => {
+    if (child.pid === undefined) return;
+    try {
+      process.kill(-child.pid, signal);
+    } catch {
+      // The group is gone already.
+    }
+  };
+  const stop = () => {
+    killGroup('SIGTERM');
+    const t = setTimeout(() => killGroup('SIGKILL'), grace);
+    t.unref();
+    timers.push(t);
+  };
+  return { killGroup, stop };
+}
+
 /**
  * Runs a process in its own process group with bounded output. A timeout or abort sends the group
  * SIGTERM, then SIGKILL after a grace; when the process exits, whatever it left running in its
@@ -51,35 +127,15 @@ export function runCapped(opts: CappedRunOptions): Promise<CappedRun> {
       return;
     }
     const child = spawn(opts.argv[0]!, opts.argv.slice(1), { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    const headMax = opts.keep === 'head' ? opts.maxBytes : Math.floor(opts.maxBytes / 2);
-    const tailMax = opts.maxBytes - headMax;
-    const head: Buffer[] = [];
-    let headBytes = 0;
-    let tail = Buffer.alloc(0);
-    let total = 0;
-    const errParts: Buffer[] = [];
-    let errBytes = 0;
     let timedOut = false;
     let aborted = false;
-    let full = false;
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     let settled = false;
     const timers: NodeJS.Timeout[] = [];
+    const { killGroup, stop } = groupKiller(child, grace, timers);
+    const out = cappedOutput(opts.maxBytes, opts.keep, stop);
+    const err = stderrHead();
 
-    const killGroup = (signal: NodeJS.Signals) => {
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, signal);
-      } catch {
-        // The group is gone already.
-      }
-    };
-    const stop = () => {
-      killGroup('SIGTERM');
-      const t = setTimeout(() => killGroup('SIGKILL'), grace);
-      t.unref();
-      timers.push(t);
-    };
     const onAbort = () => {
       if (exit || aborted) return;
       aborted = true;
@@ -94,32 +150,10 @@ export function runCapped(opts: CappedRunOptions): Promise<CappedRun> {
       }, opts.timeoutMs),
     );
 
-    const collect = (chunk: Buffer) => {
-      total += chunk.length;
-      if (headBytes < headMax) {
-        const take = chunk.subarray(0, headMax - headBytes);
-        head.push(take);
-        headBytes += take.length;
-        chunk = chunk.subarray(take.length);
-      }
-      if (chunk.length === 0) return;
-      if (opts.keep === 'head') {
-        if (!full) {
-          full = true;
-          stop();
-        }
-        return;
-      }
-      tail = Buffer.concat([tail, chunk]);
-      if (tail.length > tailMax) tail = tail.subarray(tail.length - tailMax);
-    };
-    child.stdout.on('data', collect);
+    child.stdout.on('data', out.collect);
     child.stderr.on('data', (chunk: Buffer) => {
-      if (opts.mergeStderr) return collect(chunk);
-      if (errBytes < STDERR_BYTES) {
-        errParts.push(chunk.subarray(0, STDERR_BYTES - errBytes));
-        errBytes += Math.min(chunk.length, STDERR_BYTES - errBytes);
-      }
+      if (opts.mergeStderr) return out.collect(chunk);
+      err.collect(chunk);
     });
 
     const finish = (spawnError?: string) => {
@@ -127,24 +161,20 @@ export function runCapped(opts: CappedRunOptions): Promise<CappedRun> {
       settled = true;
       for (const t of timers) clearTimeout(t);
       opts.signal?.removeEventListener('abort', onAbort);
-      const kept = headBytes + tail.length;
-      const omitted = opts.keep === 'head' ? total - headBytes : Math.max(0, total - kept);
-      const headText = Buffer.concat(head).toString('utf8');
-      const output =
-        opts.keep === 'head' || omitted === 0 ? headText + tail.toString('utf8') : `${headText}\n[… ${omitted} bytes of output omitted …]\n${tail.toString('utf8')}`;
+      const { output, omitted } = out.render();
       resolve({
         output,
-        stderr: Buffer.concat(errParts).toString('utf8'),
+        stderr: err.text(),
         exitCode: exit?.code ?? null,
         signal: exit?.signal ?? null,
         timedOut,
         aborted,
-        full,
+        full: out.isFull(),
         omittedBytes: omitted,
         ...(spawnError ? { spawnError } : {}),
       });
     };
-    child.on('error', (err) => finish(err.message));
+    child.on('error', (e) => finish(e.message));
     child.on('exit', (code, signal) => {
       exit = { code, signal };
       // Background leftovers in the group die with the call; a daemon that left the group cannot hold the pipes open for long.

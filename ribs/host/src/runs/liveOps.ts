@@ -55,6 +55,27 @@ interface Entry extends LiveOp {
 }
 
 /**
+ * An op's frame queue: frames wait for its registration (`ready`; a rejection runs `onFailedStart`)
+ * and are written in call order, none once the op settled; a failing write is warned about.
+ * `registered` settles once the registration committed or failed.
+ */
+function frameQueue(ready: Promise<void>, onFailedStart: (err: unknown) => void, settled: () => boolean, warn: (message: string) => void) {
+  let queue: Promise<void> = ready.then(() => undefined, onFailedStart);
+  const registered = queue;
+  const enqueue = (write: () => Promise<void> | void) => {
+    queue = queue.then(async () => {
+      if (settled()) return;
+      try {
+        await write();
+      } catch (err) {
+        warn(`a frame was not recorded: ${errorMessage(err)}`);
+      }
+    });
+  };
+  return { registered, enqueue };
+}
+
+/**
  * The live op registry of one process: `registerOp` hands a rib its handle at once, while the op's
  * registration commits in the background. Frames wait for it and are written in call order; `done` /
  * `error` settle after every earlier frame was written. `onSteer` and the abort controller live only
@@ -109,9 +130,9 @@ export class LiveOps {
     };
 
     const ready = port.start({ id, ribId, kind: req.kind, title: req.title ?? req.kind, projectId: req.projectId ?? null, steerable: entry.steerable });
-    let queue: Promise<void> = ready.then(
-      () => undefined,
-      (err: unknown) => {
+    const { registered, enqueue } = frameQueue(
+      ready,
+      (err) => {
         const message = `could not start: ${errorMessage(err)}`;
         warn(message);
         terminal = true;
@@ -119,18 +140,10 @@ export class LiveOps {
         settle({ status: 'failed', error: message });
         this.entries.delete(id);
       },
+      () => entry.settled,
+      warn,
     );
-    entry.registered = queue;
-    const enqueue = (write: () => Promise<void> | void) => {
-      queue = queue.then(async () => {
-        if (entry.settled) return;
-        try {
-          await write();
-        } catch (err) {
-          warn(`a frame was not recorded: ${errorMessage(err)}`);
-        }
-      });
-    };
+    entry.registered = registered;
     this.entries.set(id, entry);
 
     return {

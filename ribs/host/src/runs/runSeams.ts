@@ -53,31 +53,30 @@ export function ribWorkflowRunResult(run: RunsPortRun): RibWorkflowRunResult {
 
 const failed = (error: string): RibWorkflowRunResult => ({ status: 'failed', nodes: {}, error });
 
-/**
- * The run seams of one rib (seed 000 `RibContext`): `runWorkflow`, `startWorkflow`, `getRunStatus`,
- * `cancelRun`, `respondToRun`, `refreshWorkflow`, `registerOp`. Grants are checked before the policy
- * engine (an ungranted rib gets a plain refusal and nobody is asked); a granted call then passes
- * policy as the operator's tool would (`workflow_run`, `workflow_respond`), an `ask` waiting at most
- * `KEELSON_CROSS_RIB_CALL_TIMEOUT_MS`. The seams the seed calls non-throwing resolve `{ ok: false }`
- * (or a failed result, or undefined) instead.
- */
-export function createRunSeams(deps: RunSeamsDeps): (ribId: string) => Partial<RibRunSeams> {
-  const needHost = (): RibHost => {
-    const host = deps.host();
-    if (!host) throw new MeshError('SERVICE_UNAVAILABLE', 'the rib host is still activating; call the run seams after activation');
-    return host;
-  };
-  const needRuns = (): RunsPort => {
-    const runs = deps.runs();
-    if (!runs) throw new MeshError('SERVICE_UNAVAILABLE', 'runs are not available yet (the runs domain is starting); retry after readiness');
-    return runs;
-  };
-  const policyVerdict = async (host: RibHost, ribId: string, tool: string, args: unknown) =>
-    host.policies.evaluate({ phase: 'tool_call', tool, args, ribId }, { surface: 'rib', ribId }, AbortSignal.timeout(host.grants.callTimeoutMs));
+/** The host, or SERVICE_UNAVAILABLE while it is still activating. */
+function needHost(deps: RunSeamsDeps): RibHost {
+  const host = deps.host();
+  if (!host) throw new MeshError('SERVICE_UNAVAILABLE', 'the rib host is still activating; call the run seams after activation');
+  return host;
+}
 
-  return (ribId) => ({
+/** The runs domain, or SERVICE_UNAVAILABLE while it is starting. */
+function needRuns(deps: RunSeamsDeps): RunsPort {
+  const runs = deps.runs();
+  if (!runs) throw new MeshError('SERVICE_UNAVAILABLE', 'runs are not available yet (the runs domain is starting); retry after readiness');
+  return runs;
+}
+
+/** The policy engine's verdict on a rib's call, as the operator's tool `tool` would face it (an `ask` waits at most the cross-rib call timeout). */
+async function policyVerdict(host: RibHost, ribId: string, tool: string, args: unknown) {
+  return host.policies.evaluate({ phase: 'tool_call', tool, args, ribId }, { surface: 'rib', ribId }, AbortSignal.timeout(host.grants.callTimeoutMs));
+}
+
+/** The seams that launch runs: `startWorkflow` (a catalog workflow, granted and policy-checked) and `runWorkflow` (an inline definition, awaited). */
+function launchSeams(deps: RunSeamsDeps, ribId: string): Pick<RibRunSeams, 'startWorkflow' | 'runWorkflow'> {
+  return {
     async startWorkflow(name, inputs, opts) {
-      const host = needHost();
+      const host = needHost(deps);
       const workflow = parseOrBadInput(nameSchema, name, 'name');
       // The operator's grant first: an ungranted rib is refused and no approval is asked.
       if (!host.grants.canStartWorkflow(ribId, workflow)) {
@@ -87,7 +86,7 @@ export function createRunSeams(deps: RunSeamsDeps): (ribId: string) => Partial<R
       const { projectId } = parseOrBadInput(optsSchema, opts, 'opts') ?? {};
       const verdict = await policyVerdict(host, ribId, 'workflow_run', { name: workflow, ...(given ? { inputs: given } : {}), ...(projectId ? { projectId } : {}) });
       if (verdict.outcome === 'deny') throw new MeshError('FORBIDDEN', `workflow_run ${workflow} denied by policy ${verdict.policyId}: ${verdict.reason}`);
-      return needRuns().start({ name: workflow, ...(given ? { inputs: given } : {}), ...(projectId ? { projectId } : {}), startedByRibId: ribId });
+      return needRuns(deps).start({ name: workflow, ...(given ? { inputs: given } : {}), ...(projectId ? { projectId } : {}), startedByRibId: ribId });
     },
 
     async runWorkflow(definition, inputs, opts) {
@@ -104,7 +103,7 @@ export function createRunSeams(deps: RunSeamsDeps): (ribId: string) => Partial<R
         if (!given.success) return failed(`inputs: ${given.error.issues[0]?.message ?? 'expected an object of string values'}`);
         const cwd = opts?.cwd;
         if (cwd !== undefined && (typeof cwd !== 'string' || !isAbsolute(cwd))) return failed(`opts.cwd: expected an absolute path, got ${JSON.stringify(cwd)}`);
-        const runs = needRuns();
+        const runs = needRuns(deps);
         const { runId } = await runs.startDefinition({
           definition: parsed.data,
           ...(given.data ? { inputs: given.data } : {}),
@@ -118,17 +117,22 @@ export function createRunSeams(deps: RunSeamsDeps): (ribId: string) => Partial<R
         return failed(errorMessage(err));
       }
     },
+  };
+}
 
+/** The seams over runs the rib started: `getRunStatus`, `cancelRun`, `respondToRun`. */
+function runControlSeams(deps: RunSeamsDeps, ribId: string): Pick<RibRunSeams, 'getRunStatus' | 'cancelRun' | 'respondToRun'> {
+  return {
     async getRunStatus(runId) {
       if (typeof runId !== 'string') return undefined;
-      const run = await needRuns().get(runId);
+      const run = await needRuns(deps).get(runId);
       if (!run || (run.ribId !== ribId && run.startedByRibId !== ribId)) return undefined;
       return ribRunStatus(run);
     },
 
     async cancelRun(runId) {
       try {
-        const runs = needRuns();
+        const runs = needRuns(deps);
         const run = typeof runId === 'string' ? await runs.get(runId) : undefined;
         if (!run || run.startedByRibId !== ribId) return { ok: false, error: `run ${String(runId)} was not started by rib '${ribId}'` };
         if (terminal.includes(run.status)) return { ok: false, error: `run ${run.id} already ${run.status}` };
@@ -140,8 +144,8 @@ export function createRunSeams(deps: RunSeamsDeps): (ribId: string) => Partial<R
 
     async respondToRun(runId, nodeId, text, pauseId) {
       try {
-        const host = needHost();
-        const runs = needRuns();
+        const host = needHost(deps);
+        const runs = needRuns(deps);
         const run = typeof runId === 'string' ? await runs.get(runId) : undefined;
         if (!run || run.startedByRibId !== ribId) return { ok: false, error: `run ${String(runId)} was not started by rib '${ribId}'` };
         // The operator's grant first: an ungranted rib is refused and no approval is asked.
@@ -158,10 +162,15 @@ export function createRunSeams(deps: RunSeamsDeps): (ribId: string) => Partial<R
         return { ok: false, error: errorMessage(err) };
       }
     },
+  };
+}
 
+/** `refreshWorkflow`: runs one of the rib's own workflows and publishes its bound outputs when it succeeds; never throws. */
+function refreshSeam(deps: RunSeamsDeps, ribId: string): Pick<RibRunSeams, 'refreshWorkflow'> {
+  return {
     async refreshWorkflow(workflowName, inputs) {
       try {
-        const host = needHost();
+        const host = needHost(deps);
         const entry = host.workflows().find((e) => e.ribId === ribId && e.name === workflowName);
         if (!entry) {
           deps.warn({ stage: 'runtime', rule: 'refresh', ribId, message: `refreshWorkflow('${String(workflowName)}'): rib '${ribId}' contributes no such workflow` });
@@ -169,7 +178,7 @@ export function createRunSeams(deps: RunSeamsDeps): (ribId: string) => Partial<R
         }
         const given = inputsSchema.safeParse(inputs);
         if (!given.success) throw new Error(`inputs: ${given.error.issues[0]?.message}`);
-        const runs = needRuns();
+        const runs = needRuns(deps);
         const { runId } = await runs.start({ name: entry.name, ...(given.data ? { inputs: given.data } : {}), startedByRibId: ribId });
         const run = await runs.settled(runId);
         if (run.status === 'SUCCEEDED') await deps.bound.publish(run);
@@ -178,7 +187,22 @@ export function createRunSeams(deps: RunSeamsDeps): (ribId: string) => Partial<R
         deps.warn({ stage: 'runtime', rule: 'refresh', ribId, message: `refreshWorkflow('${String(workflowName)}') failed: ${errorMessage(err)}` });
       }
     },
+  };
+}
 
+/**
+ * The run seams of one rib (seed 000 `RibContext`): `runWorkflow`, `startWorkflow`, `getRunStatus`,
+ * `cancelRun`, `respondToRun`, `refreshWorkflow`, `registerOp`. Grants are checked before the policy
+ * engine (an ungranted rib gets a plain refusal and nobody is asked); a granted call then passes
+ * policy as the operator's tool would (`workflow_run`, `workflow_respond`), an `ask` waiting at most
+ * `KEELSON_CROSS_RIB_CALL_TIMEOUT_MS`. The seams the seed calls non-throwing resolve `{ ok: false }`
+ * (or a failed result, or undefined) instead.
+ */
+export function createRunSeams(deps: RunSeamsDeps): (ribId: string) => Partial<RibRunSeams> {
+  return (ribId) => ({
+    ...launchSeams(deps, ribId),
+    ...runControlSeams(deps, ribId),
+    ...refreshSeam(deps, ribId),
     registerOp(req) {
       return deps.liveOps.register(ribId, req);
     },

@@ -52,6 +52,11 @@ class Stop {
   constructor(readonly status: 'cancelled' | 'timeout', readonly message: string) {}
 }
 
+/** The outcome of a stopped execution. */
+function stopOutcome(stop: Stop): ToolRunOutcome {
+  return failed(stop.status, stop.message);
+}
+
 function failed(status: ToolRunStatus, content: string, policyId?: string): ToolRunOutcome {
   return { status, isError: true, content, chunks: [], ...(policyId ? { policyId } : {}) };
 }
@@ -90,30 +95,9 @@ export class ToolRunner {
     const tool = this.registry.get(req.name);
     if (!tool) return failed('unknown-tool', `no tool named '${req.name}' is registered`);
 
-    const controller = new AbortController();
-    const stopOn = (signal: AbortSignal | undefined, stop: () => Stop) => {
-      if (!signal) return () => undefined;
-      const onAbort = () => controller.abort(stop());
-      if (signal.aborted) onAbort();
-      else signal.addEventListener('abort', onAbort, { once: true });
-      return () => signal.removeEventListener('abort', onAbort);
-    };
-    const cleanups = [
-      stopOn(req.signal, () => new Stop('cancelled', `tool '${req.name}' was cancelled`)),
-      stopOn(this.hostSignal, () => new Stop('cancelled', 'the host is shutting down')),
-    ];
-    const timer =
-      req.timeoutMs !== undefined
-        ? setTimeout(() => controller.abort(new Stop('timeout', `tool '${req.name}' timed out after ${req.timeoutMs}ms`)), req.timeoutMs)
-        : undefined;
-    const stopped = new Promise<Stop>((resolve) => {
-      if (controller.signal.aborted) resolve(controller.signal.reason as Stop);
-      else controller.signal.addEventListener('abort', () => resolve(controller.signal.reason as Stop), { once: true });
-    });
-    const asOutcome = (stop: Stop) => failed(stop.status, stop.message);
-
+    const { controller, stopped, release } = runStops(req, this.hostSignal);
     try {
-      if (controller.signal.aborted) return asOutcome(controller.signal.reason as Stop);
+      if (controller.signal.aborted) return stopOutcome(controller.signal.reason as Stop);
       const parsed = tool.definition.inputSchema.safeParse(req.input);
       if (!parsed.success) return failed('invalid-input', `invalid input for '${req.name}': ${describeZodError(parsed.error, 'input')}`);
 
@@ -136,43 +120,14 @@ export class ToolRunner {
         ),
         stopped,
       ]);
-      if (verdict instanceof Stop) return asOutcome(verdict);
+      if (verdict instanceof Stop) return stopOutcome(verdict);
       if (verdict.outcome === 'deny') return failed('policy-denied', `denied by ${verdict.policyId}: ${verdict.reason}`, verdict.policyId);
 
-      const results: ToolResultChunk[] = [];
-      let open = true;
-      let gate = Promise.resolve();
-      const pass = (chunk: MessageChunk) => {
-        gate = gate.then(async () => {
-          let out = chunk;
-          if (chunk.type === 'tool_result') {
-            const decision = await this.policies.evaluate(
-              { phase: 'tool_result', tool: req.name, result: chunk.content, isError: chunk.isError },
-              policyCtx,
-            );
-            if (decision.outcome === 'deny') out = { ...chunk, content: `result withheld by ${decision.policyId}: ${decision.reason}`, isError: true };
-            else if (decision.data !== undefined) out = { ...chunk, content: decision.data };
-            if (!open) return;
-            results.push(out as ToolResultChunk);
-          }
-          if (open) req.onChunk?.(out);
-        });
-      };
-      const emit = (chunk: MessageChunk) => {
-        if (!open || typeof chunk !== 'object' || chunk === null) return;
-        if (chunk.type !== 'tool_result') return pass(chunk);
-        const content = typeof chunk.content === 'string' ? chunk.content : JSON.stringify(chunk.content ?? null);
-        pass({
-          type: 'tool_result',
-          toolUseId: chunk.toolUseId || req.toolUseId || '',
-          content,
-          ...(chunk.isError ? { isError: true } : {}),
-        });
-      };
+      const chunks = resultChunks(this.policies, req, policyCtx);
       const ctx: ToolContext = {
         cwd: req.cwd ?? this.neutralCwd,
         ...(req.allowedDirectories?.length ? { allowedDirectories: req.allowedDirectories } : {}),
-        emit,
+        emit: chunks.emit,
         abortSignal: controller.signal,
         ...(req.callerRibId ? { callerRibId: req.callerRibId } : {}),
         ...(req.turnContext ? { turnContext: req.turnContext } : {}),
@@ -182,18 +137,94 @@ export class ToolRunner {
         try {
           await tool.definition.execute(parsed.data, ctx);
         } catch (err) {
-          emit({ type: 'tool_result', toolUseId: '', content: `tool '${req.name}' failed: ${errorMessage(err)}`, isError: true });
+          chunks.emit({ type: 'tool_result', toolUseId: '', content: `tool '${req.name}' failed: ${errorMessage(err)}`, isError: true });
         }
-        await gate;
+        await chunks.drained();
       })();
       const ended = await Promise.race([execution.then(() => undefined), stopped]);
-      open = false;
-      if (ended instanceof Stop) return asOutcome(ended);
+      chunks.close();
+      if (ended instanceof Stop) return stopOutcome(ended);
+      const results = chunks.results;
       const isError = results.some((c) => c.isError === true);
       return { status: isError ? 'tool-error' : 'ok', isError, content: results.map((c) => c.content).join('\n'), chunks: results };
     } finally {
-      if (timer) clearTimeout(timer);
-      for (const cleanup of cleanups) cleanup();
+      release();
     }
   }
+}
+
+/**
+ * What stops one execution: the caller's signal and the host's (cancelled) and the request's
+ * timeout abort `controller` with a `Stop`; `stopped` resolves with it; `release` drops the timer
+ * and the listeners.
+ */
+function runStops(req: ToolRunRequest, hostSignal: AbortSignal | undefined) {
+  const controller = new AbortController();
+  const stopOn = (signal: AbortSignal | undefined, stop: () => Stop) => {
+    if (!signal) return () => undefined;
+    const onAbort = () => controller.abort(stop());
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    return () => signal.removeEventListener('abort', onAbort);
+  };
+  const cleanups = [
+    stopOn(req.signal, () => new Stop('cancelled', `tool '${req.name}' was cancelled`)),
+    stopOn(hostSignal, () => new Stop('cancelled', 'the host is shutting down')),
+  ];
+  const timer =
+    req.timeoutMs !== undefined
+      ? setTimeout(() => controller.abort(new Stop('timeout', `tool '${req.name}' timed out after ${req.timeoutMs}ms`)), req.timeoutMs)
+      : undefined;
+  const stopped = new Promise<Stop>((resolve) => {
+    if (controller.signal.aborted) resolve(controller.signal.reason as Stop);
+    else controller.signal.addEventListener('abort', () => resolve(controller.signal.reason as Stop), { once: true });
+  });
+  const release = () => {
+    if (timer) clearTimeout(timer);
+    for (const cleanup of cleanups) cleanup();
+  };
+  return { controller, stopped, release };
+}
+
+/**
+ * The tool's `emit`: result chunks are normalized and passed, in order, through the `tool_result`
+ * policies into `results` and on to `req.onChunk`; once `close`d, nothing more is kept or forwarded.
+ * `drained` settles when every chunk emitted so far went through.
+ */
+function resultChunks(policies: PolicyEngine, req: ToolRunRequest, policyCtx: PolicyContext) {
+  const results: ToolResultChunk[] = [];
+  let open = true;
+  let gate = Promise.resolve();
+  const pass = (chunk: MessageChunk) => {
+    gate = gate.then(async () => {
+      let out = chunk;
+      if (chunk.type === 'tool_result') {
+        const decision = await policies.evaluate({ phase: 'tool_result', tool: req.name, result: chunk.content, isError: chunk.isError }, policyCtx);
+        if (decision.outcome === 'deny') out = { ...chunk, content: `result withheld by ${decision.policyId}: ${decision.reason}`, isError: true };
+        else if (decision.data !== undefined) out = { ...chunk, content: decision.data };
+        if (!open) return;
+        results.push(out as ToolResultChunk);
+      }
+      if (open) req.onChunk?.(out);
+    });
+  };
+  const emit = (chunk: MessageChunk) => {
+    if (!open || typeof chunk !== 'object' || chunk === null) return;
+    if (chunk.type !== 'tool_result') return pass(chunk);
+    const content = typeof chunk.content === 'string' ? chunk.content : JSON.stringify(chunk.content ?? null);
+    pass({
+      type: 'tool_result',
+      toolUseId: chunk.toolUseId || req.toolUseId || '',
+      content,
+      ...(chunk.isError ? { isError: true } : {}),
+    });
+  };
+  return {
+    results,
+    emit,
+    drained: () => gate,
+    close: () => {
+      open = false;
+    },
+  };
 }

@@ -35,25 +35,23 @@ function describeServer(s: ServerSummary): string {
   return `bus ${s.mode}${s.url ? ` at ${s.url}` : ''}: ${s.running ? 'running' : 'not running'}${s.version ? `, ${s.version}` : ''}; ${s.liveSwarms} live swarm(s)${s.reason ? `; ${s.reason}` : ''}`;
 }
 
-/**
- * The operator tools of seed 001: thin wrappers over the swarms service (the same operations as
- * GraphQL's startSwarm, swarm, stopSwarm, Swarm.messages and the server mutations). `chat_server_reset`
- * takes a `confirm` input, because a slash command must not mutate state.
- */
-export function operatorTools(apiFor: (caller?: ToolContext['caller']) => SwarmOperatorApi, ribCtx?: RibContext): ToolDefinition[] {
-  const refreshBoard = () => void ribCtx?.getSnapshotManager?.().recompose('swarm').catch(() => undefined);
-  // Every call reaches the swarms service as the turn's originating caller (ctx.caller).
-  const run =
-    <I>(name: string, body: (input: I, ctx: ToolContext, api: SwarmOperatorApi) => Promise<string>): ToolDefinition<I>['execute'] =>
-    async (input, ctx) => {
-      try {
-        reply(ctx, await body(input, ctx, apiFor(ctx.caller)));
-      } catch (err) {
-        reply(ctx, `${name}: ${(err as Error).message}`, true);
-      }
-    };
+/** Wraps a tool's body: it runs against the swarms service as `api`, and a throw reads as an error result naming the tool. */
+type OperatorRun = <I>(name: string, body: (input: I, ctx: ToolContext, api: SwarmOperatorApi) => Promise<string>) => ToolDefinition<I>['execute'];
 
-  const start: ToolDefinition<StartSwarmInput> = {
+/** The `OperatorRun` of `apiFor`: every call reaches the swarms service as the turn's originating caller (ctx.caller). */
+function operatorRun(apiFor: (caller?: ToolContext['caller']) => SwarmOperatorApi): OperatorRun {
+  return (name, body) => async (input, ctx) => {
+    try {
+      reply(ctx, await body(input, ctx, apiFor(ctx.caller)));
+    } catch (err) {
+      reply(ctx, `${name}: ${(err as Error).message}`, true);
+    }
+  };
+}
+
+/** `chat_swarm_start`: starts a swarm and returns at once. */
+function swarmStartTool(run: OperatorRun, refreshBoard: () => void): ToolDefinition<StartSwarmInput> {
+  return {
     name: 'chat_swarm_start',
     description:
       'Start a swarm: a lead agent (and named workers) working on the task in a ClickClack channel. Supply evidence (issue bodies, diffs, check results) verbatim: the swarm never fetches. Returns at once with the swarm and op ids.',
@@ -65,7 +63,11 @@ export function operatorTools(apiFor: (caller?: ToolContext['caller']) => SwarmO
       return `${describeSwarm(s)}\nFollow it with chat_swarm_wait or chat_swarm_status; watch and speak in ClickClack${s.channel.webUrl ? ` at ${s.channel.webUrl}` : ''}.`;
     }),
   };
-  const status: ToolDefinition<{ swarmId?: string }> = {
+}
+
+/** `chat_swarm_status`: one swarm, or every live one. */
+function swarmStatusTool(run: OperatorRun): ToolDefinition<{ swarmId?: string }> {
+  return {
     name: 'chat_swarm_status',
     description: 'One swarm\'s status (agents, turns, conclusion), or every live swarm without swarmId.',
     inputSchema: z.strictObject({ swarmId: idSchema.optional() }),
@@ -79,7 +81,11 @@ export function operatorTools(apiFor: (caller?: ToolContext['caller']) => SwarmO
       return live.length ? live.map(describeSwarm).join('\n\n') : 'No swarm is running.';
     }),
   };
-  const wait: ToolDefinition<{ swarmId: string; timeoutS?: number }> = {
+}
+
+/** `chat_swarm_wait`: waits (bounded) until a swarm ends, then reports it. */
+function swarmWaitTool(run: OperatorRun): ToolDefinition<{ swarmId: string; timeoutS?: number }> {
+  return {
     name: 'chat_swarm_wait',
     description: `Wait until a swarm ends (or timeoutS passes, at most ${WAIT_MAX_S} s, default 120), then report it.`,
     inputSchema: z.strictObject({ swarmId: idSchema, timeoutS: z.number().int().min(1).max(WAIT_MAX_S).optional() }),
@@ -94,7 +100,11 @@ export function operatorTools(apiFor: (caller?: ToolContext['caller']) => SwarmO
       }
     }),
   };
-  const stop: ToolDefinition<{ swarmId: string; reason?: string }> = {
+}
+
+/** `chat_swarm_stop`: stops a running swarm. */
+function swarmStopTool(run: OperatorRun, refreshBoard: () => void): ToolDefinition<{ swarmId: string; reason?: string }> {
+  return {
     name: 'chat_swarm_stop',
     description: 'Stop a running swarm (its turns are interrupted and every token it held is revoked).',
     inputSchema: z.strictObject({ swarmId: idSchema, reason: z.string().max(500).optional() }),
@@ -105,7 +115,11 @@ export function operatorTools(apiFor: (caller?: ToolContext['caller']) => SwarmO
       return `stopping: ${describeSwarm(s)}`;
     }),
   };
-  const transcript: ToolDefinition<{ swarmId: string; limit?: number }> = {
+}
+
+/** `chat_swarm_transcript`: the swarm's conversation from the bus. */
+function swarmTranscriptTool(run: OperatorRun): ToolDefinition<{ swarmId: string; limit?: number }> {
+  return {
     name: 'chat_swarm_transcript',
     description: 'The swarm\'s conversation from the bus: each top-level message with its thread, oldest first.',
     inputSchema: z.strictObject({ swarmId: idSchema, limit: z.number().int().min(1).max(200).optional() }),
@@ -116,21 +130,33 @@ export function operatorTools(apiFor: (caller?: ToolContext['caller']) => SwarmO
       return threads.map((t) => [`${who(t.root)}: ${t.root.body}`, ...t.replies.map((r) => `  ↳ ${who(r)}: ${r.body}`)].join('\n')).join('\n\n');
     }),
   };
-  const serverStart: ToolDefinition<Record<string, never>> = {
+}
+
+/** `chat_server_start`: starts (or adopts) the ClickClack the mesh runs. */
+function serverStartTool(run: OperatorRun): ToolDefinition<Record<string, never>> {
+  return {
     name: 'chat_server_start',
     description: 'Start (or adopt) the ClickClack the mesh runs itself. Refused for a server the mesh was pointed at (CLICKCLACK_URL / CLICKCLACK_TOKEN).',
     inputSchema: z.strictObject({}),
     state_changing: true,
     execute: run('chat_server_start', async (_input, _ctx, api) => describeServer(await api.startServer())),
   };
-  const serverStop: ToolDefinition<Record<string, never>> = {
+}
+
+/** `chat_server_stop`: stops the ClickClack the mesh runs. */
+function serverStopTool(run: OperatorRun): ToolDefinition<Record<string, never>> {
+  return {
     name: 'chat_server_stop',
     description: 'Stop the ClickClack the mesh runs itself (refused while a swarm runs, and for a server the mesh was pointed at).',
     inputSchema: z.strictObject({}),
     state_changing: true,
     execute: run('chat_server_stop', async (_input, _ctx, api) => describeServer(await api.stopServer())),
   };
-  const serverReset: ToolDefinition<{ confirm?: boolean }> = {
+}
+
+/** `chat_server_reset`: resets the ClickClack the mesh runs, only with `confirm: true`. */
+function serverResetTool(run: OperatorRun): ToolDefinition<{ confirm?: boolean }> {
+  return {
     name: 'chat_server_reset',
     description: 'Reset the ClickClack the mesh runs itself: stop it, delete its data directory (every identity, channel and message), start it fresh. Does nothing unless confirm is true. Refused for a server the mesh was pointed at.',
     inputSchema: z.strictObject({ confirm: z.boolean().optional() }),
@@ -144,5 +170,24 @@ export function operatorTools(apiFor: (caller?: ToolContext['caller']) => SwarmO
       return `reset: ${describeServer(await api.resetServer(true))}`;
     }),
   };
-  return [start, status, wait, stop, transcript, serverStart, serverStop, serverReset] as ToolDefinition[];
+}
+
+/**
+ * The operator tools of seed 001: thin wrappers over the swarms service (the same operations as
+ * GraphQL's startSwarm, swarm, stopSwarm, Swarm.messages and the server mutations). `chat_server_reset`
+ * takes a `confirm` input, because a slash command must not mutate state.
+ */
+export function operatorTools(apiFor: (caller?: ToolContext['caller']) => SwarmOperatorApi, ribCtx?: RibContext): ToolDefinition[] {
+  const refreshBoard = () => void ribCtx?.getSnapshotManager?.().recompose('swarm').catch(() => undefined);
+  const run = operatorRun(apiFor);
+  return [
+    swarmStartTool(run, refreshBoard),
+    swarmStatusTool(run),
+    swarmWaitTool(run),
+    swarmStopTool(run, refreshBoard),
+    swarmTranscriptTool(run),
+    serverStartTool(run),
+    serverStopTool(run),
+    serverResetTool(run),
+  ] as ToolDefinition[];
 }
