@@ -1,34 +1,12 @@
 // Deterministic code only: this module runs in the workflow sandbox and is replayed from history.
 // The swarm workflow's state (carried across continue-as-new) and its small pure helpers: the
 // projection it records, the status it answers. The state's transitions are swarmRun.ts.
-import type { SwarmAgentView, SwarmEventPayload, SwarmEventType, SwarmLimits, SwarmStatus } from '@keelson/schema';
+import type { SwarmAgentView, SwarmEventPayload, SwarmEventType, SwarmLimits, SwarmPlan, SwarmStatus } from '@keelson/schema';
 import type { SwarmLiveStatus } from './swarmMessages';
 import type { SwarmBootResult, SwarmTurnResult, WriterLease } from '../activities/swarm/swarmTypes';
 
-export interface SwarmWorkflowInput {
-  swarmId: string;
-  opId: string;
-  limits: SwarmLimits;
-  /** The lead's role line. */
-  leadRole: string;
-  /** Workers that join with the lead. */
-  agents: { name: string; role: string }[];
-  writeMode: boolean;
-  /** Agents may read the project (Read/Glob/Grep, confined to `projectRoot`). */
-  workTools: boolean;
-  /** The project (write mode leases writers' worktrees in it). */
-  projectId?: string;
-  projectRoot?: string;
-  provider?: string;
-  /** The lead's model (and workers' unless `workerModel`). */
-  model?: string;
-  workerModel?: string;
-  /** The kickoff post: the task and the evidence titles (the bodies stay in the store). */
-  kickoff: string;
-  /** Heartbeat timeout of the tail and turn activities: a lost worker is noticed within it. */
-  heartbeatTimeoutMs: number;
-  /** Tests: continue as new past this many history events (otherwise when Temporal suggests it). */
-  continueAsNewAfterEvents?: number;
+/** The `swarm` workflow's input: the swarm's plan, and the state a continue-as-new carries over. */
+export interface SwarmWorkflowInput extends SwarmPlan {
   /** The state a continue-as-new carries over. */
   carried?: CarriedSwarmState;
 }
