@@ -1,31 +1,8 @@
 import type { LaunchOutcome, SteerOutcome } from '@keelson/runs';
-import type { SwarmLimits } from '@keelson/schema';
+import type { SwarmPlan } from '@keelson/schema';
 
-/** What a swarm's workflow starts from: the swarm as the domain registered it (no secrets, evidence bodies stay in the store). */
-export interface SwarmPlan {
-  swarmId: string;
-  opId: string;
-  limits: SwarmLimits;
-  /** The lead's role line. */
-  leadRole: string;
-  /** Workers that join with the lead. */
-  agents: { name: string; role: string }[];
-  writeMode: boolean;
-  /** Agents may read the project (Read/Glob/Grep, confined to `projectRoot`). */
-  workTools: boolean;
-  projectId?: string;
-  projectRoot?: string;
-  provider?: string;
-  /** The lead's model (and workers' unless `workerModel`). */
-  model?: string;
-  workerModel?: string;
-  /** The kickoff post: the task and the evidence titles. */
-  kickoff: string;
-  /** Heartbeat timeout of the tail and turn activities. */
-  heartbeatTimeoutMs: number;
-  /** Tests: continue as new past this many history events. */
-  continueAsNewAfterEvents?: number;
-}
+/** What a swarm's workflow starts from (declared in @keelson/schema, which the workflow may import). */
+export type { SwarmPlan };
 
 /** One swarm to start as its workflow (`swarm`). */
 export interface SwarmLaunchRequest {

@@ -31,4 +31,4 @@ export {
   resolveSwarmLimits,
   tooLong,
 } from './input';
-export type { SwarmLimitName, SwarmLimits, SwarmSize, EvidenceItem, StartSwarmInput, ParsedStartSwarmInput } from './input';
+export type { SwarmLimitName, SwarmLimits, SwarmSize, EvidenceItem, StartSwarmInput, ParsedStartSwarmInput, SwarmPlan } from './input';

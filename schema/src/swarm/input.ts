@@ -143,3 +143,34 @@ export function resolveSwarmLimits(input: Pick<ParsedStartSwarmInput, 'size' | '
   if (input.limits?.maxAgents == null) limits.maxAgents = Math.min(swarmLimitBounds.maxAgents.max, Math.max(limits.maxAgents, 1 + (input.agents?.length ?? 0)));
   return limits;
 }
+
+/**
+ * What a swarm's workflow starts from: the swarm as the swarms domain registered it (no secrets;
+ * evidence bodies stay in the store). The `swarm` workflow's input is this plus the state a
+ * continue-as-new carries (`SwarmWorkflowInput`).
+ */
+export interface SwarmPlan {
+  swarmId: string;
+  opId: string;
+  limits: SwarmLimits;
+  /** The lead's role line. */
+  leadRole: string;
+  /** Workers that join with the lead. */
+  agents: { name: string; role: string }[];
+  writeMode: boolean;
+  /** Agents may read the project (Read/Glob/Grep, confined to `projectRoot`). */
+  workTools: boolean;
+  /** The project (write mode leases writers' worktrees in it). */
+  projectId?: string;
+  projectRoot?: string;
+  provider?: string;
+  /** The lead's model (and workers' unless `workerModel`). */
+  model?: string;
+  workerModel?: string;
+  /** The kickoff post: the task and the evidence titles (the bodies stay in the store). */
+  kickoff: string;
+  /** Heartbeat timeout of the tail and turn activities: a lost worker is noticed within it. */
+  heartbeatTimeoutMs: number;
+  /** Tests: continue as new past this many history events (otherwise when Temporal suggests it). */
+  continueAsNewAfterEvents?: number;
+}

@@ -1,4 +1,7 @@
 // Deterministic code only: this module runs in the workflow sandbox and is replayed from history.
+// The life of an op workflow (durableOp, ribOp): its handlers, the work (as the `opWork` child, or
+// inline for older executions), the steers it records, continue-as-new, and its one terminal status.
+// Its state is steerableOpState.ts.
 import {
   allHandlersFinished,
   ApplicationFailure,
@@ -15,11 +18,12 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import { runLimits, workflowKinds, type Actor, type DurableOpStatus, type OpSteerResult, type OpWorkOutcome, type RunStatus } from '@keelson/schema';
+import { workflowKinds, type Actor, type OpSteerResult, type OpWorkOutcome } from '@keelson/schema';
 import type { OpActivities } from '../activities/ops/opActivities';
 import { searchAttributeKeys } from '../searchAttributeKeys';
 import { cancelledBySignal, opStatusQuery, opSteerUpdate, steerSignal } from './messages';
 import { describeWorkFailure, opWork, opWorkDoneSignal, opWorkWorkflowId, startWork, type OpWorkKind } from './opWork';
+import { SteerableOpRun } from './steerableOpState';
 
 const book = proxyActivities<OpActivities>({
   startToCloseTimeout: '1 minute',
@@ -62,6 +66,155 @@ export interface SteerableOp {
   continueAsNew(carried: CarriedOpState): Promise<never>;
 }
 
+/** Installs the op's steer, cancel-actor and status handlers. */
+function handleOpMessages(run: SteerableOpRun): void {
+  setHandler(steerSignal, (note: string) => run.signalled(note));
+  setHandler(opSteerUpdate, (note: string, actor?: Actor | null): OpSteerResult => run.updated(note, actor ?? null, currentUpdateInfo()?.id, STEER_KEY_PREFIX), {
+    validator: (note: string, _actor?: Actor | null) => run.validateUpdate(note, currentUpdateInfo()?.id),
+  });
+  setHandler(cancelledBySignal, (actor) => void (run.cancelledBy = actor));
+  setHandler(opStatusQuery, () => run.statusView());
+}
+
+/** Records accepted steers in order; stops once the work is done and nothing waits, or at a hand-over. */
+async function forwardSteers(run: SteerableOpRun): Promise<void> {
+  for (;;) {
+    await condition(() => run.queue.length > 0 || run.workDone || run.handingOver);
+    if (run.handingOver) return;
+    const next = run.nextSteer();
+    if (!next) return;
+    await book.recordSteer({ opId: run.opId, index: next.index, note: next.note, ...(next.actor ? { actor: next.actor } : {}) });
+    run.steerRecorded();
+  }
+}
+
+/** Records the steers in the background (its failure surfaces where it is awaited). */
+function startForwarding(run: SteerableOpRun): Promise<void> {
+  const forwarding = forwardSteers(run);
+  forwarding.catch(() => undefined);
+  return forwarding;
+}
+
+/** Settles the op FAILED (even if a cancel arrives now) and fails the workflow, non-retryable, with the work's error type. */
+async function settleFailed(run: SteerableOpRun, failure: { message: string; type: string }): Promise<never> {
+  run.status = 'FAILED';
+  await CancellationScope.nonCancellable(() => book.settleOp({ opId: run.opId, status: 'FAILED', error: failure.message }));
+  throw ApplicationFailure.create({ type: failure.type, message: failure.message, nonRetryable: true });
+}
+
+/** Settles the op CANCELLED by request (naming who asked) and rethrows the cancellation. */
+async function settleCancelled(run: SteerableOpRun, err: unknown): Promise<never> {
+  run.status = 'CANCELLED';
+  await CancellationScope.nonCancellable(() => book.settleOp({ opId: run.opId, status: 'CANCELLED', error: 'cancelled by request', ...(run.cancelledBy ? { actor: run.cancelledBy } : {}) }));
+  throw err;
+}
+
+/** Executions begun before the work child: the work activity runs here, and the op never continues. */
+async function runWorkInline(run: SteerableOpRun, op: SteerableOp): Promise<{ opId: string; status: 'SUCCEEDED' }> {
+  const { opId } = run;
+  try {
+    await book.beginOp({ opId });
+    const forwarding = startForwarding(run);
+    try {
+      await startWork(op);
+    } finally {
+      run.workDone = true;
+    }
+    await forwarding;
+    run.status = 'SUCCEEDED';
+    return { opId, status: 'SUCCEEDED' };
+  } catch (err) {
+    if ((op.work.type === 'rib' || isCancellation(err)) && CancellationScope.current().consideredCancelled) return await settleCancelled(run, err);
+    return await settleFailed(run, describeWorkFailure(op, err));
+  }
+}
+
+/** Whether the history is long enough to hand over (Temporal suggests it, or the op's threshold is reached). */
+function shouldHandOver(op: SteerableOp): boolean {
+  const now = workflowInfo();
+  return now.continueAsNewSuggested || (op.maxHistoryEvents !== undefined && now.historyLength >= op.maxHistoryEvents);
+}
+
+/** Begins the op and starts its work child (abandoned on close: the op may continue as new while it runs). */
+async function beginWorkChild(run: SteerableOpRun, op: SteerableOp, childId: string): Promise<void> {
+  const { opId } = run;
+  const info = workflowInfo();
+  await book.beginOp({ opId });
+  await CancellationScope.nonCancellable(() =>
+    startChild(opWork, {
+      workflowId: childId,
+      args: [{ opId, opWorkflowId: info.workflowId, work: op.work }],
+      // The op may continue as new while the work runs; a cancel reaches the child below.
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      typedSearchAttributes: [{ key: searchAttributeKeys.kind, value: workflowKinds.opWork }],
+      memo: { opId },
+    }),
+  );
+  run.childStarted = true;
+}
+
+/** The op's end by its work's outcome: SUCCEEDED, CANCELLED (its work was cancelled) or FAILED. */
+async function settleOutcome(run: SteerableOpRun, ended: OpWorkOutcome): Promise<{ opId: string; status: 'SUCCEEDED' }> {
+  const { opId } = run;
+  if (ended.outcome === 'SUCCEEDED') {
+    run.status = 'SUCCEEDED';
+    return { opId, status: 'SUCCEEDED' };
+  }
+  if (ended.outcome === 'CANCELLED') {
+    run.status = 'CANCELLED';
+    await CancellationScope.nonCancellable(() => book.settleOp({ opId, status: 'CANCELLED', error: 'its work was cancelled' }));
+    throw ApplicationFailure.create({ type: 'CONFLICT', message: `op ${opId}: its work was cancelled`, nonRetryable: true });
+  }
+  return await settleFailed(run, ended);
+}
+
+/** A cancel of the op: the work child is cancelled and awaited (briefly); a work that succeeded meanwhile stands. */
+async function cancelWorkChild(run: SteerableOpRun, op: SteerableOp, childId: string, err: unknown): Promise<{ opId: string; status: 'SUCCEEDED' }> {
+  await CancellationScope.nonCancellable(async () => {
+    if (run.childStarted && run.outcome === undefined) {
+      try {
+        await getExternalWorkflowHandle(childId).cancel();
+      } catch {
+        // Already closed: its outcome is on the way.
+      }
+      await condition(() => run.outcome !== undefined, op.work.heartbeatTimeoutMs * 3 + 60_000);
+    }
+  });
+  run.workDone = true;
+  if (run.outcome?.outcome === 'SUCCEEDED') {
+    run.status = 'SUCCEEDED';
+    return { opId: run.opId, status: 'SUCCEEDED' };
+  }
+  return await settleCancelled(run, err);
+}
+
+/** The op with its work as the `opWork` child: waits for the outcome, handing over to a new execution when due. */
+async function runWorkChild(run: SteerableOpRun, op: SteerableOp): Promise<{ opId: string; status: 'SUCCEEDED' }> {
+  const childId = opWorkWorkflowId(run.opId);
+  setHandler(opWorkDoneSignal, (o: OpWorkOutcome) => {
+    run.outcome ??= o;
+  });
+  try {
+    if (!run.carried) await beginWorkChild(run, op, childId);
+    const forwarding = startForwarding(run);
+    await condition(() => run.outcome !== undefined || shouldHandOver(op));
+    if (run.outcome === undefined) {
+      run.handingOver = true;
+      await forwarding;
+      await condition(allHandlersFinished);
+      return await op.continueAsNew(run.handOver());
+    }
+    run.workDone = true;
+    await forwarding;
+    return await settleOutcome(run, run.outcome);
+  } catch (err) {
+    // Handing over to the next run, or settled already (FAILED, or its work cancelled): it stands.
+    if (err instanceof ContinueAsNew || run.status !== 'RUNNING') throw err;
+    if (!isCancellation(err) || !CancellationScope.current().consideredCancelled) return await settleFailed(run, describeWorkFailure(op, err));
+    return await cancelWorkChild(run, op, childId, err);
+  }
+}
+
 /**
  * The life of a durable op, shared by `durableOp` and `ribOp`: `beginOp`; the work as the `opWork`
  * child; steers through the `steerNote` Update (validated: rejected once the op is finishing, when
@@ -72,182 +225,8 @@ export interface SteerableOp {
  * Executions begun before the `opWork` child ran the work activity themselves and never continue.
  */
 export async function runSteerableOp(op: SteerableOp): Promise<{ opId: string; status: 'SUCCEEDED' }> {
-  const { opId, carried } = op;
-  const queue: string[] = [...(carried?.pending ?? [])];
-  // Who sent each queued note (the caller the Update carried; null for a Signal), recorded as the frame's actor.
-  const senders: (Actor | null)[] = queue.map((_, i) => carried?.pendingActors?.[i] ?? null);
-  const keys = new Map<string, number>(Object.entries(carried?.keys ?? {}));
-  let accepted = carried?.accepted ?? 0;
-  let delivered = carried?.delivered ?? 0;
-  let status: RunStatus = 'RUNNING';
-  let workDone = false;
-  let handingOver = false;
-
-  const take = (note: string, actor: Actor | null = null): number => {
-    queue.push(note);
-    senders.push(actor);
-    return accepted++;
-  };
-  const refusal = (note: unknown): ApplicationFailure | undefined => {
-    if (typeof note !== 'string' || !note.trim()) return ApplicationFailure.create({ type: 'BAD_USER_INPUT', message: 'the note is empty', nonRetryable: true });
-    if (status !== 'RUNNING' || workDone) return ApplicationFailure.create({ type: 'CONFLICT', message: `op ${opId} has finished; a finished op cannot be steered`, nonRetryable: true });
-    return undefined;
-  };
-  setHandler(steerSignal, (note: string) => {
-    if (!refusal(note) && queue.length < runLimits.steersPending && accepted < runLimits.steersPerOp) take(note);
-  });
-  setHandler(
-    opSteerUpdate,
-    (note: string, actor?: Actor | null): OpSteerResult => {
-      const key = currentUpdateInfo()?.id;
-      const known = key === undefined ? undefined : keys.get(key);
-      if (known !== undefined) return { index: known, duplicate: true };
-      const index = take(note, actor ?? null);
-      if (key?.startsWith(STEER_KEY_PREFIX)) keys.set(key, index);
-      return { index, duplicate: false };
-    },
-    {
-      validator: (note: string, _actor?: Actor | null) => {
-        const refused = refusal(note);
-        if (refused) throw refused;
-        const key = currentUpdateInfo()?.id;
-        if (key !== undefined && keys.has(key)) return;
-        if (accepted >= runLimits.steersPerOp) {
-          throw ApplicationFailure.create({ type: 'CONFLICT', message: `op ${opId} took its ${runLimits.steersPerOp} steers; it accepts no more`, nonRetryable: true });
-        }
-        if (queue.length >= runLimits.steersPending) {
-          throw ApplicationFailure.create({ type: 'CONFLICT', message: `op ${opId} has ${queue.length} steers waiting to be delivered (at most ${runLimits.steersPending}); steer again once they are`, nonRetryable: true });
-        }
-      },
-    },
-  );
-  // Who asks for the cancel that follows (the executor signals it first): the CANCELLED frame names them.
-  let cancelledBy: Actor | undefined;
-  setHandler(cancelledBySignal, (actor) => void (cancelledBy = actor));
-  setHandler(opStatusQuery, (): DurableOpStatus => ({ opId, status, steersReceived: accepted, steersDelivered: delivered }));
-
-  // Records accepted steers in order; stops once the work is done and nothing waits, or at a hand-over.
-  const forward = async (): Promise<void> => {
-    for (;;) {
-      await condition(() => queue.length > 0 || workDone || handingOver);
-      if (handingOver || queue.length === 0) return;
-      const actor = senders[0] ?? null;
-      await book.recordSteer({ opId, index: delivered, note: queue[0]!, ...(actor ? { actor } : {}) });
-      queue.shift();
-      senders.shift();
-      delivered += 1;
-    }
-  };
-  const settleFailed = async (failure: { message: string; type: string }): Promise<never> => {
-    status = 'FAILED';
-    await CancellationScope.nonCancellable(() => book.settleOp({ opId, status: 'FAILED', error: failure.message }));
-    throw ApplicationFailure.create({ type: failure.type, message: failure.message, nonRetryable: true });
-  };
-
-  if (!carried && !patched(OP_WORK_CHILD_PATCH)) {
-    // Executions begun before the work child: the work activity runs here.
-    try {
-      await book.beginOp({ opId });
-      const forwarding = forward();
-      forwarding.catch(() => undefined);
-      try {
-        await startWork(op);
-      } finally {
-        workDone = true;
-      }
-      await forwarding;
-      status = 'SUCCEEDED';
-      return { opId, status: 'SUCCEEDED' };
-    } catch (err) {
-      if ((op.work.type === 'rib' || isCancellation(err)) && CancellationScope.current().consideredCancelled) {
-        status = 'CANCELLED';
-        await CancellationScope.nonCancellable(() => book.settleOp({ opId, status: 'CANCELLED', error: 'cancelled by request', ...(cancelledBy ? { actor: cancelledBy } : {}) }));
-        throw err;
-      }
-      return await settleFailed(describeWorkFailure(op, err));
-    }
-  }
-
-  const info = workflowInfo();
-  const childId = opWorkWorkflowId(opId);
-  let outcome: OpWorkOutcome | undefined = carried?.outcome;
-  let childStarted = carried !== undefined;
-  setHandler(opWorkDoneSignal, (o: OpWorkOutcome) => {
-    outcome ??= o;
-  });
-  // The outcome may arrive while handing over: it travels with the state.
-  const withOutcome = (): { outcome?: OpWorkOutcome } => (outcome !== undefined ? { outcome } : {});
-  const shouldHandOver = () => {
-    const now = workflowInfo();
-    return now.continueAsNewSuggested || (op.maxHistoryEvents !== undefined && now.historyLength >= op.maxHistoryEvents);
-  };
-
-  try {
-    if (!carried) {
-      await book.beginOp({ opId });
-      await CancellationScope.nonCancellable(() =>
-        startChild(opWork, {
-          workflowId: childId,
-          args: [{ opId, opWorkflowId: info.workflowId, work: op.work }],
-          // The op may continue as new while the work runs; a cancel reaches the child below.
-          parentClosePolicy: ParentClosePolicy.ABANDON,
-          typedSearchAttributes: [{ key: searchAttributeKeys.kind, value: workflowKinds.opWork }],
-          memo: { opId },
-        }),
-      );
-      childStarted = true;
-    }
-    const forwarding = forward();
-    forwarding.catch(() => undefined);
-    await condition(() => outcome !== undefined || shouldHandOver());
-    if (outcome === undefined) {
-      handingOver = true;
-      await forwarding;
-      await condition(allHandlersFinished);
-      return await op.continueAsNew({
-        accepted,
-        delivered,
-        pending: [...queue],
-        pendingActors: [...senders],
-        keys: Object.fromEntries(keys),
-        ...withOutcome(),
-        continuations: (carried?.continuations ?? 0) + 1,
-      });
-    }
-    workDone = true;
-    await forwarding;
-    const ended: OpWorkOutcome = outcome;
-    if (ended.outcome === 'SUCCEEDED') {
-      status = 'SUCCEEDED';
-      return { opId, status: 'SUCCEEDED' };
-    }
-    if (ended.outcome === 'CANCELLED') {
-      status = 'CANCELLED';
-      await CancellationScope.nonCancellable(() => book.settleOp({ opId, status: 'CANCELLED', error: 'its work was cancelled' }));
-      throw ApplicationFailure.create({ type: 'CONFLICT', message: `op ${opId}: its work was cancelled`, nonRetryable: true });
-    }
-    return await settleFailed(ended);
-  } catch (err) {
-    // Handing over to the next run, or settled already (FAILED, or its work cancelled): it stands.
-    if (err instanceof ContinueAsNew || status !== 'RUNNING') throw err;
-    if (!isCancellation(err) || !CancellationScope.current().consideredCancelled) return await settleFailed(describeWorkFailure(op, err));
-    await CancellationScope.nonCancellable(async () => {
-      if (childStarted && outcome === undefined) {
-        try {
-          await getExternalWorkflowHandle(childId).cancel();
-        } catch {
-          // Already closed: its outcome is on the way.
-        }
-        await condition(() => outcome !== undefined, op.work.heartbeatTimeoutMs * 3 + 60_000);
-      }
-    });
-    workDone = true;
-    if (outcome?.outcome === 'SUCCEEDED') {
-      status = 'SUCCEEDED';
-      return { opId, status: 'SUCCEEDED' };
-    }
-    status = 'CANCELLED';
-    await CancellationScope.nonCancellable(() => book.settleOp({ opId, status: 'CANCELLED', error: 'cancelled by request', ...(cancelledBy ? { actor: cancelledBy } : {}) }));
-    throw err;
-  }
+  const run = new SteerableOpRun(op.opId, op.carried);
+  handleOpMessages(run);
+  if (!op.carried && !patched(OP_WORK_CHILD_PATCH)) return await runWorkInline(run, op);
+  return await runWorkChild(run, op);
 }

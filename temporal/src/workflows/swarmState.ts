@@ -1,35 +1,12 @@
 // Deterministic code only: this module runs in the workflow sandbox and is replayed from history.
-// The swarm workflow's state (carried across continue-as-new) and its pure steps: routing a message,
-// the projection it records, a turn's activity input.
-import { workflowInfo } from '@temporalio/workflow';
-import { route, swarmTuning, type SwarmAgentView, type SwarmEventPayload, type SwarmEventType, type SwarmLimits, type SwarmStatus } from '@keelson/schema';
+// The swarm workflow's state (carried across continue-as-new) and its small pure helpers: the
+// projection it records, the status it answers. The state's transitions are swarmRun.ts.
+import type { SwarmAgentView, SwarmEventPayload, SwarmEventType, SwarmLimits, SwarmPlan, SwarmStatus } from '@keelson/schema';
 import type { SwarmLiveStatus } from './swarmMessages';
-import type { HydratedMessage, SwarmBootResult, SwarmTurnInput, SwarmTurnResult, WriterLease } from '../activities/swarm/swarmTypes';
+import type { SwarmBootResult, SwarmTurnResult, WriterLease } from '../activities/swarm/swarmTypes';
 
-export interface SwarmWorkflowInput {
-  swarmId: string;
-  opId: string;
-  limits: SwarmLimits;
-  /** The lead's role line. */
-  leadRole: string;
-  /** Workers that join with the lead. */
-  agents: { name: string; role: string }[];
-  writeMode: boolean;
-  /** Agents may read the project (Read/Glob/Grep, confined to `projectRoot`). */
-  workTools: boolean;
-  /** The project (write mode leases writers' worktrees in it). */
-  projectId?: string;
-  projectRoot?: string;
-  provider?: string;
-  /** The lead's model (and workers' unless `workerModel`). */
-  model?: string;
-  workerModel?: string;
-  /** The kickoff post: the task and the evidence titles (the bodies stay in the store). */
-  kickoff: string;
-  /** Heartbeat timeout of the tail and turn activities: a lost worker is noticed within it. */
-  heartbeatTimeoutMs: number;
-  /** Tests: continue as new past this many history events (otherwise when Temporal suggests it). */
-  continueAsNewAfterEvents?: number;
+/** The `swarm` workflow's input: the swarm's plan, and the state a continue-as-new carries over. */
+export interface SwarmWorkflowInput extends SwarmPlan {
   /** The state a continue-as-new carries over. */
   carried?: CarriedSwarmState;
 }
@@ -140,33 +117,6 @@ export const projection = (agents: AgentState[]): SwarmAgentView[] =>
     usage: { ...a.usage },
   }));
 
-/** Routes one hydrated message: the agents it wakes get it in their inbox, the thread's others as background. */
-export function ingestMessage(st: CarriedSwarmState, own: ReadonlySet<string>, m: HydratedMessage, emit: Emit): void {
-  const agent = (id: string) => st.agents.find((a) => a.id === id);
-  const author = st.agents.find((a) => a.botUserId === m.authorId);
-  const isRoot = m.threadRootId === m.id;
-  const thread = (st.threads[m.threadRootId] ??= { participants: [] });
-  if (isRoot && author) thread.starter = author.id;
-  const woke = route({
-    message: { id: m.id, authorId: m.authorId, authorKind: m.authorKind, threadRootId: m.threadRootId, mentions: m.mentions, ribPost: own.has(m.id) },
-    roster: st.agents.map((a) => ({ id: a.id, handle: a.handle, botUserId: a.botUserId, lead: a.lead, active: active(a) })),
-    threadParticipants: thread.participants,
-    ...(thread.starter !== undefined ? { threadStarter: thread.starter } : {}),
-  });
-  for (const id of woke) agent(id)!.inbox.push(m.id);
-  if (!isRoot) {
-    for (const id of thread.participants) {
-      const a = agent(id);
-      if (!a || woke.includes(id) || id === author?.id) continue;
-      a.background.push({ messageId: m.id, threadRootId: m.threadRootId, author: m.authorHandle ? `@${m.authorHandle}` : 'someone', preview: m.preview });
-      if (a.background.length > swarmTuning.backgroundSize) a.background.splice(0, a.background.length - swarmTuning.backgroundSize);
-    }
-  }
-  // Whoever wrote in a thread, or was woken by it, is in it from now on.
-  for (const id of [...(author ? [author.id] : []), ...woke]) if (!thread.participants.includes(id)) thread.participants.push(id);
-  emit('MESSAGE_INGESTED', { messageId: m.id, threadRootId: m.threadRootId, authorId: m.authorId, ...(author ? { authorAgentId: author.id } : {}), woke });
-}
-
 /** What one turn takes from its agent's queues (and the model it runs on). */
 export interface TurnBatch {
   turnNo: number;
@@ -174,53 +124,6 @@ export interface TurnBatch {
   background: BackgroundLine[];
   notes: string[];
   model: string | undefined;
-}
-
-/** The `swarmTurn` activity's input for a turn of agent `a`. */
-export function swarmTurnInput(input: SwarmWorkflowInput, st: CarriedSwarmState, a: AgentState, t: TurnBatch): SwarmTurnInput {
-  const channel = st.channel!;
-  const { swarmId, limits } = input;
-  const { turnNo, batch, background, notes, model } = t;
-  return {
-      swarmId,
-      agentId: a.id,
-      turnNo,
-      workflowId: workflowInfo().workflowId,
-      workspaceId: channel.workspaceId,
-      channelId: channel.channelId,
-      channelName: channel.channelName,
-      botId: a.botId,
-      tokenIds: [...a.tokenIds],
-      messageIds: batch,
-      background,
-      notes,
-      ...(a.sessionId ? { sessionId: a.sessionId } : {}),
-      handle: a.handle,
-      role: a.role,
-      lead: a.lead,
-      writer: a.writer,
-      writeMode: input.writeMode,
-      roster: rosterLines(st.agents),
-      swarmTurnsLeft: limits.maxTurns - st.turnsUsed,
-      agentTurnsLeft: limits.maxTurnsPerAgent - a.turns,
-      turnTimeoutMs: limits.turnTimeoutS * 1000,
-      ...(input.provider ? { provider: input.provider } : {}),
-      ...(model ? { model } : {}),
-      ...(input.projectRoot ? { cwd: input.projectRoot } : {}),
-      workTools: input.workTools,
-      ...(st.writeBase && input.projectId && input.projectRoot
-        ? {
-            write: {
-              projectId: input.projectId,
-              root: input.projectRoot,
-              base: st.writeBase,
-              ...(a.worktree ? { worktree: a.worktree } : {}),
-              writers: Object.fromEntries(st.agents.filter((w) => w.worktree).map((w) => [w.id, w.worktree!.branch])),
-              leadHandle: st.agents.find((x) => x.lead)?.handle ?? '',
-            },
-          }
-        : {}),
-  };
 }
 
 /** A new swarm's state (`now()` is the workflow's deterministic clock). */
