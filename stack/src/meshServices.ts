@@ -32,14 +32,11 @@ interface LateServices {
 
 /** The identity subgraph (API tokens, the admin token on first boot, JWTs when configured). */
 export async function bootIdentity(boot: MeshBoot): Promise<RunningIdentity> {
-  const { env, root, security, progress, port, home, stops } = boot;
+  const { env, root, progress, home, stops } = boot;
   progress('Subgraphs: identity');
   const jwt = jwtSettingsFromEnv(env);
   const identity = await startIdentity({
-    databaseUrl: env.DATABASE_URL,
-    host: env.KEELSON_HOST,
-    port: port(env.KEELSON_IDENTITY_PORT),
-    security,
+    ...subgraphBase(boot, boot.env.KEELSON_IDENTITY_PORT),
     ...(jwt ? { jwt } : {}),
     adminTokenHome: home,
     auditHome: home,
@@ -51,15 +48,17 @@ export async function bootIdentity(boot: MeshBoot): Promise<RunningIdentity> {
   return identity;
 }
 
+/** What every subgraph of the mesh starts with: the database, the host, its port and the security settings. */
+function subgraphBase(boot: MeshBoot, portSetting: number) {
+  return { databaseUrl: boot.env.DATABASE_URL, host: boot.env.KEELSON_HOST, port: boot.port(portSetting), security: boot.security };
+}
+
 /** The projects subgraph. */
 export async function bootProjects(boot: MeshBoot): Promise<RunningProjects> {
-  const { rawEnv, env, root, security, progress, port, userHome, stops } = boot;
+  const { rawEnv, env, root, progress, userHome, stops } = boot;
   progress('Subgraphs: projects');
   const projects = await startProjects({
-    databaseUrl: env.DATABASE_URL,
-    host: env.KEELSON_HOST,
-    port: port(env.KEELSON_PROJECTS_PORT),
-    security,
+    ...subgraphBase(boot, boot.env.KEELSON_PROJECTS_PORT),
     settings: projectsSettings(env, userHome, rawEnv),
     log: root.child({ service: 'projects' }),
   });
@@ -76,7 +75,7 @@ export async function bootRibs(
   temporal: MeshTemporal,
   projects: RunningProjects,
 ): Promise<{ ribs: RunningRibs; runsPort: LateRunsPort; late: LateServices }> {
-  const { opts, rawEnv, env, root, security, progress, port, userHome, home, stops } = boot;
+  const { opts, rawEnv, env, root, security, progress, userHome, home, stops } = boot;
   progress('Subgraphs: ribs');
   // The ribs subgraph boots first; its run seams reach the runs domain once that is up.
   const runsPort = lateRunsPort();
@@ -93,10 +92,7 @@ export async function bootRibs(
     log: root.child({ service: 'ribs' }),
   });
   const ribs = await startRibs({
-    databaseUrl: env.DATABASE_URL,
-    host: env.KEELSON_HOST,
-    port: port(env.KEELSON_RIBS_PORT),
-    security,
+    ...subgraphBase(boot, boot.env.KEELSON_RIBS_PORT),
     settings: { ...ribsSettings(env, userHome, rawEnv), projectsUrl: projects.url },
     log: root.child({ service: 'ribs' }),
     ribHost: { ...opts.ribHost, seams: (ribId) => ({ ...agentSeams.seams(ribId), ...(opts.ribHost?.seams?.(ribId) ?? {}) }) },
@@ -121,13 +117,10 @@ export async function bootRuns(
   projects: RunningProjects,
   ribsBoot: { ribs: RunningRibs; runsPort: LateRunsPort; late: LateServices },
 ): Promise<RunningRuns> {
-  const { env, root, security, progress, port, userHome, stops } = boot;
+  const { env, root, progress, userHome, stops } = boot;
   progress('Subgraphs: runs');
   const runs = await startRuns({
-    databaseUrl: env.DATABASE_URL,
-    host: env.KEELSON_HOST,
-    port: port(env.KEELSON_RUNS_PORT),
-    security,
+    ...subgraphBase(boot, boot.env.KEELSON_RUNS_PORT),
     settings: { ...runsSettings(env, { userHome, temporal, projectsUrl: projects.url }), ribWorkflows: ribWorkflowSource(ribsBoot.ribs.host) },
     log: root.child({ service: 'runs' }),
   });
@@ -139,13 +132,10 @@ export async function bootRuns(
 
 /** The sessions subgraph (harness sessions on Temporal). */
 export async function bootSessions(boot: MeshBoot, temporal: MeshTemporal, projects: RunningProjects, runs: RunningRuns): Promise<RunningSessions> {
-  const { rawEnv, env, root, security, progress, port, userHome, stops } = boot;
+  const { rawEnv, env, root, progress, userHome, stops } = boot;
   progress('Subgraphs: sessions');
   const sessions = await startSessions({
-    databaseUrl: env.DATABASE_URL,
-    host: env.KEELSON_HOST,
-    port: port(env.KEELSON_SESSIONS_PORT),
-    security,
+    ...subgraphBase(boot, boot.env.KEELSON_SESSIONS_PORT),
     settings: harnessSettings(env, rawEnv, userHome),
     projects: projects.url,
     temporal: { address: temporal.address, namespace: temporal.namespace, taskQueue: env.TEMPORAL_TASK_QUEUE, uiUrl: temporal.uiUrl },
@@ -163,14 +153,11 @@ export async function bootSessions(boot: MeshBoot, temporal: MeshTemporal, proje
  * them by URL (and memory stops before them).
  */
 export async function bootMemory(boot: MeshBoot, sessions: RunningSessions, runs: RunningRuns, late: LateServices): Promise<RunningMemory> {
-  const { env, root, security, progress, port, stops } = boot;
+  const { env, root, progress, stops } = boot;
   progress('Subgraphs: memory');
   const memoryLog = root.child({ service: 'memory' });
   const memory = await startMemoryService({
-    databaseUrl: env.DATABASE_URL,
-    host: env.KEELSON_HOST,
-    port: port(env.KEELSON_MEMORY_PORT),
-    security,
+    ...subgraphBase(boot, boot.env.KEELSON_MEMORY_PORT),
     settings: memorySettings(env),
     sessionsUrl: sessions.url,
     runsUrl: runs.url,
@@ -185,13 +172,10 @@ export async function bootMemory(boot: MeshBoot, sessions: RunningSessions, runs
 
 /** The swarms subgraph, and the swarm rib's operator tools (in this process's rib hosts) calling it. */
 export async function bootSwarms(boot: MeshBoot, temporal: MeshTemporal, projects: RunningProjects): Promise<RunningSwarms> {
-  const { rawEnv, env, root, security, progress, port, userHome, stops } = boot;
+  const { rawEnv, env, root, security, progress, userHome, stops } = boot;
   progress('Subgraphs: swarms');
   const swarms = await startSwarms({
-    databaseUrl: env.DATABASE_URL,
-    host: env.KEELSON_HOST,
-    port: port(env.KEELSON_SWARMS_PORT),
-    security,
+    ...subgraphBase(boot, boot.env.KEELSON_SWARMS_PORT),
     settings: swarmsSettings(env, rawEnv, {
       userHome,
       temporal: { address: temporal.address, namespace: temporal.namespace, taskQueue: env.TEMPORAL_TASK_QUEUE, ...(temporal.uiUrl ? { uiUrl: temporal.uiUrl } : {}) },
