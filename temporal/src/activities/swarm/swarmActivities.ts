@@ -236,13 +236,15 @@ function swarmEventActivities(c: SwarmContext) {
     }): Promise<void> {
       await asActivity(async () => {
         const { store, ops } = need();
-        await store.record(input.swarmId, input.fromIdx, input.events, { status: input.status, conclusion: input.conclusion, error: input.error, agents: input.agents, turnsUsed: input.turnsUsed });
+        // The op settles first (both writes are idempotent, a retry redoes what is missing): whoever
+        // sees the swarm ended sees its op settled too.
         const write = input.write ? { ...withoutPublished(input.write), pullRequests: pullRequestsOf(input.write) } : undefined;
         if (input.status === 'DONE') {
           await ops.completeOp(input.opId, { swarmId: input.swarmId, status: input.status, turnsUsed: input.turnsUsed, conclusion: input.conclusion?.slice(0, 4000) ?? null, ...(write ? { write } : {}) });
         } else {
           await ops.settleOp(input.opId, input.status === 'STOPPED' ? 'CANCELLED' : 'FAILED', input.status === 'STOPPED' ? (input.error ?? 'stopped') : `${input.status}: ${input.error ?? ''}`.trim());
         }
+        await store.record(input.swarmId, input.fromIdx, input.events, { status: input.status, conclusion: input.conclusion, error: input.error, agents: input.agents, turnsUsed: input.turnsUsed });
         vault().forget(input.swarmId);
       });
     },
