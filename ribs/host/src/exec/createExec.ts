@@ -45,11 +45,11 @@ export function createExec(options: ExecOptions = {}): RibExec {
 
   async function run(cmd: string, args: readonly string[], opts: RibExecOptions = {}): Promise<RawRun> {
     const env: NodeJS.ProcessEnv = { ...process.env, ...opts.env };
-    if (!isGitCommand(cmd)) return spawnRun(limits, cmd, args, env, opts);
+    if (!isGitCommand(cmd)) return spawnRun(cmd, args, env, opts, limits);
     if ([opts.signal, options.signal].some((s) => s?.aborted)) return { stdout: '', stderr: '', exitCode: null, failure: 'aborted' };
     try {
       const git = await gitInvocation(args, { cwd: opts.cwd ?? process.cwd(), env, signal: opts.signal });
-      return await spawnRun(limits, 'git', git.args, git.env, opts);
+      return await spawnRun('git', git.args, git.env, opts, limits);
     } catch (err) {
       // The repository's config could not be read (or the read timed out): git does not run.
       const failed = err instanceof GitError ? err : undefined;
@@ -76,7 +76,7 @@ export function createExec(options: ExecOptions = {}): RibExec {
 }
 
 /** Spawns one process in its own group and collects its output; a timeout, an abort or an over-long output stops the group. */
-function spawnRun(limits: ExecLimits, cmd: string, args: readonly string[], env: NodeJS.ProcessEnv, opts: RibExecOptions): Promise<RawRun> {
+function spawnRun(cmd: string, args: readonly string[], env: NodeJS.ProcessEnv, opts: RibExecOptions, limits: ExecLimits): Promise<RawRun> {
   const { maxOutputBytes, killGraceMs } = limits;
   const timeoutMs = opts.timeoutMs ?? limits.defaultTimeoutMs;
   return new Promise((resolve) => {
