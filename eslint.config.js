@@ -90,7 +90,7 @@ const sandboxMessage =
   'Workflow code runs in the deterministic sandbox and is replayed from history: do I/O in an activity and reach it through proxyActivities.';
 
 module.exports = defineConfig(
-  { ignores: ['**/node_modules/**', '**/dist/**', '**/coverage/**', 'client/src/gql/**', 'test/fixtures/seed000/**'] },
+  { ignores: ['**/node_modules/**', '**/dist/**', '**/coverage/**', 'client/src/gql/**', 'test/fixtures/seed000/**', 'reports/**', '.stryker-tmp/**'] },
   tseslint.configs.recommended,
   {
     rules: {

@@ -13,7 +13,9 @@ const common = {
   moduleFileExtensions: ['ts', 'js', 'json'],
   // @keelson/client from its source (its `@keelson/source` export condition; the published exports name dist/).
   testEnvironmentOptions: { customExportConditions: ['node', 'node-addons', '@keelson/source'] },
-  testPathIgnorePatterns: ['/node_modules/'],
+  // Stryker's sandboxes (npm run test:mutation) are copies of the tree: not tests of this one.
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/.stryker-tmp/'],
+  modulePathIgnorePatterns: ['<rootDir>/.stryker-tmp/'],
 };
 
 module.exports = {

@@ -175,7 +175,9 @@ describe('HYBRID search on pgvector', () => {
   itHybrid(
     'goes lexical, and says so, while the embeddings endpoint fails, and catches up when it answers again',
     async () => {
-      toy = await toyEmbeddings(300);
+      // The retry interval is the endpoint's timeout: 1.5 s, so a loaded machine still searches twice
+      // inside it (300 ms was once too short in CI), and the recovery waits just past it.
+      toy = await toyEmbeddings(1500);
       h = await startMemoryHarness({ settings: { embeddings: toy.settings } });
       await h.running.services.memory.appendMany([PLANTED[0]]);
       await h.running.services.indexer!.idle();
@@ -196,7 +198,7 @@ describe('HYBRID search on pgvector', () => {
       expect(toy.requests).toBe(asked);
 
       toy.down = false;
-      await new Promise((r) => setTimeout(r, 350));
+      await new Promise((r) => setTimeout(r, 1600));
       const back = await h.running.services.search.search({ query: 'dogpile' });
       expect(back.map((hit) => hit.content)).toContain(PLANTED[0].content);
       expect((await mode()).mode).toBe('HYBRID');
