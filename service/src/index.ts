@@ -22,8 +22,8 @@ export { meshSecurityFromEnv, testSecurity, defaultPgTimeouts } from './auth/mes
 export type { MeshSecurity, PgTimeouts } from './auth/meshSecurity';
 export { tracingFromEnv, startTracing, tracingActive, inService, serviceTracer, serviceName, spanProcessorFor, traceparentEnv, traceHeaders, traceFields, processSpan } from './telemetry/tracing';
 export type { Tracing, TracingSettings } from './telemetry/tracing';
-export { countRefusal, registerApprovalSource, metricsRegistry, metricsPlugin, metricsRoute, operationLabel, subscriptionOpened, subscriptionGauge, registerLagSource } from './telemetry/metrics';
-export type { ApprovalSample, RefusalReason } from './telemetry/metrics';
+export { countCompiledAnswer, countRefusal, registerApprovalSource, metricsRegistry, metricsPlugin, metricsRoute, operationLabel, subscriptionOpened, subscriptionGauge, registerLagSource } from './telemetry/metrics';
+export type { ApprovalSample, CompiledAnswerEngine, RefusalReason } from './telemetry/metrics';
 export type { LagSample } from './telemetry/metrics';
 export { serverSpan, tracingPlugin } from './telemetry/httpSpans';
 export { freePort, portIsFree } from './freePort';

@@ -273,7 +273,8 @@ describe('claude-code turns: in flight, interrupt, approvals', () => {
   let healthUrl: string;
 
   beforeAll(async () => {
-    // A second control plane on the same database: another process, as far as leases go.
+    // A second control plane on the same database, in this process but with its own pool and
+    // listener: another holder, as far as leases go.
     other = await startHarnessRuntime({
       databaseUrl: h.mesh.db.url,
       settings: harnessSettings(parseEnv(h.mesh.rawEnv), h.mesh.rawEnv),
@@ -297,7 +298,7 @@ describe('claude-code turns: in flight, interrupt, approvals', () => {
     return startSession.id;
   }
 
-  it('refuses a second turn while one runs (TURN_IN_FLIGHT, also from another process), then interrupts it leaving no process of its group', async () => {
+  it('refuses a second turn while one runs (TURN_IN_FLIGHT, also from a second control plane on the database), then interrupts it leaving no process of its group', async () => {
     const sessionId = await startSession();
     const sub = subscribeEvents(h.mesh, { sessionId });
     const turn = await sendTurn(h.mesh, sessionId, 'SLOW 30000 a long, slow answer that streams for thirty seconds');
@@ -313,7 +314,7 @@ describe('claude-code turns: in flight, interrupt, approvals', () => {
     const second = await gql(h.mesh.gatewayUrl, 'mutation ($s: ID!) { sendUserTurn(sessionId: $s, text: "again") { turnId } }', { s: sessionId });
     expect(codes(second)).toEqual(['TURN_IN_FLIGHT']);
     expect(second.errors![0]!.extensions).toMatchObject({ status: 409, turnId: turn.turnId });
-    await expect(other.plane.sendUserTurn(sessionId, 'from another process')).rejects.toMatchObject({ code: 'TURN_IN_FLIGHT' });
+    await expect(other.plane.sendUserTurn(sessionId, 'from another control plane')).rejects.toMatchObject({ code: 'TURN_IN_FLIGHT' });
     // Nothing changed: the same turn holds the session, no second CLI runs, no event was written for it.
     expect(await sessionOf(h.mesh, sessionId)).toEqual(before);
     expect(h.mesh.sessions.runtime.plane.localTurns().filter((t) => t.sessionId === sessionId)).toHaveLength(1);
@@ -332,7 +333,7 @@ describe('claude-code turns: in flight, interrupt, approvals', () => {
     await sub.close();
   });
 
-  it('interrupts a turn held by another process through the lease (its holder kills the group)', async () => {
+  it('interrupts a turn held by another control plane through the lease (its holder kills the group)', async () => {
     const sessionId = await startSession();
     const sub = subscribeEvents(h.mesh, { sessionId });
     const turn = await sendTurn(h.mesh, sessionId, 'SLOW 30000 another long answer');

@@ -25,9 +25,6 @@ export interface DurableConsumerOptions {
   startAt?: 'start' | 'end';
 }
 
-/** Another replica advanced the shared cursor first: the batch is theirs. */
-class CursorMoved extends Error {}
-
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
@@ -46,12 +43,18 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
  * one row per consumer name) — memory capture, the ribs' run-event router and every other
  * follower that must resume where it stopped.
  *
- * Per batch: `prepare` reads whatever the events name from elsewhere (bodies over the network) with
- * no transaction open; then `apply`'s writes and the new cursor commit in one transaction. A crash
- * anywhere leaves either the whole batch and its cursor or neither, and the next run resumes from the
- * cursor; the writes themselves must be idempotent (dedupe keys), so a replay stores nothing new.
- * Replicas sharing a name take the cursor row's lock and check it has not moved since they read it,
- * so a batch is applied once even when several run.
+ * Per batch, in one transaction: the cursor row's lock is taken first (the claim), the events after
+ * the cursor are read, `prepare` reads whatever they name from elsewhere (bodies over the network),
+ * and `apply`'s writes and the new cursor commit together. A crash anywhere leaves either the whole
+ * batch and its cursor or neither, and the next run resumes from the cursor; the writes themselves
+ * must be idempotent (dedupe keys), so a replay stores nothing new.
+ *
+ * Replicas sharing a name queue on that lock: while one holds a batch, another waits in Postgres
+ * (no polling) and then starts after the batch it waited on, so each batch is prepared and applied
+ * by one replica, once — nothing is fetched twice and discarded. A replica that dies mid-batch drops
+ * its connection, Postgres releases the lock and the next in line takes the batch. The price is one
+ * connection held per consumer while it prepares; `statement_timeout` bounds a wait and
+ * `idle_in_transaction_session_timeout` a stalled holder (a failed batch retries from the cursor).
  */
 export abstract class DurableConsumer<Prepared> {
   readonly name: string;
@@ -70,7 +73,10 @@ export abstract class DurableConsumer<Prepared> {
     this.retryDelayMs = base.retryDelayMs ?? 200;
   }
 
-  /** Reads what the batch's events name; rejecting fails the batch (retried from the cursor). */
+  /**
+   * Reads what the batch's events name, holding the batch's claim (the cursor's transaction is open,
+   * so no other replica is preparing it); rejecting fails the batch (retried from the cursor).
+   */
   protected abstract prepare(events: readonly EventEnvelope[]): Promise<Prepared>;
 
   /** Writes the prepared batch inside the cursor's transaction; must be idempotent. */
@@ -106,7 +112,7 @@ export abstract class DurableConsumer<Prepared> {
     for (;;) {
       const n = await this.step();
       if (n === 0) return total;
-      total += Math.max(n, 0);
+      total += n;
     }
   }
 
@@ -143,27 +149,26 @@ export abstract class DurableConsumer<Prepared> {
     this.cursorRowReady = true;
   }
 
-  /** One batch. @returns events applied; 0 when none were waiting; -1 when another replica took them */
+  /**
+   * One batch, claimed before anything is read: see the class. Stopped while it waited for the
+   * claim, it reads nothing.
+   * @returns events applied; 0 when none were waiting
+   */
   private async step(): Promise<number> {
-    const from = await this.position();
-    const events = await this.base.events.read(this.stream, from, { limit: this.batchSize });
-    if (!events.length) return 0;
-    const prepared = await this.prepare(events);
-    const last = events.at(-1)!.seq;
-    try {
-      await this.base.dataSource.transaction(async (m) => {
-        const [row] = (await m.query('SELECT position FROM event_consumer_cursors WHERE consumer = $1 FOR UPDATE', [this.name])) as {
-          position: string;
-        }[];
-        if (Number(row!.position) !== from) throw new CursorMoved();
-        await this.apply(m, prepared);
-        await m.query('UPDATE event_consumer_cursors SET position = $2, updated_at = now() WHERE consumer = $1', [this.name, last]);
-      });
-    } catch (err) {
-      if (err instanceof CursorMoved) return -1;
-      throw err;
-    }
-    this.base.onCommitted?.();
-    return events.length;
+    await this.ensureCursorRow();
+    let applied = 0;
+    await this.base.dataSource.transaction(async (m) => {
+      const [row] = (await m.query('SELECT position FROM event_consumer_cursors WHERE consumer = $1 FOR UPDATE', [this.name])) as {
+        position: string;
+      }[];
+      if (this.abort.signal.aborted) return;
+      const events = await this.base.events.read(this.stream, Number(row!.position), { limit: this.batchSize, manager: m });
+      if (!events.length) return;
+      await this.apply(m, await this.prepare(events));
+      await m.query('UPDATE event_consumer_cursors SET position = $2, updated_at = now() WHERE consumer = $1', [this.name, events.at(-1)!.seq]);
+      applied = events.length;
+    });
+    if (applied) this.base.onCommitted?.();
+    return applied;
   }
 }

@@ -19,6 +19,8 @@ export interface ReadOptions {
   key?: string;
   /** @default 500 */
   limit?: number;
+  /** Reads on this transaction's connection (a reader holding a lock in it). @default a pooled connection */
+  manager?: EntityManager;
 }
 
 interface EventRow {
@@ -89,12 +91,13 @@ export class EventLog {
   /** Events strictly after `after` (a cursor or 0), in order. */
   async read<P = unknown>(stream: string, after: number, opts: ReadOptions = {}): Promise<EventEnvelope<P>[]> {
     const limit = opts.limit ?? 500;
+    const db = opts.manager ?? this.dataSource;
     const rows = (opts.key === undefined
-      ? await this.dataSource.query(
+      ? await db.query(
           'SELECT stream, seq, key, type, payload, at, actor FROM events WHERE stream = $1 AND seq > $2 ORDER BY seq LIMIT $3',
           [stream, after, limit],
         )
-      : await this.dataSource.query(
+      : await db.query(
           'SELECT stream, seq, key, type, payload, at, actor FROM events WHERE stream = $1 AND key = $2 AND seq > $3 ORDER BY seq LIMIT $4',
           [stream, opts.key, after, limit],
         )) as EventRow[];

@@ -15,6 +15,7 @@ interface MeshMetrics {
   refusals: Counter<'service' | 'reason'>;
   duration: Histogram<'service' | 'operation' | 'type'>;
   subscriptions: Gauge<'service' | 'operation'>;
+  compiledAnswers: Counter<'service' | 'by'>;
   lagSources: Set<() => LagSample[]>;
   approvalSources: Set<() => Promise<ApprovalSample[]>>;
   operations: Map<string, Set<string>>;
@@ -41,7 +42,7 @@ const MAX_OPERATIONS = 200;
 let metrics: MeshMetrics | undefined;
 
 /** The operation series every service reports into `registry`: requests, refusals, latency and open subscriptions. */
-function operationSeries(registry: Registry): Pick<MeshMetrics, 'requests' | 'refusals' | 'duration' | 'subscriptions'> {
+function operationSeries(registry: Registry): Pick<MeshMetrics, 'requests' | 'refusals' | 'duration' | 'subscriptions' | 'compiledAnswers'> {
   return {
     requests: new Counter({
       name: 'keelson_graphql_requests_total',
@@ -66,6 +67,12 @@ function operationSeries(registry: Registry): Pick<MeshMetrics, 'requests' | 're
       name: 'keelson_graphql_subscriptions_open',
       help: 'Subscriptions open now, per service and operation name',
       labelNames: ['service', 'operation'],
+      registers: [registry],
+    }),
+    compiledAnswers: new Counter({
+      name: 'keelson_compiled_executor_answers_total',
+      help: 'HTTP operations a subgraph\'s compiled executor answered, per service and by which engine: graphql-jit, or graphql-js (mutations, what does not compile, answers it redoes)',
+      labelNames: ['service', 'by'],
       registers: [registry],
     }),
   };
@@ -165,6 +172,14 @@ export type RefusalReason =
 /** Counts one refusal of `service`. */
 export function countRefusal(service: string, reason: RefusalReason): void {
   meshMetrics().refusals.inc({ service, reason });
+}
+
+/** Which engine answered one operation the compiled executor of `service` was handed. */
+export type CompiledAnswerEngine = 'graphql-jit' | 'graphql-js';
+
+/** Counts one operation the compiled executor of `service` answered, and by which engine. */
+export function countCompiledAnswer(service: string, by: CompiledAnswerEngine): void {
+  meshMetrics().compiledAnswers.inc({ service, by });
 }
 
 /** The process registry (tests, and exporters other than the `/metrics` route). */

@@ -15,6 +15,7 @@ import {
   GraphQLUnionType,
 } from 'graphql';
 import { security, testService } from '../../../test/support/auth';
+import { answeredBy, type AnsweredBy } from '../../../test/support/compiledAnswers';
 import { compiledExecution, type SubgraphExecution } from './compiledExecutor';
 import { meshGraphQLError } from './errors';
 import { DateTimeScalar, JSONScalar } from './scalars';
@@ -95,10 +96,14 @@ describe('compiledExecution', () => {
     });
     return { status: res.status, body: (await res.json()) as Answer['body'] };
   };
-  const both = async (query: string, variables?: Record<string, unknown>): Promise<Answer> => {
-    const compiled = await post('compiled', query, variables);
-    expect(compiled).toEqual(await post('graphql-js', query, variables));
-    return compiled;
+  /** Sends to both, asserts the answers are equal and which engine of the compiled executor answered. */
+  const both = async (query: string, variables?: Record<string, unknown>, by: AnsweredBy = 'graphql-jit'): Promise<Answer> => {
+    const compiled = await answeredBy('kit-test', () => post('compiled', query, variables));
+    expect(compiled.by).toBe(by);
+    const reference = await answeredBy('kit-test', () => post('graphql-js', query, variables));
+    expect(reference.by).toBe('none');
+    expect(compiled.answer).toEqual(reference.answer);
+    return compiled.answer;
   };
 
   it('resolves interfaces by isTypeOf and unions by resolveType alike, with argument defaults and enum values', async () => {
@@ -123,17 +128,19 @@ describe('compiledExecution', () => {
   });
 
   it('rejects a DateTime or enum that does not parse alike: in a literal (validation), in a variable (BAD_USER_INPUT, 400)', async () => {
-    const literal = await both(`{ echo(at: "yesterday") }`);
+    const literal = await both(`{ echo(at: "yesterday") }`, undefined, 'none');
     expect(literal.body.errors?.[0].extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
     for (const variables of [{ at: 'yesterday' }, { at: '2026-03-04T05:06:07Z', state: 'MAYBE' }, {}]) {
-      const answer = await both(`query($at: DateTime!, $state: State) { echo(at: $at, state: $state) }`, variables);
+      // graphql-jit answers without data (no resolver ran): graphql-js answers with its own errors.
+      const answer = await both(`query($at: DateTime!, $state: State) { echo(at: $at, state: $state) }`, variables, 'graphql-js');
       expect(answer.status).toBe(400);
       expect(answer.body.errors?.map((e) => e.extensions?.code)).toEqual(['BAD_USER_INPUT']);
     }
   });
 
   it('keeps a thrown MeshError and a thrown GraphQLError their codes, and masks anything else, alike', async () => {
-    const answer = await both(`{ meshFailure graphQLFailure plainFailure badDate nodes(limit: 1) { id } }`);
+    // Four errors: graphql-js answers again, in its own order.
+    const answer = await both(`{ meshFailure graphQLFailure plainFailure badDate nodes(limit: 1) { id } }`, undefined, 'graphql-js');
     expect(answer.status).toBe(200);
     const byPath = (errors: Answer['body']['errors']) => [...(errors ?? [])].sort((a, b) => String(a.path).localeCompare(String(b.path)));
     expect(answer.body.data).toEqual({ meshFailure: null, graphQLFailure: null, plainFailure: null, badDate: null, nodes: [{ id: 'n1' }] });
@@ -153,11 +160,11 @@ describe('compiledExecution', () => {
   });
 
   it('runs mutations alike (through graphql-js)', async () => {
-    expect((await both(`mutation { touch(id: "n1") }`)).body).toEqual({ data: { touch: 'touched n1' } });
+    expect((await both(`mutation { touch(id: "n1") }`, undefined, 'graphql-js')).body).toEqual({ data: { touch: 'touched n1' } });
   });
 
   it('compiles a query once per document and operation name, and never a mutation', async () => {
-    const execution = compiledExecution(schema);
+    const execution = compiledExecution(schema, 'kit-cache-test');
     const apollo = new ApolloServer({ gateway: execution });
     await apollo.start();
     try {

@@ -1,4 +1,5 @@
 import type { ApolloServerOptionsWithGateway, BaseContext } from '@apollo/server';
+import { countCompiledAnswer } from '@keelson/service';
 import { execute, GraphQLError, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 
@@ -41,8 +42,12 @@ export interface CompiledExecution extends ApolloGateway {
  * - graphql-jit's field errors carry their thrown error as `originalError` but no AST nodes and no
  *   extensions when the thrown error had none; each is remade as graphql-js' `locatedError` would
  *   make it, so Apollo and the kit's error formatter see the same error either way.
+ * - Each answer is counted by engine (`keelson_compiled_executor_answers_total{service,by}`): how
+ *   much runs compiled, and that it runs at all.
+ *
+ * @param service the subgraph's name, the counter's `service` label
  */
-export function compiledExecution(schema: GraphQLSchema): CompiledExecution {
+export function compiledExecution(schema: GraphQLSchema, service: string): CompiledExecution {
   const compiled = new WeakMap<DocumentNode, Map<string | undefined, CompiledQuery | null>>();
   const listeners = new Set<SchemaListener>();
   let compilations = 0;
@@ -66,12 +71,15 @@ export function compiledExecution(schema: GraphQLSchema): CompiledExecution {
 
   const executor: GatewayExecutor = async (requestContext) => {
     const { document, request, operation, context } = requestContext;
-    const viaGraphQLJs = () =>
-      execute({ schema, document, contextValue: context, variableValues: request.variables, operationName: request.operationName });
+    const viaGraphQLJs = () => {
+      countCompiledAnswer(service, 'graphql-js');
+      return execute({ schema, document, contextValue: context, variableValues: request.variables, operationName: request.operationName });
+    };
     const query = operation?.operation === 'query' ? compiledFor(document, request.operationName) : null;
     if (!query) return viaGraphQLJs();
     const result = await query.query(undefined, context, request.variables);
     if (result.data === undefined || (result.errors?.length ?? 0) > 1) return viaGraphQLJs();
+    countCompiledAnswer(service, 'graphql-jit');
     return result.errors ? { ...result, errors: result.errors.map(asLocatedError) } : result;
   };
 

@@ -69,7 +69,7 @@ function subgraphApollo<TContext extends SubgraphContext>(
   scopeMap: ScopeMap,
 ): ApolloServer<TContext> {
   return new ApolloServer<TContext>({
-    ...((opts.execution ?? 'compiled') === 'compiled' ? { gateway: compiledExecution(opts.schema) } : { schema: opts.schema }),
+    ...((opts.execution ?? 'compiled') === 'compiled' ? { gateway: compiledExecution(opts.schema, opts.name) } : { schema: opts.schema }),
     formatError,
     csrfPrevention: true,
     allowBatchedHttpRequests: false,

@@ -28,7 +28,7 @@ describe('PgSnapshotStore', () => {
   const append = (store: PgSnapshotStore, key: string, n: number) =>
     store.append({ key, ribId: 'demo', payload: { n }, composedAt: new Date().toISOString() });
 
-  it('numbers versions 1, 2, 3… with no repeat or gap across two processes appending concurrently', async () => {
+  it('numbers versions 1, 2, 3… with no repeat or gap across two stores on separate pools appending concurrently', async () => {
     const one = new PgSnapshotStore(a.dataSource, a.events);
     const two = new PgSnapshotStore(b.dataSource, b.events);
     const records = await Promise.all(Array.from({ length: 40 }, (_, i) => append(i % 2 ? one : two, 'rib:demo', i)));
@@ -117,7 +117,7 @@ describe('PgSnapshotStore', () => {
       expect(await host.recomposeSnapshot('rib:demo:validated')).toMatchObject({ status: 'published', frame: { version: 1 } });
       next = { ok: 'no' };
       expect(await host.recomposeSnapshot('rib:demo:validated')).toMatchObject({ status: 'rejected', error: 'ok must be a number' });
-      // Read back through another process: the prior version is what Postgres holds, and no event was written.
+      // Read back through the other pool: the prior version is what Postgres holds, and no event was written.
       const other = new PgSnapshotStore(b.dataSource, b.events);
       expect(await other.latest('rib:demo:validated')).toMatchObject({ version: 1, payload: { ok: 1 } });
       expect((await b.events.read(streams.snapshots, 0, { key: 'rib:demo:validated' })).length).toBe(1);

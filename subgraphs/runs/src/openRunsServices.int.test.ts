@@ -25,7 +25,7 @@ describe('opening the runs domain without serving it', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('opens from two processes at once on a fresh database (the ribs and runs services): each migration runs once, and both read what the other writes', async () => {
+  it('opens twice at once on a fresh database (two pools, as the ribs and runs services do): each migration runs once, and both read what the other writes', async () => {
     const settings = runsSettings(parseEnv({ KEELSON_HOME: join(dir, 'home'), TEMPORAL_TASK_QUEUE: `runs-open-${randomUUID()}` }), {
       temporal: { address: testTemporalAddress() },
       projectsUrl: 'http://127.0.0.1:1/graphql',

@@ -9,6 +9,11 @@ class Transcripts implements TranscriptSource {
   /** Fetches to fail before answering again (an unavailable sessions subgraph). */
   failures = 0;
   fetches = 0;
+  /** Every id each fetch asked for, in order. */
+  readonly fetched: string[] = [];
+
+  /** @param delayMs how long each fetch takes (a remote sessions subgraph) */
+  constructor(private readonly delayMs = 0) {}
 
   add(sessionId: string, ...entries: CapturedTranscriptEntry[]): string[] {
     const list = this.bySession.get(sessionId) ?? [];
@@ -19,6 +24,8 @@ class Transcripts implements TranscriptSource {
 
   async entries(sessionId: string, ids: readonly string[]): Promise<CapturedTranscriptEntry[]> {
     this.fetches += 1;
+    this.fetched.push(...ids);
+    if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
     if (this.failures > 0) {
       this.failures -= 1;
       throw new Error('sessions subgraph unavailable');
@@ -87,7 +94,7 @@ describe('capture from the harness stream', () => {
     await expectGapless();
   });
 
-  it('resumes after being killed mid-batch: the batch rolls back with its cursor, and the restart leaves no duplicate and no gap', async () => {
+  it('resumes after a write fails mid-batch: the batch rolls back with its cursor, and a restarted consumer leaves no duplicate and no gap', async () => {
     await h.restart(manual({ batchSize: 10 }));
     const from = await consumer().position();
     // 25 events of 4 entries over 5 sessions; one entry of the 15th event (mid second batch) crashes the writer, once.
@@ -133,17 +140,27 @@ describe('capture from the harness stream', () => {
     expect(sessionHistory.map((m) => m.content)).toEqual([4, 9, 14, 19, 24].flatMap((e) => [0, 1, 2, 3].map((k) => `event ${e} entry ${k}`)));
   });
 
-  it('shares the work with a replica of the same name exactly once', async () => {
-    const replica = await h.startReplica(manual({ batchSize: 3 }));
-    await h.restart(manual({ batchSize: 3 }));
+  it('shares the work with a replica of the same name: each batch applied once, each transcript fetched once', async () => {
+    // Fetches take a while, so both replicas are after the same batch at the same time.
+    const remote = new Transcripts(25);
+    const replica = await h.startReplica(manual({ batchSize: 3, source: remote }));
+    await h.restart(manual({ batchSize: 3, source: remote }));
+    const ids: string[] = [];
     for (let e = 0; e < 30; e++) {
       const sessionId = `pi:replicas-${e % 3}`;
-      await h.emit('TRANSCRIPT_APPENDED', sessionId, { entryIds: transcripts.add(sessionId, entry(`r${e}`, `replicated ${e}`)) });
+      ids.push(...remote.add(sessionId, entry(`r${e}`, `replicated ${e}`)));
+      await h.emit('TRANSCRIPT_APPENDED', sessionId, { entryIds: [`r${e}`] });
     }
-    await Promise.all([consumer().catchUp(), replica.services.capture!.catchUp()]);
+    const applied = await Promise.all([consumer().catchUp(), replica.services.capture!.catchUp()]);
+    // Events applied, per replica: together exactly the 30, and neither idle.
+    expect(applied[0] + applied[1]).toBe(30);
+    expect(Math.min(...applied)).toBeGreaterThan(0);
+    expect([...remote.fetched].sort()).toEqual([...ids].sort());
     const [row] = await h.sql<{ n: string }>("SELECT count(*) AS n FROM memory_messages WHERE dedupe_key LIKE 'r%'");
     expect(row!.n).toBe('30');
     await expectGapless();
+    // The tests after this one read from the shared transcripts.
+    await h.restart(manual());
   });
 
   it('writes the rotation breadcrumb durably: the new id inherits the task and its history includes the old one', async () => {

@@ -30,7 +30,7 @@ describe('harnessTask activities', () => {
     expect(beats).toEqual([{ pgid: 42 }]);
   });
 
-  it('reports a cancelled turn as cancelled: the plane saw the abort and killed the group', async () => {
+  it('reports a cancelled turn as cancelled once the plane has seen the abort (the group kill is the plane\'s, tested there)', async () => {
     const env = new MockActivityEnvironment();
     const { harnessTaskTurn } = createHarnessActivities({
       plane: planeWith(
@@ -43,7 +43,7 @@ describe('harnessTask activities', () => {
     await expect(running).rejects.toBeInstanceOf(CancelledFailure);
   });
 
-  it('keeps the mesh code: TURN_IN_FLIGHT is retried, CAPABILITY_UNSUPPORTED is not', async () => {
+  it('keeps the mesh code: TURN_IN_FLIGHT fails retryable, CAPABILITY_UNSUPPORTED non-retryable', async () => {
     const fail = (code: 'TURN_IN_FLIGHT' | 'CAPABILITY_UNSUPPORTED') =>
       new MockActivityEnvironment().run(
         createHarnessActivities({ plane: planeWith(async () => Promise.reject(new MeshError(code, 'no'))) }).harnessTaskTurn,
@@ -53,7 +53,7 @@ describe('harnessTask activities', () => {
     await expect(fail('CAPABILITY_UNSUPPORTED')).rejects.toMatchObject({ type: 'CAPABILITY_UNSUPPORTED', nonRetryable: true });
   });
 
-  it('fails SERVICE_UNAVAILABLE on a worker started without the control plane', async () => {
+  it('fails SERVICE_UNAVAILABLE when built without a control plane (as on a worker started without one)', async () => {
     const { harnessTaskTurn } = createHarnessActivities();
     await expect(new MockActivityEnvironment().run(harnessTaskTurn, { taskId: 't' })).rejects.toBeInstanceOf(ApplicationFailure);
     await expect(new MockActivityEnvironment().run(harnessTaskTurn, { taskId: 't' })).rejects.toMatchObject({ type: 'SERVICE_UNAVAILABLE' });
