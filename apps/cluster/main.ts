@@ -32,7 +32,8 @@ cluster.then(
   (c) => {
     if (stopping) return;
     say(`GraphQL through HAProxy (HTTP + WebSocket): ${c.gatewayUrl}`);
-    for (const [service, urls] of Object.entries(c.replicaUrls)) say(`  ${service}: ${urls.join(', ')}`);
+    for (const [service, url] of Object.entries(c.serviceUrls)) if (service !== 'gateway') say(`  ${service} (${c.processes(service).length} process(es)) through HAProxy: ${url}`);
+    say(`  workers on the task queue: ${c.processes('worker').length}`);
     say(`Temporal frontend (Postgres persistence and visibility): ${c.temporal.address}`);
     say(`Admin token: ${c.tokenFile}; logs: ${c.logDir}`);
     say('Press Ctrl-C to stop.');
