@@ -112,7 +112,12 @@ async function main(teardown: Teardown): Promise<string> {
     }
     if (answers.size !== 1) throw new Error(`${q}: the setups answered differently`);
   }
-  return report(await measure(url, headers, configure, load), await setup.routed(), setup.describe);
+  try {
+    return report(await measure(url, headers, configure, load), await setup.routed(), setup.describe);
+  } catch (err) {
+    // What the replicas logged says why one answered with an error.
+    throw new Error(`${(err as Error).message}\n${setup.logs?.() ?? ''}`);
+  }
 }
 
 /** The mesh in this process with two gateway and two runs processes, each pair behind a TCP proxy of the bench's. */
@@ -153,6 +158,7 @@ async function proxiesSetup(teardown: Teardown): Promise<ReplicaSetup> {
       await new Promise((r) => setTimeout(r, 500));
     },
     routed: async () => ({ front: await proxies.routed(front.index), runs: await proxies.routed(runsProxy.index) }),
+    logs: () => children.flatMap((c) => (c.status === 'fulfilled' ? [`--- ${c.value.name} ${c.value.pid}:\n${c.value.output().slice(-3_000)}`] : [])).join('\n'),
     describe: [
       `one = 1 gateway process + 1 runs process; two = 2 + 2; either way behind round-robin TCP proxies (a worker thread);`,
       `projects and the other subgraphs: one each, in the bench's process.`,

@@ -14,6 +14,8 @@ export interface ReplicaSetup {
   /** Requests each replica of the gateways and of runs served over the run. */
   routed(): Promise<{ front: number[]; runs: number[] }>;
   describe: string[];
+  /** The end of each replica's log, for a failure's message. */
+  logs?: () => string;
 }
 
 /** `stot` (sessions served) per server of `backend`, by replica. */
