@@ -3,6 +3,8 @@
 // apps/runs/main.ts, each a process of its own), each pair behind a round-robin TCP proxy; rounds
 // interleaved. The other subgraphs run once, in this process; the proxies and the load generator in
 // worker threads. Progress goes to stderr, the report to stdout. See bench/README.md.
+// `KEELSON_BENCH_TARGET=cluster` measures the production shape instead (`startCluster`: HAProxy in
+// front of processes of every service; bench/replicasCluster.ts).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +18,7 @@ import { benchRounds, runBench, startBenchStack, stderrProgress, type Teardown }
 import { startLoadClient } from './loadClient';
 import type { ProxyReply, ProxyRequest } from './proxies.worker';
 import { fixed, percentile, table, times } from './report';
+import { clusterReplicaSetup, type ReplicaSetup } from './replicasCluster';
 import { seedProjects } from './seed';
 
 const PROJECTS = 30;
@@ -91,9 +94,35 @@ interface Cell {
 }
 
 async function main(teardown: Teardown): Promise<string> {
-  const mesh = await startBenchStack(teardown, progress);
   const load = startLoadClient();
   teardown.push('stop the load worker', () => load.close());
+  const setup = process.env.KEELSON_BENCH_TARGET === 'cluster' ? await clusterReplicaSetup(teardown, progress, PROJECTS) : await proxiesSetup(teardown);
+  const { url, headers, configure } = setup;
+  // Both setups answer both queries alike before anything is timed.
+  for (const q of Object.keys(QUERIES) as Query[]) {
+    const answers = new Set<string>();
+    for (const replicas of [1, 2] as const) {
+      await configure(replicas);
+      for (let i = 0; i < 2 * replicas; i++) {
+        const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query: QUERIES[q] }) });
+        const text = await res.text();
+        if (res.status !== 200 || text.includes('"errors"')) throw new Error(`${q} with ${replicas} replica(s): ${res.status} ${text.slice(0, 400)}`);
+        answers.add(text);
+      }
+    }
+    if (answers.size !== 1) throw new Error(`${q}: the setups answered differently`);
+  }
+  try {
+    return report(await measure(url, headers, configure, load), await setup.routed(), setup.describe);
+  } catch (err) {
+    // What the replicas logged says why one answered with an error.
+    throw new Error(`${(err as Error).message}\n${setup.logs?.() ?? ''}`);
+  }
+}
+
+/** The mesh in this process with two gateway and two runs processes, each pair behind a TCP proxy of the bench's. */
+async function proxiesSetup(teardown: Teardown): Promise<ReplicaSetup> {
+  const mesh = await startBenchStack(teardown, progress);
   progress(`seeding ${PROJECTS} projects (git init + commit each) and ${RUNS_PER_PROJECT} runs each`);
   await seedProjects(mesh.projects.services, 0, PROJECTS, progress);
   await seedRuns(mesh, teardown);
@@ -118,37 +147,24 @@ async function main(teardown: Teardown): Promise<string> {
   const failed = children.find((c): c is PromiseRejectedResult => c.status === 'rejected');
   if (failed) throw failed.reason;
 
-  const url = `http://127.0.0.1:${front.port}/graphql`;
-  const headers = { authorization: `Bearer ${mesh.adminToken!.token}` };
-  const configure = async (replicas: Replicas) => {
-    // The runs proxy first: a gateway's pooled connections to it reconnect to the replicas now in use.
-    await proxies.use(runsProxy.index, replicas);
-    await proxies.use(front.index, replicas);
-    // Time for the gateways to see their pooled connections closed before the next request.
-    await new Promise((r) => setTimeout(r, 500));
+  return {
+    url: `http://127.0.0.1:${front.port}/graphql`,
+    headers: { authorization: `Bearer ${mesh.adminToken!.token}` },
+    async configure(replicas: Replicas) {
+      // The runs proxy first: a gateway's pooled connections to it reconnect to the replicas now in use.
+      await proxies.use(runsProxy.index, replicas);
+      await proxies.use(front.index, replicas);
+      // Time for the gateways to see their pooled connections closed before the next request.
+      await new Promise((r) => setTimeout(r, 500));
+    },
+    routed: async () => ({ front: await proxies.routed(front.index), runs: await proxies.routed(runsProxy.index) }),
+    logs: () => children.flatMap((c) => (c.status === 'fulfilled' ? [`--- ${c.value.name} ${c.value.pid}:\n${c.value.output().slice(-3_000)}`] : [])).join('\n'),
+    describe: [
+      `one = 1 gateway process + 1 runs process; two = 2 + 2; either way behind round-robin TCP proxies (a worker thread);`,
+      `projects and the other subgraphs: one each, in the bench's process.`,
+      `${PROJECTS} projects, ${RUNS_PER_PROJECT} runs each`,
+    ],
   };
-  // Both setups answer both queries alike before anything is timed.
-  for (const q of Object.keys(QUERIES) as Query[]) {
-    const answers = new Set<string>();
-    for (const replicas of [1, 2] as const) {
-      await configure(replicas);
-      for (let i = 0; i < 2 * replicas; i++) {
-        const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query: QUERIES[q] }) });
-        const text = await res.text();
-        if (res.status !== 200 || text.includes('"errors"')) throw new Error(`${q} with ${replicas} replica(s): ${res.status} ${text.slice(0, 400)}`);
-        answers.add(text);
-      }
-    }
-    if (answers.size !== 1) throw new Error(`${q}: the setups answered differently`);
-  }
-
-  try {
-    return report(await measure(url, headers, configure, load), { front: await proxies.routed(front.index), runs: await proxies.routed(runsProxy.index) });
-  } catch (err) {
-    // What the replicas logged says why one answered with an error.
-    const logs = children.flatMap((c) => (c.status === 'fulfilled' ? [`--- ${c.value.name} ${c.value.pid}:\n${c.value.output().slice(-3_000)}`] : []));
-    throw new Error(`${(err as Error).message}\n${logs.join('\n')}`);
-  }
 }
 
 /** The interleaved rounds: per round, both setups (the first alternating), each query for CELL_MS at CONNECTIONS. */
@@ -179,7 +195,7 @@ async function measure(url: string, headers: Record<string, string>, configure: 
   return cells;
 }
 
-function report(cells: Map<string, Cell>, routed: { front: number[]; runs: number[] }): string {
+function report(cells: Map<string, Cell>, routed: { front: number[]; runs: number[] }, describe: string[]): string {
   const rows: string[][] = [];
   const summary: string[] = [];
   for (const q of Object.keys(QUERIES) as Query[]) {
@@ -195,11 +211,10 @@ function report(cells: Map<string, Cell>, routed: { front: number[]; runs: numbe
   return [
     '',
     `Keelson Mesh bench:replicas — node ${process.version}, ${cpus().length} CPUs, load average ${loadavg()[0]!.toFixed(2)} at the end`,
-    `one = 1 gateway process + 1 runs process; two = 2 + 2; either way behind round-robin TCP proxies (a worker thread);`,
-    `projects and the other subgraphs: one each, in the bench's process. ${CONNECTIONS} connections, closed loop;`,
-    `${ROUNDS} interleaved rounds of ${CELL_MS} ms per cell, the setup that goes first alternating`,
+    ...describe,
+    `${CONNECTIONS} connections, closed loop; ${ROUNDS} interleaved rounds of ${CELL_MS} ms per cell, the setup that goes first alternating`,
     `flat      = ${QUERIES.flat}`,
-    `federated = ${QUERIES.federated} (${PROJECTS} projects, ${RUNS_PER_PROJECT} runs each)`,
+    `federated = ${QUERIES.federated}`,
     '',
     table(['query', 'replicas', 'req/s', 'req/s per round', 'p50 ms', 'p99 ms'], rows, ['left', 'left', 'right', 'right', 'right', 'right']),
     '',

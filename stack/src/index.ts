@@ -13,3 +13,9 @@ export { loadRunsServiceConfig, startRunsService } from './services/runsService'
 export type { RunsServiceConfig, StartRunsServiceOptions } from './services/runsService';
 export { loadWorkerServiceConfig, startWorkerService } from './services/workerService';
 export type { WorkerServiceConfig, StartWorkerServiceOptions } from './services/workerService';
+export { startCluster } from './cluster/startCluster';
+export type { ClusterOptions, RunningCluster } from './cluster/startCluster';
+export { startClusterFromEnv } from './cluster/clusterMain';
+export { clusterServices, CLUSTER_TEMPORAL_VERSION } from './cluster/clusterShape';
+export type { ClusterService } from './cluster/clusterShape';
+export { haproxyCommand } from './cluster/loadBalancer';

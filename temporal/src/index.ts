@@ -28,6 +28,8 @@ export { STEER_KEY_PREFIX } from './workflows/steerableOp';
 export { sessionSteerUpdate, sessionSteerStatusQuery, sessionSteerWorkflowId } from './workflows/sessionSteerMessages';
 export type { DagRunInput, DagRunResult, CarriedDagState, DurableOpInput, DurableOpResult } from './workflows';
 export { searchAttributeKeys } from './searchAttributeKeys';
+export { ensureNamespaceAndSearchAttributes } from './namespaceSetup';
+export type { NamespaceSetupOptions } from './namespaceSetup';
 export { configureTemporalRuntime, runtimeLogFunction } from './runtime';
 export type { RuntimeLogSink } from './runtime';
 export { openActivityDeps } from './workerDeps';

@@ -1,0 +1,386 @@
+// Issue 30: the production shape — a Temporal server on Postgres (persistence and SQL visibility),
+// HAProxy in front of two gateways and two replicas each of runs and sessions, two workers on one
+// task queue, every service its own process (`startCluster`, what `npm run start:cluster` runs) —
+// booted once and then put through its faults. Each scenario writes a ledger row for the table.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { haproxyCommand } from '@keelson/stack';
+import { Ledger } from '../faults/ledger';
+import { gql, subscribeResumable, type ResumableStream } from '../support/client';
+import { getRun, projectWithWorkflow, respond, startWorkflow, waitForRun } from '../support/runs';
+import { quietTemporalRuntime } from '../support/temporalServer';
+import { until } from '../support/until';
+import { createProject, listRuns, pidsOf, workerRunning, startTestCluster, storedRunEvents, storedRunIds, temporalList, type TestCluster } from './support';
+
+quietTemporalRuntime();
+
+interface EventView {
+  cursor: string;
+  type: string;
+  nodeId: string | null;
+}
+const RUN_EVENTS = 'subscription ($after: String, $runId: ID) { runEvents(after: $after, runId: $runId) { cursor type nodeId } }';
+
+/**
+ * Each node appends one line to effects.log at its very end; `slow` sleeps long on its first attempt
+ * (its process named, so the test finds which worker runs it) and is killed with that worker.
+ */
+const CRASHY = `
+name: crash-once
+nodes:
+  - id: first
+    type: bash
+    bash: echo "first" >> "$ARTIFACTS_DIR/effects.log"
+  - id: slow
+    type: bash
+    depends_on: [first]
+    bash: |
+      if [ "$KEELSON_ATTEMPT" = 1 ]; then (exec -a "keelson-slow-$KEELSON_RUN_ID" sleep 60); else sleep 1; fi
+      echo "slow" >> "$ARTIFACTS_DIR/effects.log"
+  - id: last
+    type: bash
+    depends_on: [slow]
+    bash: echo "last" >> "$ARTIFACTS_DIR/effects.log"
+`;
+
+/** A step, a gate, and a step after it that appends its one side effect to effects.log. */
+const GATED = `
+name: restart-gated
+nodes:
+  - id: before
+    type: bash
+    bash: echo before
+  - id: gate
+    type: approval
+    depends_on: [before]
+    prompt: Go on?
+  - id: after
+    type: bash
+    depends_on: [gate]
+    bash: echo "after" >> "$ARTIFACTS_DIR/effects.log"
+`;
+
+/** A query through `url` every `everyMs` until stopped: how many were sent and how many failed. */
+function steadyQueries(url: string, everyMs: number) {
+  let sent = 0;
+  let failed = 0;
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      sent += 1;
+      const at = new Date().toISOString();
+      const failure = await gql<{ projects: { id: string }[] }>(url, '{ projects { id } }').then(
+        (r) => (!r.errors?.length && Array.isArray(r.data?.projects) ? undefined : JSON.stringify(r.errors).slice(0, 300)),
+        (err: Error) => err.message.slice(0, 300),
+      );
+      if (failure) {
+        failed += 1;
+        // The first few say why, with when (to line up with the restarts on stderr).
+        if (failed <= 5) process.stderr.write(`[load] ${at} query failed: ${failure}\n`);
+      }
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return { sent, failed };
+    },
+  };
+}
+
+/** One quick node: the rolling restart's steady writes. */
+const TICK = `
+name: tick
+nodes:
+  - { id: tick, type: bash, bash: "echo tick" }
+`;
+
+/**
+ * `startWorkflow(tick)` every `everyMs`, each with an idempotency key; one whose answer is lost is
+ * sent again with the same key for up to 60 s (README "Idempotency keys"), after which it counts as failed.
+ */
+function steadyStarts(url: string, projectId: string, everyMs: number, ledger: Ledger) {
+  const ids: string[] = [];
+  let failed = 0;
+  let retried = 0;
+  let running = true;
+  const one = async (key: string) => {
+    const deadline = Date.now() + 60_000;
+    for (let attempt = 0; Date.now() < deadline; attempt++) {
+      if (attempt > 0) retried += 1;
+      const r = await gql<{ startWorkflow: { id: string } }>(url, 'mutation ($p: ID, $k: String) { startWorkflow(name: "tick", projectId: $p, idempotencyKey: $k) { id } }', { p: projectId, k: key }).catch(() => undefined);
+      if (r?.data?.startWorkflow) return r.data.startWorkflow.id;
+      await new Promise((res) => setTimeout(res, 500));
+    }
+    return undefined;
+  };
+  const loop = (async () => {
+    for (let n = 0; running; n++) {
+      const id = await one(`rolling-${process.pid}-${n}`);
+      if (id) {
+        ids.push(id);
+        ledger.ack(id);
+      } else failed += 1;
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return { ids, failed, retried };
+    },
+  };
+}
+
+/** Every run event from the start of the log, through `url`; resubscribed from its cursor when a replica behind it goes. */
+function allRunEvents(url: string) {
+  const events: EventView[] = [];
+  let resumes = 0;
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      const stream = subscribeResumable<{ runEvents: EventView }, { after?: string | null }>(url, 'subscription ($after: String) { runEvents(after: $after) { cursor type nodeId } }', { after: events.at(-1)?.cursor ?? null });
+      for (;;) {
+        const r = await stream.next(1_000).catch(() => undefined);
+        if (stopped) break;
+        if (!r) continue;
+        if (r.errors?.length || !r.data) break;
+        events.push(r.data.runEvents);
+      }
+      await stream.close();
+      if (!stopped) resumes += 1;
+    }
+  })();
+  return {
+    resumes: () => resumes,
+    /** Waits until as many events arrived as `stored()` counts (or 60 s), then stops and returns them. */
+    async until(stored: () => Promise<number>) {
+      const want = await stored();
+      const deadline = Date.now() + 60_000;
+      while (events.length < want && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+      stopped = true;
+      await loop;
+      return events;
+    },
+  };
+}
+
+let cluster: TestCluster;
+
+beforeAll(async () => {
+  cluster = await startTestCluster();
+}, 400_000);
+
+afterAll(async () => {
+  await cluster?.teardown();
+}, 120_000);
+
+/** Requests and connections each server of `backend` holds now, by replica index. */
+async function sessionsOn(backend: string): Promise<number[]> {
+  const csv = await haproxyCommand(cluster.loadBalancer.socket, 'show stat');
+  const [header, ...rows] = csv.replace(/^# /, '').trim().split('\n');
+  const cols = header!.split(',');
+  const at = (name: string) => cols.indexOf(name);
+  return rows
+    .map((r) => r.split(','))
+    .filter((r) => r[at('pxname')] === backend && r[at('svname')]!.startsWith(`${backend}-`))
+    .sort((a, b) => a[at('svname')]!.localeCompare(b[at('svname')]!))
+    .map((r) => Number(r[at('scur')]));
+}
+
+describe('the production shape', () => {
+  it('runs project-check through the load balancer: started, paused, answered and listed, from both gateways', async () => {
+    const ledger = new Ledger('cluster: project-check through HAProxy, both gateways');
+    const [g1, g2] = cluster.replicaUrls.gateway as [string, string];
+    const projectId = await createProject(cluster.gatewayUrl, 'cluster-check');
+    const started = await startWorkflow(cluster.gatewayUrl, 'project-check', { projectId });
+    ledger.ack(started.id);
+    const paused = await waitForRun(g1, started.id, (r) => r.status === 'PAUSED', 90_000);
+    const { nodeId, pauseId } = paused.pendingApproval!;
+    await expect(respond(g2, started.id, nodeId, 'approve', pauseId)).resolves.toMatchObject({ ok: true, decision: 'approved', duplicate: false });
+    const done = await waitForRun(cluster.gatewayUrl, started.id, (r) => r.status === 'SUCCEEDED', 90_000);
+    expect(done.nodes.every((n) => ['SUCCEEDED', 'SKIPPED'].includes(n.status))).toBe(true);
+    // Each gateway, asked directly, lists the run and reads it alike.
+    for (const gateway of [g1, g2]) expect(await listRuns(gateway, projectId)).toEqual([{ id: started.id, status: 'SUCCEEDED' }]);
+    expect(await getRun(g1, started.id)).toEqual(await getRun(g2, started.id));
+    // Both runs replicas served the gateways (round robin behind HAProxy).
+    ledger.write(await storedRunIds(cluster.db.url, projectId));
+  }, 240_000);
+
+  it("finds exactly a project's runs with `temporal workflow list --query \"KeelsonProject = '…'\"` on the Postgres visibility store", async () => {
+    const ledger = new Ledger('cluster: KeelsonProject query on Postgres visibility');
+    // KeelsonProject carries the project's name (what an operator types).
+    const names = ['cluster-visible-a', 'cluster-visible-b'];
+    const ids = [await createProject(cluster.gatewayUrl, names[0]!), await createProject(cluster.gatewayUrl, names[1]!)];
+    const runsOf: string[][] = [[], []];
+    for (const which of [0, 0, 1]) {
+      const started = await startWorkflow(cluster.gatewayUrl, 'project-check', { projectId: ids[which]! });
+      ledger.ack(started.id);
+      runsOf[which]!.push(started.temporalWorkflowId);
+    }
+    for (const which of [0, 1]) {
+      const expected = [...runsOf[which]!].sort();
+      const query = `KeelsonProject = '${names[which]}'`;
+      // SQL visibility is written by the history service's visibility queue: moments behind the start.
+      const found = await until(query, () => temporalList(cluster.temporal.address, query), (found) => found.length >= expected.length, 30_000);
+      expect(found).toEqual(expected);
+      expect(await temporalList(cluster.temporal.address, `${query} AND KeelsonKind = 'run' AND KeelsonWorkflowName = 'project-check'`)).toEqual(expected);
+    }
+    ledger.write([...(await storedRunIds(cluster.db.url, ids[0]!)), ...(await storedRunIds(cluster.db.url, ids[1]!))]);
+  }, 120_000);
+
+  it('keeps a runEvents subscription through the load balancer across killing its gateway and then the runs replica behind it: resumed from its cursor, nothing lost or repeated', async () => {
+    const ledger = new Ledger('cluster: runEvents across a gateway kill and a runs kill');
+    const projectId = await createProject(cluster.gatewayUrl, 'cluster-stream');
+    const started = await startWorkflow(cluster.gatewayUrl, 'project-check', { projectId });
+    ledger.ack(started.id);
+    const events: EventView[] = [];
+    const take = async (stream: ResumableStream<{ runEvents: EventView }>, done: (e: EventView) => boolean) => {
+      for (;;) {
+        const r = await stream.next(60_000);
+        if (r.errors?.length || !r.data) return r.errors ?? [];
+        events.push(r.data.runEvents);
+        if (done(r.data.runEvents)) return [];
+      }
+    };
+    let stream = subscribeResumable<{ runEvents: EventView }, { runId: string; after?: string | null }>(cluster.gatewayUrl, RUN_EVENTS, { runId: started.id });
+    expect(await take(stream, (e) => e.type === 'RUN_PAUSED')).toEqual([]);
+
+    // The gateway holding the socket (HAProxy counts it) is killed: the client reconnects through HAProxy to the other and resumes.
+    const gatewayLoad = await sessionsOn('gateway');
+    const gatewayIndex = gatewayLoad.indexOf(Math.max(...gatewayLoad));
+    const gatewayFault = ledger.fault();
+    await cluster.kill('gateway', gatewayIndex);
+    const survivor = cluster.replicaUrls.gateway![1 - gatewayIndex]!;
+    await until('the stream reconnected', () => stream.connections(), (n) => n >= 2, 30_000);
+    gatewayFault.recovered();
+
+    // Then the runs replica behind the surviving subscription: the gateway ends it (SERVICE_UNAVAILABLE) and the client resubscribes from its cursor.
+    const runsLoad = await sessionsOn('runs');
+    const runsIndex = runsLoad.indexOf(Math.max(...runsLoad));
+    const runsFault = ledger.fault();
+    await cluster.kill('runs', runsIndex);
+    const paused = await getRun(survivor, started.id);
+    await expect(respond(survivor, started.id, paused.pendingApproval!.nodeId, 'approve', paused.pendingApproval!.pauseId)).resolves.toMatchObject({ ok: true });
+    const ended = await take(stream, (e) => e.type === 'RUN_SUCCEEDED');
+    if (ended.length) {
+      expect(ended[0]?.extensions?.code).toBe('SERVICE_UNAVAILABLE');
+      await stream.close();
+      stream = subscribeResumable<{ runEvents: EventView }, { runId: string; after?: string | null }>(cluster.gatewayUrl, RUN_EVENTS, { runId: started.id, after: events.at(-1)!.cursor });
+      expect(await take(stream, (e) => e.type === 'RUN_SUCCEEDED')).toEqual([]);
+    }
+    runsFault.recovered();
+    await stream.close();
+
+    const stored = await storedRunEvents(cluster.db.url, started.id);
+    expect(events.map((e) => [e.cursor, e.type])).toEqual(stored);
+    const distinct = new Set(events.map((e) => e.cursor)).size;
+    // Both back, for the scenarios after this one.
+    await Promise.all([cluster.start('gateway', gatewayIndex), cluster.start('runs', runsIndex)]);
+    ledger.write(await storedRunIds(cluster.db.url, projectId), { delivered: events.length, streamPersisted: stored.length, duplicates: events.length - distinct });
+  }, 240_000);
+
+  it('finishes a run on the other worker when the one running its node is SIGKILLed mid-node, no node acting twice', async () => {
+    const ledger = new Ledger('cluster: worker SIGKILLed mid-node, the other finishes');
+    const project = await projectWithWorkflow(cluster.gatewayUrl, 'cluster-crashy', { 'crash-once.yaml': CRASHY });
+    const started = await startWorkflow(cluster.gatewayUrl, 'crash-once', { projectId: project.id });
+    ledger.ack(started.id);
+    const marker = `keelson-slow-${started.id}`;
+    const workerPids = cluster.processes('worker').map((w) => w.pid);
+    const holder = await until('the slow node running on a worker', async () => workerRunning(marker, workerPids), (pid) => pid !== undefined, 60_000);
+    const index = workerPids.indexOf(holder!);
+    const effects = () => readFile(join(started.artifactsDir, 'effects.log'), 'utf8').then((t) => t.split('\n').filter(Boolean), () => [] as string[]);
+    expect(await effects()).toEqual(['first']);
+    const fault = ledger.fault();
+    await cluster.kill('worker', index);
+    const done = await waitForRun(cluster.gatewayUrl, started.id, (r) => r.status === 'SUCCEEDED' || r.status === 'FAILED', 90_000);
+    fault.recovered();
+    expect(done.status).toBe('SUCCEEDED');
+    expect(await effects()).toEqual(['first', 'slow', 'last']);
+    expect(done.nodes.map((n) => [n.id, n.status, n.attempt])).toEqual([
+      ['first', 'SUCCEEDED', 1],
+      ['slow', 'SUCCEEDED', 2],
+      ['last', 'SUCCEEDED', 1],
+    ]);
+    // The killed worker's attempt died with it (its group), and nothing of it runs on.
+    expect(pidsOf(marker)).toEqual([]);
+    await cluster.start('worker', index);
+    const acted = await effects();
+    ledger.write(await storedRunIds(cluster.db.url, project.id), { duplicates: acted.length - new Set(acted).size, failedByFaults: done.status === 'SUCCEEDED' ? 0 : 1 });
+  }, 240_000);
+
+  it('keeps runs going across a restart of the Temporal server under steady load: every run finishes, no request fails', async () => {
+    const ledger = new Ledger('cluster: Temporal server restarted under load');
+    const project = await projectWithWorkflow(cluster.gatewayUrl, 'cluster-restart', { 'restart-gated.yaml': GATED });
+    const runs: { id: string; artifactsDir: string }[] = [];
+    for (let i = 0; i < 3; i++) {
+      const started = await startWorkflow(cluster.gatewayUrl, 'restart-gated', { projectId: project.id });
+      ledger.ack(started.id);
+      runs.push(started);
+    }
+    const paused = await Promise.all(runs.map((r) => waitForRun(cluster.gatewayUrl, r.id, (v) => v.status === 'PAUSED', 90_000)));
+    // Steady reads through HAProxy all along: they need Postgres and the gateways, not Temporal.
+    const load = steadyQueries(cluster.gatewayUrl, 100);
+    const fault = ledger.fault();
+    await cluster.temporal.restart();
+    // Each gate is answered once the server is back; a client retries a failed answer with the same pauseId (README "Retries and crashes").
+    let retries = 0;
+    for (const p of paused) {
+      const { nodeId, pauseId } = p.pendingApproval!;
+      for (;;) {
+        const answered = await respond(cluster.gatewayUrl, p.id, nodeId, 'approve', pauseId).catch(() => undefined);
+        if (answered?.ok) break;
+        retries += 1;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
+    fault.recovered();
+    const after = await startWorkflow(cluster.gatewayUrl, 'restart-gated', { projectId: project.id });
+    ledger.ack(after.id);
+    const afterPaused = await waitForRun(cluster.gatewayUrl, after.id, (v) => v.status === 'PAUSED', 90_000);
+    await respond(cluster.gatewayUrl, after.id, 'gate', 'approve', afterPaused.pendingApproval!.pauseId);
+    const done = await Promise.all([...runs, after].map((r) => waitForRun(cluster.gatewayUrl, r.id, (v) => v.status === 'SUCCEEDED' || v.status === 'FAILED', 90_000)));
+    const { sent, failed } = await load.stop();
+    expect(done.map((r) => r.status)).toEqual(done.map(() => 'SUCCEEDED'));
+    expect(failed).toBe(0);
+    expect(sent).toBeGreaterThan(10);
+    const effects = await Promise.all([...runs, after].map((r) => readFile(join(r.artifactsDir, 'effects.log'), 'utf8').then((t) => t.split('\n').filter(Boolean).length, () => 0)));
+    expect(effects).toEqual([1, 1, 1, 1]);
+    ledger.write(await storedRunIds(cluster.db.url, project.id), {
+      failedByFaults: done.filter((r) => r.status !== 'SUCCEEDED').length + failed,
+      duplicates: effects.reduce((a, n) => a + Math.max(0, n - 1), 0),
+      note: `${sent} queries through HAProxy during the restart, ${failed} failed; ${retries} gate answers retried with their pauseId`,
+    });
+  }, 300_000);
+
+  it('rolls a restart through every service, one process at a time, under steady mixed load: no request fails, no event is lost', async () => {
+    const ledger = new Ledger('cluster: rolling restart of every service under load');
+    const project = await projectWithWorkflow(cluster.gatewayUrl, 'cluster-rolling', { 'tick.yaml': TICK });
+    const streamed = allRunEvents(cluster.gatewayUrl);
+    const reads = steadyQueries(cluster.gatewayUrl, 150);
+    const writes = steadyStarts(cluster.gatewayUrl, project.id, 1_000, ledger);
+    for (const service of ['identity', 'projects', 'runs', 'sessions', 'memory', 'swarms', 'ribs', 'worker', 'gateway']) {
+      const fault = ledger.fault();
+      await cluster.rollingRestart(service, (line) => process.stderr.write(`[rolling] ${new Date().toISOString()} ${line}\n`));
+      fault.recovered();
+    }
+    const [{ sent, failed }, started] = [await reads.stop(), await writes.stop()];
+    const done = await Promise.all(started.ids.map((id) => waitForRun(cluster.gatewayUrl, id, (r) => r.status === 'SUCCEEDED' || r.status === 'FAILED', 120_000)));
+    const events = await streamed.until(async () => (await storedRunEvents(cluster.db.url)).length);
+    const stored = await storedRunEvents(cluster.db.url);
+    expect({ failedQueries: failed, failedStarts: started.failed, failedRuns: done.filter((r) => r.status !== 'SUCCEEDED').length }).toEqual({ failedQueries: 0, failedStarts: 0, failedRuns: 0 });
+    expect(sent).toBeGreaterThan(50);
+    expect(started.ids.length).toBeGreaterThan(5);
+    expect(events.map((e) => [e.cursor, e.type])).toEqual(stored);
+    ledger.write(await storedRunIds(cluster.db.url, project.id), {
+      delivered: events.length,
+      streamPersisted: stored.length,
+      duplicates: events.length - new Set(events.map((e) => e.cursor)).size,
+      failedByFaults: failed + started.failed + done.filter((r) => r.status !== 'SUCCEEDED').length,
+      note: `${sent} queries, ${started.ids.length} keyed startWorkflow (${started.retried} retried with their key), ${streamed.resumes()} runEvents resumes from the cursor`,
+    });
+  }, 900_000);
+});

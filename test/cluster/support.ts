@@ -1,0 +1,162 @@
+import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { Client } from 'pg';
+import { streams } from '@keelson/schema';
+import { startCluster, type RunningCluster } from '@keelson/stack';
+import { bearer, gqlData, registerCredentials } from '../support/client';
+import { adminUrl, createTestDatabase, type TestDatabase } from '../support/db';
+import { testWorkflowBundleFile } from '../support/temporalServer';
+
+const run = promisify(execFile);
+
+/** The cluster the suite runs against, with what it was started on. */
+export interface TestCluster extends RunningCluster {
+  db: TestDatabase;
+  dir: string;
+  token: string;
+  /** Drops the mesh's and Temporal's databases and the temp folder after stopping everything. */
+  teardown(): Promise<void>;
+}
+
+/** The binaries' folder: scripts/temporal-server/build.sh's, as .ci/run builds it. */
+export function binDir(): string {
+  return join(process.env.KEELSON_HOME ?? join(process.env.HOME ?? '/root', '.keelson'), 'bin');
+}
+
+/** The shape on a fresh database and temp home, its Temporal databases named after the mesh's (both dropped at teardown). */
+export async function startTestCluster(extraEnv: NodeJS.ProcessEnv = {}): Promise<TestCluster> {
+  const db = await createTestDatabase('keelson_cl');
+  const dir = await mkdtemp(join(tmpdir(), 'keelson-cluster-'));
+  const gitconfig = join(dir, 'gitconfig');
+  await writeFile(gitconfig, '[user]\n\tname = Keelson Test\n\temail = test@keelson.invalid\n[init]\n\tdefaultBranch = main\n');
+  const temporalDatabase = `${db.name}_temporal`;
+  const dropAll = async () => {
+    await db.drop();
+    const admin = new Client({ connectionString: adminUrl });
+    await admin.connect();
+    try {
+      for (const name of [temporalDatabase, `${temporalDatabase}_visibility`]) await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    } finally {
+      await admin.end();
+    }
+  };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    KEELSON_HOME: join(dir, 'home'),
+    KEELSON_WORKSPACE: join(dir, 'workspace'),
+    GIT_CONFIG_GLOBAL: gitconfig,
+    GIT_CONFIG_NOSYSTEM: '1',
+    TEMPORAL_ADDRESS: undefined,
+    KEELSON_ENV_FILE: '',
+    KEELSON_WORKFLOW_BUNDLE: testWorkflowBundleFile(),
+    // A killed worker's node is retried on the other one after 2 s without a heartbeat.
+    KEELSON_RUN_HEARTBEAT_TIMEOUT_MS: '2000',
+    ...extraEnv,
+  };
+  let cluster: RunningCluster;
+  try {
+    cluster = await startCluster({ env, databaseUrl: db.url, temporalDatabase, binDir: binDir(), dir: join(dir, 'cluster'), progress: (line) => process.stderr.write(`[cluster] ${line}\n`) });
+  } catch (err) {
+    await dropAll().catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+  const token = (await readFile(join(dir, 'home', 'token'), 'utf8')).trim();
+  const unregister = [cluster.gatewayUrl, ...cluster.replicaUrls.gateway!].map((url) => registerCredentials(url, bearer(token)));
+  return {
+    ...cluster,
+    db,
+    dir,
+    token,
+    async teardown() {
+      unregister.forEach((u) => u());
+      await cluster.stop();
+      await dropAll();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A project created through `url`. */
+export async function createProject(url: string, name: string): Promise<string> {
+  const { createProject } = await gqlData<{ createProject: { id: string } }>(url, 'mutation ($n: String!) { createProject(input: { name: $n }) { id } }', { n: name });
+  return createProject.id;
+}
+
+/** The project's runs as `url` lists them: id and status, newest first. */
+export async function listRuns(url: string, projectId: string): Promise<{ id: string; status: string }[]> {
+  const { project } = await gqlData<{ project: { runs: { edges: { node: { id: string; status: string } }[] } } }>(
+    url,
+    'query ($id: ID!) { project(id: $id) { runs(first: 100) { edges { node { id status } } } } }',
+    { id: projectId },
+  );
+  return project.runs.edges.map((e) => e.node);
+}
+
+/** The workflow ids `temporal workflow list --query` finds (the CLI, against the cluster's Postgres visibility store). */
+export async function temporalList(address: string, query: string): Promise<string[]> {
+  const { stdout } = await run('temporal', ['workflow', 'list', '--address', address, '--namespace', 'default', '--query', query, '--output', 'json'], { env: { ...process.env, PATH: `${binDir()}:${process.env.PATH}` } });
+  const rows = stdout.trim() ? (JSON.parse(stdout) as { execution: { workflowId: string } }[]) : [];
+  return rows.map((r) => r.execution.workflowId).sort();
+}
+
+/** A run's events as the log stores them (every run's without `runId`): cursor and type, in order. */
+export async function storedRunEvents(databaseUrl: string, runId?: string): Promise<[string, string][]> {
+  const db = new Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    const { rows } = runId
+      ? await db.query<{ seq: string; type: string }>('SELECT seq::text, type FROM events WHERE stream = $1 AND key = $2 ORDER BY events.seq', [streams.runs, runId])
+      : await db.query<{ seq: string; type: string }>('SELECT seq::text, type FROM events WHERE stream = $1 ORDER BY events.seq', [streams.runs]);
+    return rows.map((r) => [r.seq, r.type]);
+  } finally {
+    await db.end();
+  }
+}
+
+/** Every run id the mesh's database holds for `projectId` (duplicates kept). */
+export async function storedRunIds(databaseUrl: string, projectId: string): Promise<string[]> {
+  const db = new Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    const { rows } = await db.query<{ id: string }>('SELECT id::text FROM runs WHERE project_id = $1', [projectId]);
+    return rows.map((r) => r.id);
+  } finally {
+    await db.end();
+  }
+}
+
+/** Live (not zombie) processes whose command line starts with `marker`. */
+export function pidsOf(marker: string): number[] {
+  const found: number[] = [];
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith(marker)) continue;
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z') found.push(Number(pid));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+/** Which of `workerPids` a live process marked `marker` descends from (its parent chain), if any. */
+export function workerRunning(marker: string, workerPids: number[]): number | undefined {
+  for (let pid of pidsOf(marker)) {
+    while (pid > 1) {
+      if (workerPids.includes(pid)) return pid;
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      } catch {
+        break;
+      }
+    }
+  }
+  return undefined;
+}
