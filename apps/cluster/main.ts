@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { createLogger, loadDotEnv } from '@keelson/service';
+import { createLogger, loadDotEnv, stopOnSignals } from '@keelson/service';
 import { startClusterFromEnv } from '@keelson/stack';
 
 // `npm run start:cluster`: the production shape as separate processes (README "Production shape");
@@ -8,29 +8,10 @@ const log = createLogger('cluster');
 const say = (line: string) => log.info(line);
 loadDotEnv();
 const cluster = startClusterFromEnv(process.env, say);
-let stopping = false;
-const stop = (signal: string) => {
-  if (stopping) return;
-  stopping = true;
-  say(`${signal}: stopping the gateways, the services, HAProxy and Temporal…`);
-  cluster
-    .then((c) => c.stop())
-    .then(
-      () => {
-        say('stopped');
-        process.exit(0);
-      },
-      (err: unknown) => {
-        log.fatal({ err }, 'stopping failed');
-        process.exit(1);
-      },
-    );
-};
-process.on('SIGINT', () => stop('SIGINT'));
-process.on('SIGTERM', () => stop('SIGTERM'));
+const signals = stopOnSignals(cluster, log, say, 'the gateways, the services, HAProxy and Temporal');
 cluster.then(
   (c) => {
-    if (stopping) return;
+    if (signals.stopping) return;
     say(`GraphQL through HAProxy (HTTP + WebSocket): ${c.gatewayUrl}`);
     for (const [service, url] of Object.entries(c.serviceUrls)) if (service !== 'gateway') say(`  ${service} (${c.processes(service).length} process(es)) through HAProxy: ${url}`);
     say(`  workers on the task queue: ${c.processes('worker').length}`);

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { parseEnv } from '@keelson/schema';
-import { createLogger, loadDotEnv, type Logger } from '@keelson/service';
+import { createLogger, loadDotEnv, stopOnSignals, type Logger } from '@keelson/service';
 import { graphiqlLines, startMesh, type RunningMesh } from '@keelson/stack';
 
 /**
@@ -29,35 +29,15 @@ function main(): void {
   // Handlers are installed in the same tick as the boot starts: a Ctrl-C while starting still
   // stops what already runs, dev server included.
   const mesh: Promise<RunningMesh> = startMesh({ proof: true, progress: say, handlesSignals: true, gateway: 'process', log: root });
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    say(`${signal}: stopping gateway, worker, subgraphs, Temporal…`);
-    mesh
-      .then((m) => m.stop())
-      .then(
-        () => {
-          say('stopped');
-          process.exit(0);
-        },
-        (err: unknown) => {
-          log.fatal({ err }, 'stopping failed');
-          process.exit(1);
-        },
-      );
-  };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
+  const signals = stopOnSignals(mesh, log, say, 'gateway, worker, subgraphs, Temporal');
 
   mesh.then(
     (m) => {
-      if (stopping) return;
+      if (signals.stopping) return;
       void m.gatewayProcess?.exited.then(({ code, signal, requested }) => {
-        if (requested || stopping) return;
+        if (requested || signals.stopping) return;
         log.error({ pid: m.gatewayProcess!.pid, code, signal }, `the gateway process (pid ${m.gatewayProcess!.pid}) exited unexpectedly (code ${code}, signal ${signal})`);
-        stopping = true;
-        void m.stop().finally(() => process.exit(1));
+        signals.stop('the gateway process exited', 1);
       });
       const graphiql = m.gatewayUrl.replace(/\/graphql$/, '/');
       const interactive = process.stdout.isTTY === true;

@@ -3,6 +3,8 @@ export type { LogFormat, Logger } from './logger';
 export { assertBindAllowed } from './bindGuard';
 export { serveGraphQL, healthRoute, sendJsonError } from './serveGraphQL';
 export { runService } from './runService';
+export { stopOnSignals } from './stopOnSignals';
+export type { SignalStop } from './stopOnSignals';
 export { serviceCaller } from './callService';
 export type { ServiceCall } from './callService';
 export { clientSocket } from './clientSocket';
