@@ -155,14 +155,14 @@ describe('describeLaunch', () => {
 
   it('counts succeeded and skipped nodes done, lists work running by type and gates with their escaped question', () => {
     const run = new DagLaunch('r1', 3);
-    const plan = [node('a'), node('s'), node('f'), node('w', { type: 'agent' } as Partial<PlanNode>), node('g', { type: 'approval' } as Partial<PlanNode>), node('h', { type: 'approval' } as Partial<PlanNode>)];
+    const plan = [node('a'), node('s'), node('f'), node('w', { type: 'prompt' } as Partial<PlanNode>), node('g', { type: 'approval' } as Partial<PlanNode>), node('h', { type: 'approval' } as Partial<PlanNode>)];
     run.begin(plan, { a: { status: 'SUCCEEDED', value: 'x' }, s: { status: 'SKIPPED' }, f: { status: 'FAILED' }, w: { status: 'RUNNING' }, g: { status: 'WAITING' }, h: { status: 'WAITING' } });
     run.running.set('w', task('work')).set('x', task('work')).set('g', task('gate'));
     run.gates.set('g', gate('g', { question: 'ship *it* to `main`_[now]<b>\\?' })).set('h', gate('h'));
     expect(describeLaunch(run)).toBe(
       [
         '**Run** `r1`, launch 3: 2 of 6 nodes done\n',
-        '- running: `w` (agent), `x` (node)',
+        '- running: `w` (prompt), `x` (node)',
         '- waiting for an answer at: `g` (pause `p-g`) — “ship \\*it\\* to \\`main\\`\\_\\[now\\]\\<b\\>\\\\?”, `h` (pause `p-h`) (respondToRun)',
       ].join('\n'),
     );
