@@ -1,4 +1,4 @@
-import type { PlanNode } from '@keelson/schema';
+import { runLimits, type PlanNode } from '@keelson/schema';
 import { ANSWERED_KEPT, fingerprint, gateOutcome, nextStep, remember, respondRefusal, type Answered, type Gate, type NodeState, type RespondView } from './dagGraph';
 
 const node = (id: string, extra: Partial<PlanNode> = {}): PlanNode => ({ id, type: 'command', dependsOn: [], timeoutMs: 1000, retries: 0, ...extra }) as PlanNode;
@@ -32,6 +32,7 @@ describe('gate answers', () => {
     expect(gateOutcome(node('g'), 'approved', 'approve')).toEqual({ outcome: 'SUCCEEDED' });
     expect(gateOutcome(node('g'), 'feedback', 'not yet')).toEqual({ outcome: 'FAILED', error: 'the gate was answered with feedback: not yet' });
     expect(gateOutcome(node('g', { onFeedback: 'continue' } as Partial<PlanNode>), 'feedback', 'not yet')).toEqual({ outcome: 'SUCCEEDED' });
+    expect(gateOutcome(node('g'), 'feedback', `${'f'.repeat(300)}TAIL`).error).toBe(`the gate was answered with feedback: ${'f'.repeat(300)}`);
   });
 
   it('tells texts apart by length and hash, and remembers a bounded number of answers', () => {
@@ -66,5 +67,45 @@ describe('gate answers', () => {
     const answered = new Map<string, Answered>([['p0', { pauseId: 'p0', nodeId: 'g', answer: fingerprint('approve') }]]);
     expect(respondRefusal({ nodeId: 'g', text: 'approve', pauseId: 'p0' }, view({ answered }))).toBeUndefined();
     expect(respondRefusal({ nodeId: 'g', text: 'no', pauseId: 'p0' }, view({ answered }))).toMatchObject({ type: 'CONFLICT' });
+  });
+
+  it('names the expected shape for a malformed answer: a missing request, a non-string text or pauseId', () => {
+    const shape = { type: 'BAD_USER_INPUT', message: 'respond takes { nodeId: string, text: string, pauseId?: string }' };
+    expect(respondRefusal(undefined as never, view())).toEqual(shape);
+    expect(respondRefusal({ nodeId: 'g', text: 5 } as never, view())).toEqual(shape);
+    expect(respondRefusal({ nodeId: 'g', text: 'approve', pauseId: 5 } as never, view())).toEqual(shape);
+    expect(respondRefusal({ nodeId: 'g', text: 'approve', pauseId: 'p1' }, view())).toBeUndefined();
+  });
+
+  it('takes an answer up to the byte limit, and refuses a longer or blank one saying why', () => {
+    const max = runLimits.answerBytes;
+    expect(respondRefusal({ nodeId: 'g', text: 'a'.repeat(max) }, view())).toBeUndefined();
+    expect(respondRefusal({ nodeId: 'g', text: `${'a'.repeat(max - 1)}é` }, view())).toEqual({ type: 'BAD_USER_INPUT', message: `text: must be at most ${max} bytes, got ${max + 1}` });
+    expect(respondRefusal({ nodeId: 'g', text: ' \n ' }, view())).toEqual({ type: 'BAD_USER_INPUT', message: 'text: must not be empty (answer "approve" or give feedback)' });
+  });
+
+  it('refuses the recorded answer of a pause sent for another gate, naming the gate that took it', () => {
+    const answered = new Map<string, Answered>([['p0', { pauseId: 'p0', nodeId: 'g0', answer: fingerprint('approve') }]]);
+    expect(respondRefusal({ nodeId: 'g', text: 'approve', pauseId: 'p0' }, view({ answered }))).toEqual({
+      type: 'CONFLICT',
+      message: 'pause p0 of gate "g0" was already answered; one decision is recorded per pause',
+    });
+  });
+
+  it('closes the gates of a cancelling or stopping run, saying which', () => {
+    expect(respondRefusal({ nodeId: 'g', text: 'x' }, view({ closing: 'cancelling' }))).toEqual({ type: 'CONFLICT', message: 'run r1 is being cancelled; its gates are closed' });
+    expect(respondRefusal({ nodeId: 'g', text: 'x' }, view({ closing: 'stopping' }))).toEqual({ type: 'CONFLICT', message: 'run r1 is stopping; its gates are closed' });
+  });
+
+  it('tells an approval node that is not waiting by its status, pending when it has none', () => {
+    const plan = [node('g', { type: 'approval' } as Partial<PlanNode>), node('later', { type: 'approval' } as Partial<PlanNode>)];
+    expect(respondRefusal({ nodeId: 'g', text: 'x' }, view({ plan, gates: new Map(), nodes: states({ g: 'SUCCEEDED' }) }))).toEqual({ type: 'CONFLICT', message: 'gate "g" is not open: its status is SUCCEEDED' });
+    expect(respondRefusal({ nodeId: 'later', text: 'x' }, view({ plan, gates: new Map(), nodes: states({ g: 'SUCCEEDED' }) }))).toEqual({ type: 'CONFLICT', message: 'gate "later" is not open: its status is PENDING' });
+  });
+
+  it('accepts the same answer again while it is being recorded, and refuses a different one', () => {
+    const gates = new Map<string, Gate>([['g', { nodeId: 'g', pauseId: 'p1', opened: true, answer: 'approve' }]]);
+    expect(respondRefusal({ nodeId: 'g', text: 'approve' }, view({ gates }))).toBeUndefined();
+    expect(respondRefusal({ nodeId: 'g', text: 'no' }, view({ gates }))).toEqual({ type: 'CONFLICT', message: 'gate "g" (pause p1) already has an answer; one decision is recorded per pause' });
   });
 });

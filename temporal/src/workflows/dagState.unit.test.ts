@@ -1,6 +1,6 @@
 import type { PlanNode } from '@keelson/schema';
 import type { Gate } from './dagGraph';
-import { DagLaunch, type CarriedDagState, type DagTask } from './dagState';
+import { DagLaunch, describeLaunch, type CarriedDagState, type DagTask } from './dagState';
 
 const node = (id: string, extra: Partial<PlanNode> = {}): PlanNode => ({ id, type: 'command', dependsOn: [], timeoutMs: 1000, retries: 0, ...extra }) as PlanNode;
 const task = (kind: DagTask['kind']) => ({ scope: { cancel: jest.fn() }, kind });
@@ -99,6 +99,11 @@ describe('DagLaunch', () => {
     expect(run.quietForHandOver()).toBe(true);
     run.gates.set('g', gate('g', { answer: 'approve' }));
     expect(run.quietForHandOver()).toBe(false);
+    run.gates.set('g', gate('g', { recorded: { text: 'approve', outcome: 'SUCCEEDED' } }));
+    expect(run.quietForHandOver()).toBe(false);
+    run.gates.set('g', gate('g')).set('h', gate('h', { answer: 'no' }));
+    expect(run.quietForHandOver()).toBe(false);
+    run.gates.delete('h');
     run.gates.set('g', gate('g'));
     run.running.set('w', task('work'));
     expect(run.quietForHandOver()).toBe(false);
@@ -138,5 +143,42 @@ describe('DagLaunch', () => {
     expect(view.nodes).toBe(run.nodes);
     expect(view.gates).toBe(run.gates);
     expect(view.answered).toBe(run.answered);
+  });
+});
+
+describe('describeLaunch', () => {
+  it('tells a quiet launch: nodes done of all, nothing running, no gate, failure or closing', () => {
+    const run = new DagLaunch('r1', 2);
+    run.begin([node('a'), node('b')], {});
+    expect(describeLaunch(run)).toBe('**Run** `r1`, launch 2: 0 of 2 nodes done\n\n- running: nothing');
+  });
+
+  it('counts succeeded and skipped nodes done, lists work running by type and gates with their escaped question', () => {
+    const run = new DagLaunch('r1', 3);
+    const plan = [node('a'), node('s'), node('f'), node('w', { type: 'prompt' } as Partial<PlanNode>), node('g', { type: 'approval' } as Partial<PlanNode>), node('h', { type: 'approval' } as Partial<PlanNode>)];
+    run.begin(plan, { a: { status: 'SUCCEEDED', value: 'x' }, s: { status: 'SKIPPED' }, f: { status: 'FAILED' }, w: { status: 'RUNNING' }, g: { status: 'WAITING' }, h: { status: 'WAITING' } });
+    run.running.set('w', task('work')).set('x', task('work')).set('g', task('gate'));
+    run.gates.set('g', gate('g', { question: 'ship *it* to `main`_[now]<b>\\?' })).set('h', gate('h'));
+    expect(describeLaunch(run)).toBe(
+      [
+        '**Run** `r1`, launch 3: 2 of 6 nodes done\n',
+        '- running: `w` (prompt), `x` (node)',
+        '- waiting for an answer at: `g` (pause `p-g`) — “ship \\*it\\* to \\`main\\`\\_\\[now\\]\\<b\\>\\\\?”, `h` (pause `p-h`) (respondToRun)',
+      ].join('\n'),
+    );
+  });
+
+  it('tells where a launch failed (the message cut at 300 characters), where it stopped, and how it closes', () => {
+    const run = new DagLaunch('r1', 1);
+    run.begin([node('a')], {});
+    run.failure = { nodeId: 'a', message: `${'m'.repeat(300)}TAIL`, type: 'INTERNAL' };
+    run.stopped = { nodeId: 'c', reason: 'a cancel node was reached' };
+    run.closing = 'failing';
+    expect(describeLaunch(run).split('\n').slice(2)).toEqual([
+      '- running: nothing',
+      `- failed at \`a\`: ${'m'.repeat(300)}`,
+      '- stopped at `c`: a cancel node was reached',
+      '- closing: failing',
+    ]);
   });
 });

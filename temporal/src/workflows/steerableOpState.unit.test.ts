@@ -26,8 +26,8 @@ describe('SteerableOpRun', () => {
     expect(run.statusView()).toEqual({ opId: 'op1', status: 'RUNNING', steersReceived: 3, steersDelivered: 1 });
     expect(run.handOver()).toEqual({ ...carried, pendingActors: [actor, null], continuations: 3 });
     const fresh = new SteerableOpRun('op2');
-    expect([fresh.accepted, fresh.delivered, fresh.childStarted, fresh.outcome]).toEqual([0, 0, false, undefined]);
-    expect(fresh.handOver()).toEqual({ accepted: 0, delivered: 0, pending: [], pendingActors: [], keys: {}, continuations: 1 });
+    expect([fresh.accepted, fresh.delivered, fresh.childStarted, fresh.outcome, fresh.handingOver]).toEqual([0, 0, false, undefined, false]);
+    expect(fresh.handOver()).toStrictEqual({ accepted: 0, delivered: 0, pending: [], pendingActors: [], keys: {}, continuations: 1 });
   });
 
   it('records steers in order with their index and sender', () => {
@@ -72,5 +72,42 @@ describe('SteerableOpRun', () => {
     run.accepted = runLimits.steersPerOp;
     run.queue.length = 0;
     expect(refusalOf(() => run.validateUpdate('more', undefined))?.message).toBe(`op op1 took its ${runLimits.steersPerOp} steers; it accepts no more`);
+  });
+
+  it('refuses with non-retryable failures that say why', () => {
+    const run = new SteerableOpRun('op1');
+    expect(refusalOf(() => run.validateUpdate('go on', undefined))).toBeUndefined();
+    const empty = refusalOf(() => run.validateUpdate('', undefined));
+    expect([empty?.type, empty?.message, empty?.nonRetryable]).toEqual(['BAD_USER_INPUT', 'the note is empty', true]);
+    run.status = 'CANCELLED';
+    const finished = refusalOf(() => run.validateUpdate('late', undefined));
+    expect([finished?.type, finished?.message, finished?.nonRetryable]).toEqual(['CONFLICT', 'op op1 has finished; a finished op cannot be steered', true]);
+    run.signalled('late');
+    expect(run.queue).toEqual([]);
+  });
+
+  it('takes no signalled note, and refuses an update, once the op took its steers, however few wait', () => {
+    const run = new SteerableOpRun('op1');
+    run.accepted = runLimits.steersPerOp - 1;
+    run.signalled('last');
+    expect(run.queue).toEqual(['last']);
+    run.signalled('one too many');
+    expect(run.queue).toEqual(['last']);
+    expect(run.accepted).toBe(runLimits.steersPerOp);
+    const spent = refusalOf(() => run.validateUpdate('more', undefined));
+    expect([spent?.type, spent?.nonRetryable]).toEqual(['CONFLICT', true]);
+  });
+
+  it('refuses an update while the pending steers are full, as a non-retryable conflict naming how many wait', () => {
+    const run = new SteerableOpRun('op1');
+    for (let i = 0; i < runLimits.steersPending - 1; i += 1) run.signalled(`n${i}`);
+    expect(refusalOf(() => run.validateUpdate('fits', undefined))).toBeUndefined();
+    run.signalled('fills');
+    const full = refusalOf(() => run.validateUpdate('more', undefined));
+    expect([full?.type, full?.message, full?.nonRetryable]).toEqual([
+      'CONFLICT',
+      `op op1 has ${runLimits.steersPending} steers waiting to be delivered (at most ${runLimits.steersPending}); steer again once they are`,
+      true,
+    ]);
   });
 });

@@ -340,4 +340,230 @@ describe('SwarmRun', () => {
     run.fail(new Error('outer', { cause: new Error('inner') }), false);
     expect([run.status, run.endReason]).toEqual(['ERROR', 'inner']);
   });
+
+  it('is clean until something is emitted, and takes its handle prefix from the swarm id without dashes', () => {
+    expect(new SwarmRun(input()).record()).toBeUndefined();
+    const dashed = new SwarmRun(input({ swarmId: '01-23-45-6789abcdef' }));
+    expect(dashed.handlePrefix).toBe('s01234567');
+  });
+
+  it('hydrates only ids not seen since they were queued, once each, and none from a batch already seen', () => {
+    const run = booted();
+    run.enqueue('m1');
+    run.enqueue('m2');
+    run.enqueue('m3');
+    run.ingest([message('m2', { channelId: 'other' })]);
+    expect(run.nextHydration()).toEqual(['m1', 'm3']);
+    const carried = booted().st;
+    carried.queue = ['a', 'b', 'a'];
+    expect(new SwarmRun(input({ carried })).nextHydration()).toEqual(['a', 'b']);
+    const stale = booted();
+    stale.enqueue('m1');
+    stale.ingest([message('m1', { channelId: 'other' })]);
+    expect(stale.nextHydration()).toBeUndefined();
+  });
+
+  it('starts no turn once the swarm has ended, nor for a busy agent; notes alone are work', () => {
+    const ended = booted();
+    ended.lead()!.inbox.push('m');
+    ended.status = 'STOPPED';
+    expect(ended.nextTurn()).toBeUndefined();
+    const run = booted();
+    const lead = run.lead()!;
+    lead.inbox.push('m1');
+    run.beginTurn(lead);
+    lead.inbox.push('m2');
+    run.agent('ann')!.notes.push('a note');
+    expect(run.nextTurn()?.id).toBe('ann');
+  });
+
+  it('retires a capped agent with a reason, and keeps a concluded swarm running when its lead is capped', () => {
+    const run = booted();
+    run.st.conclusion = 'the answer';
+    const lead = run.lead()!;
+    lead.turns = limits.maxTurnsPerAgent;
+    lead.inbox.push('m');
+    run.agent('ann')!.inbox.push('m');
+    expect(run.nextTurn()?.id).toBe('ann');
+    expect(run.status).toBe('RUNNING');
+    expect(run.endReason).toBeUndefined();
+    expect(run.pending.at(-1)).toEqual({ type: 'AGENT_RETIRED', payload: { swarmId: run.input.swarmId, agentId: 'lead', reason: 'used all 3 of its turns (maxTurnsPerAgent)' } });
+  });
+
+  it('emits TURN_STARTED with the batch and TURN_ENDED with the reason of a failed or thrown turn', () => {
+    const run = booted();
+    const ann = run.agent('ann')!;
+    const swarmId = run.input.swarmId;
+    ann.inbox.push('m1');
+    const f = turn(run, ann, { result: result({ status: 'timeout', error: 'too slow' }) });
+    expect(run.pending.at(-1)).toEqual({ type: 'TURN_STARTED', payload: { swarmId, agentId: 'ann', turnNo: 1, messageIds: ['m1'] } });
+    run.settleTurn(f);
+    expect(run.pending.at(-1)).toEqual({ type: 'TURN_ENDED', payload: { swarmId, agentId: 'ann', turnNo: 1, status: 'timeout', reason: 'too slow' } });
+    run.settleTurn(turn(run, ann, { error: new Error('boom') }));
+    expect(run.pending.at(-1)).toEqual({ type: 'TURN_ENDED', payload: { swarmId, agentId: 'ann', turnNo: 2, status: 'error', reason: 'boom' } });
+    run.settleTurn(turn(run, ann, { result: result() }));
+    expect(run.pending.at(-1)).toEqual({ type: 'TURN_ENDED', payload: { swarmId, agentId: 'ann', turnNo: 3, status: 'ok' } });
+  });
+
+  it('keeps a session and model a result does not name, and the status an agent took while its turn ran', () => {
+    const run = booted();
+    const ann = run.agent('ann')!;
+    run.settleTurn(turn(run, ann, { result: result({ sessionId: 's1', model: 'm1' }) }));
+    run.settleTurn(turn(run, ann, { result: result() }));
+    expect([ann.sessionId, ann.model]).toEqual(['s1', 'm1']);
+    const f = turn(run, ann, { result: result() });
+    ann.status = 'CAPPED';
+    run.settleTurn(f);
+    expect(ann.status).toBe('CAPPED');
+  });
+
+  it('gives a failed turn its batch back once, keeps the agent after one failure, and says "unknown error" for a reasonless one', () => {
+    const run = booted();
+    const ann = run.agent('ann')!;
+    ann.inbox.push('m1');
+    const f = turn(run, ann, { result: result({ status: 'error' }) });
+    ann.inbox.push('m1', 'm2');
+    run.settleTurn(f);
+    expect(ann.inbox).toEqual(['m1', 'm2']);
+    expect(ann.status).toBe('IDLE');
+    expect(types(run)).not.toContain('AGENT_RETIRED');
+    for (let i = 1; i < swarmTuning.maxFailures; i += 1) run.settleTurn(turn(run, ann, { result: result({ status: 'error' }) }));
+    expect(run.pending.at(-1)?.payload).toMatchObject({ agentId: 'ann', reason: '3 failed turns in a row: unknown error' });
+    const lead = run.lead()!;
+    for (let i = 0; i < swarmTuning.maxFailures; i += 1) run.settleTurn(turn(run, lead, { result: result({ status: 'error' }) }));
+    expect(run.endReason).toBe('the lead failed 3 turns in a row: unknown error');
+  });
+
+  it('emits SWARM_CONCLUDED for the lead, and a worker that reports is not done', () => {
+    const run = booted();
+    const ann = run.agent('ann')!;
+    run.applyCommand(ann, { kind: 'report', conclusion: 'mine' });
+    expect(ann.finished).toBe(false);
+    run.applyCommand(run.lead()!, { kind: 'report', conclusion: 'the answer' });
+    expect(run.pending.at(-1)).toEqual({ type: 'SWARM_CONCLUDED', payload: { swarmId: run.input.swarmId, agentId: 'lead' } });
+  });
+
+  it('lets only the lead of a write-mode swarm with a write base choose writers; a reader joins without a branch', () => {
+    const writing = booted(['ann'], { writeMode: true });
+    expect(writing.spawnRefusal(writing.lead()!, { name: 'w', writer: true })).toBe('only the lead chooses writers, in write mode');
+    writing.st.writeBase = { origin: false, branch: 'main' };
+    expect(writing.spawnRefusal(writing.agent('ann')!, { name: 'w', writer: true })).toBe('only the lead chooses writers, in write mode');
+    const reading = booted([], { writeMode: false });
+    reading.st.writeBase = { origin: false, branch: 'main' };
+    expect(reading.spawnRefusal(reading.lead()!, { name: 'w', writer: true })).toBe('only the lead chooses writers, in write mode');
+    writing.join('bob', 'r', false, false, { botUserId: 'u-bob', botId: 'b-bob', tokenId: 't-bob' });
+    writing.spawned(writing.lead()!, 'bob');
+    expect(writing.lead()!.notes).toEqual(['bob joined as @s0123abcd-bob']);
+    expect(writing.agent('bob')!.worktree).toBeUndefined();
+  });
+
+  it('ends ERROR on a tail failure, and DONE without a reason when the wall clock runs out on a concluded swarm', () => {
+    const run = booted();
+    run.tailFailure = 'tail lost';
+    run.checkEnd(0);
+    expect([run.status, run.endReason]).toEqual(['ERROR', 'tail lost']);
+    const late = booted();
+    late.st.conclusion = 'the answer';
+    late.checkEnd(late.st.deadlineMs);
+    expect([late.status, late.endReason]).toEqual(['DONE', undefined]);
+  });
+
+  it('has work only in an idle agent with an inbox or notes', () => {
+    const run = booted();
+    expect(run.hasWork()).toBe(false);
+    const ann = run.agent('ann')!;
+    ann.inbox.push('m');
+    expect(run.hasWork()).toBe(true);
+    ann.status = 'BUSY';
+    expect(run.hasWork()).toBe(false);
+    ann.status = 'IDLE';
+    ann.inbox = [];
+    ann.notes.push('n');
+    expect(run.hasWork()).toBe(true);
+  });
+
+  it('is stirred by a settled turn or a tail failure; is idle and quiet for a hand-over only with no turn and no steer running', () => {
+    const settled = booted();
+    settled.finished.push({ agentId: 'ann', turnNo: 1, generation: 1, batch: [], notes: [], result: result() });
+    expect(settled.stirred()).toBe(true);
+    const tail = booted();
+    tail.tailFailure = 'lost';
+    expect(tail.stirred()).toBe(true);
+    const run = booted();
+    expect([run.idle(), run.quietForHandOver()]).toEqual([true, true]);
+    run.busy = 1;
+    expect([run.idle(), run.quietForHandOver()]).toEqual([false, false]);
+    run.busy = 0;
+    run.steering = 1;
+    expect([run.idle(), run.quietForHandOver()]).toEqual([false, false]);
+  });
+
+  it('emits SWARM_NUDGED with the count, and ends STALLED at once when the lead can take no more turns', () => {
+    const run = booted();
+    run.afterQuiet();
+    expect(run.pending.at(-1)).toEqual({ type: 'SWARM_NUDGED', payload: { swarmId: run.input.swarmId, nudge: 1 } });
+    const capped = booted();
+    capped.lead()!.status = 'CAPPED';
+    expect(capped.afterQuiet()).toBe(false);
+    expect([capped.status, capped.endReason]).toEqual(['STALLED', 'quiet, and the lead can take no more turns']);
+  });
+
+  it('records the conclusion in the state only once there is one', () => {
+    const run = booted();
+    expect('conclusion' in run.record()!.state).toBe(false);
+    run.applyCommand(run.lead()!, { kind: 'report', conclusion: 'the answer' });
+    expect(run.record()!.state.conclusion).toBe('the answer');
+  });
+
+  it('hands over at most the newest seenLimit seen ids and own posts', () => {
+    const run = booted();
+    const n = swarmTuning.seenLimit + 1;
+    run.ingest(Array.from({ length: n }, (_, i) => message(`m${i}`, { channelId: 'other' })));
+    for (let i = 0; i < n; i += 1) run.own.add(`o${i}`);
+    const carried = run.handOver();
+    expect(carried.seen).toHaveLength(swarmTuning.seenLimit);
+    expect(carried.seen[0]).toBe('m1');
+    expect(carried.ownPosts).toHaveLength(swarmTuning.seenLimit);
+    expect(carried.ownPosts.at(-1)).toBe(`o${n - 1}`);
+  });
+
+  it('lists the writers leases only', () => {
+    const run = booted(['ann', 'bob']);
+    run.spawned(run.lead()!, 'bob', { leaseId: 'l1', path: '/p', branch: 'swarm/bob' });
+    expect(run.writers()).toEqual([{ leaseId: 'l1', path: '/p', branch: 'swarm/bob' }]);
+  });
+
+  it('closes with the end reason, the conclusion (cut at 4000) only when DONE, and the landed merges and kept branches', () => {
+    const run = booted();
+    run.st.conclusion = 'the answer';
+    run.status = 'STOPPED';
+    run.endReason = 'enough';
+    expect(run.closingBody(undefined)).toBe('The swarm ended STOPPED: enough.');
+    run.status = 'DONE';
+    run.endReason = undefined;
+    run.st.conclusion = `${'c'.repeat(4000)}TAIL`;
+    expect(run.closingBody(undefined)).toBe(`The swarm ended DONE.\n\n${'c'.repeat(4000)}`);
+    run.st.conclusion = 'x';
+    run.st.writeBase = { origin: true, branch: 'main', remoteRef: 'origin/main' };
+    run.st.merges = [
+      { agent: 'ann', sha: 'a', result: 'ok', landed: true },
+      { agent: 'bob', sha: 'b', result: 'conflict', landed: false },
+    ];
+    expect(run.closingBody({ kept: ['b1', 'b2'], deleted: [] })).toBe(
+      'The swarm ended DONE.\n\nx\n\nWrite mode on origin/main: 1 merge(s) landed; branches kept: b1, b2. No pull request was opened (no forge is configured).',
+    );
+    expect(run.closingBody(undefined)).toContain('branches kept: none.');
+  });
+
+  it('finishes with the end reason, and write mode with no release and what was published', () => {
+    const run = booted();
+    run.status = 'STALLED';
+    run.endReason = 'quiet';
+    run.st.writeBase = { origin: false, branch: 'main' };
+    const published = { pushed: true, note: 'pushed', branches: [] };
+    const fin = run.finish(undefined, published);
+    expect(fin.events.at(-1)).toEqual({ type: 'SWARM_ENDED', payload: { swarmId: run.input.swarmId, status: 'STALLED', reason: 'quiet' } });
+    expect(fin).toMatchObject({ status: 'STALLED', conclusion: null, error: 'quiet' });
+    expect(fin.write).toStrictEqual({ base: { origin: false, branch: 'main' }, merges: [], keptBranches: [], deletedBranches: [], published });
+  });
 });
