@@ -26,7 +26,7 @@ describe('steerOp: a Temporal Update, answered, capped, deduplicated, across con
   const steered = (op: OpView) => op.frames.edges.filter((e) => e.node.type === 'OP_STEERED').map((e) => e.node.note);
 
   beforeAll(async () => {
-    mesh = await startTestMesh({ KEELSON_RUN_HEARTBEAT_TIMEOUT_MS: '3000' });
+    mesh = await startTestMesh();
     url = mesh.gatewayUrl;
   });
 

@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -9,6 +8,7 @@ import { gql, gqlData, subscribeResumable } from './support/client';
 import { startTestMesh, type TestMesh } from './support/mesh';
 import { getRun, projectWithWorkflow, respond, startWorkflow, waitForRun } from './support/runs';
 import { quietTemporalRuntime } from './support/temporalServer';
+import { pidsMarked } from './support/workflowFixtures';
 
 quietTemporalRuntime();
 const run = promisify(execFile);
@@ -57,22 +57,8 @@ nodes:
       exec -a "keelson-nap-$KEELSON_RUN_ID" sleep 600
 `;
 
-/**
- * Whether a live process's command line starts with `marker` (zombies do not count). Commands run in
- * the sandbox's own pid namespace, where `$$` is not a host pid: nodes name their process instead.
- */
-function liveWithMarker(marker: string): boolean {
-  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith(marker)) continue;
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z') return true;
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return false;
-}
+/** Whether a process marked `marker` (a node's `exec -a` name) still runs. */
+const liveWithMarker = (marker: string) => pidsMarked(marker).length > 0;
 
 interface EventView {
   cursor: string;

@@ -117,7 +117,7 @@ describe("a policy ask about a prompt node's tool, on the in-process worker", ()
 
   beforeAll(async () => {
     server = await startModelServer();
-    mesh = await startTestMesh({ KEELSON_RUN_HEARTBEAT_TIMEOUT_MS: '3000', ...modelServerEnv(server) }, { ribHost: { available: { stamp: stampRib } } });
+    mesh = await startTestMesh({ ...modelServerEnv(server) }, { ribHost: { available: { stamp: stampRib } } });
     project = await projectWithWorkflow(mesh.gatewayUrl, 'stamps', { 'stamp-yes.yaml': stampWorkflow('stamp-yes'), 'stamp-no.yaml': stampWorkflow('stamp-no') });
   });
 

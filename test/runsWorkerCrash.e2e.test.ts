@@ -1,54 +1,13 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gqlData } from './support/client';
 import { startTestMesh, type TestMesh } from './support/mesh';
 import { projectWithWorkflow, startWorkflow, waitForRun } from './support/runs';
 import { quietTemporalRuntime } from './support/temporalServer';
+import { crashOnceWorkflow, pidsMarked } from './support/workflowFixtures';
 import { startWorkerProcess, type WorkerProcess } from './support/workerProcess';
 
 quietTemporalRuntime();
-
-/**
- * Each node appends one line to effects.log as its side effect, at its very end. `slow` also notes
- * every start (starts.log) and its shell's pid, and sleeps before acting — long on the first attempt,
- * so the worker is killed while it runs — and the killed attempt's process must be gone, not just late.
- */
-const CRASHY = `
-name: crash-once
-nodes:
-  - id: first
-    type: bash
-    bash: echo "first" >> "$ARTIFACTS_DIR/effects.log"
-  - id: slow
-    type: bash
-    depends_on: [first]
-    bash: |
-      echo "slow attempt $KEELSON_ATTEMPT" >> "$ARTIFACTS_DIR/starts.log"
-      if [ "$KEELSON_ATTEMPT" = 1 ]; then (exec -a "keelson-slow-$KEELSON_RUN_ID" sleep 30); else sleep 1; fi
-      echo "slow" >> "$ARTIFACTS_DIR/effects.log"
-  - id: last
-    type: bash
-    depends_on: [slow]
-    bash: echo "last" >> "$ARTIFACTS_DIR/effects.log"
-`;
-
-/**
- * Whether a live process's command line starts with `marker` (zombies do not count). Commands run in
- * the sandbox's own pid namespace, where `$$` is not a host pid: nodes name their process instead.
- */
-function liveWithMarker(marker: string): boolean {
-  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith(marker)) continue;
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z') return true;
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return false;
-}
 
 /**
  * \`act\` acts at its very end, after a pause in which the test freezes its worker (SIGSTOP): the
@@ -69,6 +28,9 @@ nodes:
     depends_on: [act]
     bash: echo "after" >> "$ARTIFACTS_DIR/effects.log"
 `;
+
+/** Whether a process marked `marker` still runs. */
+const live = (marker: string) => pidsMarked(marker).length > 0;
 
 const lines = async (file: string) => (await readFile(file, 'utf8').catch(() => '')).split('\n').filter(Boolean);
 
@@ -99,18 +61,18 @@ describe('a worker killed (SIGKILL) in the middle of a node', () => {
 
   it('completes the run after a restart, each node\'s side effect happening once', async () => {
     workers.push(await startWorkerProcess(workerEnv));
-    const project = await projectWithWorkflow(mesh.gatewayUrl, 'crashy', { 'crash-once.yaml': CRASHY });
+    const project = await projectWithWorkflow(mesh.gatewayUrl, 'crashy', { 'crash-once.yaml': crashOnceWorkflow(30) });
     const started = await startWorkflow(mesh.gatewayUrl, 'crash-once', { projectId: project.id });
     const dir = started.artifactsDir;
 
     const orphan = `keelson-slow-${started.id}`;
-    await until('slow to start', async () => (liveWithMarker(orphan) ? true : undefined));
+    await until('slow to start', async () => (live(orphan) ? true : undefined));
     expect(await lines(join(dir, 'effects.log'))).toEqual(['first']);
     const killedAt = Date.now();
     await workers[0]!.kill();
 
     // The killed attempt's process group dies with its worker (the watchdog), before it acts.
-    await until('the orphaned attempt to die', async () => (liveWithMarker(orphan) ? undefined : true), 5000);
+    await until('the orphaned attempt to die', async () => (live(orphan) ? undefined : true), 5000);
     const orphanGoneAfter = Date.now() - killedAt;
 
     workers.push(await startWorkerProcess(workerEnv));
@@ -159,12 +121,12 @@ describe('a worker killed (SIGKILL) in the middle of a node', () => {
     const started = await startWorkflow(mesh.gatewayUrl, 'act-then-crash', { projectId: project.id });
     const dir = started.artifactsDir;
     const acting = `keelson-act-${started.id}`;
-    await until('act to start', async () => (liveWithMarker(acting) ? true : undefined));
+    await until('act to start', async () => (live(acting) ? true : undefined));
     // Frozen, the worker cannot hear the command end; its watchdog sees it alive and lets the command finish.
     process.kill(worker.pid, 'SIGSTOP');
     try {
       await until('act to act', async () => ((await lines(join(dir, 'effects.log'))).includes('act') ? true : undefined), 15_000);
-      await until('act to end', async () => (liveWithMarker(acting) ? undefined : true), 5000);
+      await until('act to end', async () => (live(acting) ? undefined : true), 5000);
       // The supervisor writes the exit status the moment the command ends: give it that moment.
       await new Promise((r) => setTimeout(r, 300));
     } finally {

@@ -65,7 +65,6 @@ describe('write mode (the lead chooses writers; each gets a worktree lease and a
   beforeAll(async () => {
     model = await startModelServer({ rules: writeModeRules(true) });
     mesh = await startTestMesh({
-      KEELSON_RUN_HEARTBEAT_TIMEOUT_MS: '3000',
       ...modelServerEnv(model),
       ...(await managedBusEnv()),
       // Only the project named "published" opted in to pushing; its drafts open through the stand-in.

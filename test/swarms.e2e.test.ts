@@ -46,7 +46,7 @@ describe('swarms through the gateway (a managed ClickClack, the local model serv
 
   beforeAll(async () => {
     model = await startModelServer({ rules: threeAgentRules() });
-    mesh = await startTestMesh({ KEELSON_RUN_HEARTBEAT_TIMEOUT_MS: '3000', ...modelServerEnv(model), ...(await managedBusEnv()) });
+    mesh = await startTestMesh({ ...modelServerEnv(model), ...(await managedBusEnv()) });
     url = mesh.gatewayUrl;
   });
   afterAll(async () => {

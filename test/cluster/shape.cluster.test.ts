@@ -10,7 +10,8 @@ import { gql, subscribeResumable, type ResumableStream } from '../support/client
 import { getRun, projectWithWorkflow, respond, startWorkflow, waitForRun } from '../support/runs';
 import { quietTemporalRuntime } from '../support/temporalServer';
 import { until } from '../support/until';
-import { createProject, listRuns, pidsOf, workerRunning, startTestCluster, storedRunEvents, storedRunIds, temporalList, type TestCluster } from './support';
+import { crashOnceWorkflow, gatedWorkflow, pidsMarked } from '../support/workflowFixtures';
+import { createProject, listRuns, workerRunning, startTestCluster, storedRunEvents, storedRunIds, temporalList, type TestCluster } from './support';
 
 quietTemporalRuntime();
 
@@ -20,45 +21,6 @@ interface EventView {
   nodeId: string | null;
 }
 const RUN_EVENTS = 'subscription ($after: String, $runId: ID) { runEvents(after: $after, runId: $runId) { cursor type nodeId } }';
-
-/**
- * Each node appends one line to effects.log at its very end; `slow` sleeps long on its first attempt
- * (its process named, so the test finds which worker runs it) and is killed with that worker.
- */
-const CRASHY = `
-name: crash-once
-nodes:
-  - id: first
-    type: bash
-    bash: echo "first" >> "$ARTIFACTS_DIR/effects.log"
-  - id: slow
-    type: bash
-    depends_on: [first]
-    bash: |
-      if [ "$KEELSON_ATTEMPT" = 1 ]; then (exec -a "keelson-slow-$KEELSON_RUN_ID" sleep 60); else sleep 1; fi
-      echo "slow" >> "$ARTIFACTS_DIR/effects.log"
-  - id: last
-    type: bash
-    depends_on: [slow]
-    bash: echo "last" >> "$ARTIFACTS_DIR/effects.log"
-`;
-
-/** A step, a gate, and a step after it that appends its one side effect to effects.log. */
-const GATED = `
-name: restart-gated
-nodes:
-  - id: before
-    type: bash
-    bash: echo before
-  - id: gate
-    type: approval
-    depends_on: [before]
-    prompt: Go on?
-  - id: after
-    type: bash
-    depends_on: [gate]
-    bash: echo "after" >> "$ARTIFACTS_DIR/effects.log"
-`;
 
 /** A query through `url` every `everyMs` until stopped: how many were sent and how many failed. */
 function steadyQueries(url: string, everyMs: number) {
@@ -285,7 +247,7 @@ describe('the production shape', () => {
 
   it('finishes a run on the other worker when the one running its node is SIGKILLed mid-node, no node acting twice', async () => {
     const ledger = new Ledger('cluster: worker SIGKILLed mid-node, the other finishes');
-    const project = await projectWithWorkflow(cluster.gatewayUrl, 'cluster-crashy', { 'crash-once.yaml': CRASHY });
+    const project = await projectWithWorkflow(cluster.gatewayUrl, 'cluster-crashy', { 'crash-once.yaml': crashOnceWorkflow(60) });
     const started = await startWorkflow(cluster.gatewayUrl, 'crash-once', { projectId: project.id });
     ledger.ack(started.id);
     const marker = `keelson-slow-${started.id}`;
@@ -306,7 +268,7 @@ describe('the production shape', () => {
       ['last', 'SUCCEEDED', 1],
     ]);
     // The killed worker's attempt died with it (its group), and nothing of it runs on.
-    expect(pidsOf(marker)).toEqual([]);
+    expect(pidsMarked(marker)).toEqual([]);
     await cluster.start('worker', index);
     const acted = await effects();
     ledger.write(await storedRunIds(cluster.db.url, project.id), { duplicates: acted.length - new Set(acted).size, failedByFaults: done.status === 'SUCCEEDED' ? 0 : 1 });
@@ -314,7 +276,7 @@ describe('the production shape', () => {
 
   it('keeps runs going across a restart of the Temporal server under steady load: every run finishes, no request fails', async () => {
     const ledger = new Ledger('cluster: Temporal server restarted under load');
-    const project = await projectWithWorkflow(cluster.gatewayUrl, 'cluster-restart', { 'restart-gated.yaml': GATED });
+    const project = await projectWithWorkflow(cluster.gatewayUrl, 'cluster-restart', { 'restart-gated.yaml': gatedWorkflow });
     const runs: { id: string; artifactsDir: string }[] = [];
     for (let i = 0; i < 3; i++) {
       const started = await startWorkflow(cluster.gatewayUrl, 'restart-gated', { projectId: project.id });

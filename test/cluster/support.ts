@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import { startCluster, type RunningCluster } from '@keelson/stack';
 import { bearer, gqlData, registerCredentials } from '../support/client';
 import { adminUrl, createTestDatabase, type TestDatabase } from '../support/db';
 import { testWorkflowBundleFile } from '../support/temporalServer';
+import { pidsMarked } from '../support/workflowFixtures';
 
 const run = promisify(execFile);
 
@@ -130,24 +131,9 @@ export async function storedRunIds(databaseUrl: string, projectId: string): Prom
   }
 }
 
-/** Live (not zombie) processes whose command line starts with `marker`. */
-export function pidsOf(marker: string): number[] {
-  const found: number[] = [];
-  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith(marker)) continue;
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z') found.push(Number(pid));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found;
-}
-
 /** Which of `workerPids` a live process marked `marker` descends from (its parent chain), if any. */
 export function workerRunning(marker: string, workerPids: number[]): number | undefined {
-  for (let pid of pidsOf(marker)) {
+  for (let pid of pidsMarked(marker)) {
     while (pid > 1) {
       if (workerPids.includes(pid)) return pid;
       try {

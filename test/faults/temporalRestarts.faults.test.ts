@@ -9,26 +9,10 @@ import { gql, gqlData } from '../support/client';
 import { startTestMesh, type TestMesh } from '../support/mesh';
 import { getRun, projectWithWorkflow, respond, startWorkflow } from '../support/runs';
 import { quietTemporalRuntime } from '../support/temporalServer';
+import { gatedWorkflow } from '../support/workflowFixtures';
 import { Ledger, reconciles } from './ledger';
 
 quietTemporalRuntime();
-
-/** Each run: a step, a gate, a step after it that appends its one side effect to effects.log. */
-const GATED = `
-name: restart-gated
-nodes:
-  - id: before
-    type: bash
-    bash: echo before
-  - id: gate
-    type: approval
-    depends_on: [before]
-    prompt: Go on?
-  - id: after
-    type: bash
-    depends_on: [gate]
-    bash: echo "after $(date +%s%3N)" >> "$ARTIFACTS_DIR/effects.log"
-`;
 
 const RUNS = 4;
 const OPS = 2;
@@ -79,7 +63,7 @@ describe('the Temporal dev server killed and restarted under load', () => {
   it('every acknowledged answer and steer is applied exactly once, no workflow fails, each restart recovers', async () => {
     const ledger = new Ledger('Temporal dev server killed and restarted under load');
     const url = mesh.gatewayUrl;
-    const project = await projectWithWorkflow(url, 'temporal-restarts', { 'restart-gated.yaml': GATED });
+    const project = await projectWithWorkflow(url, 'temporal-restarts', { 'restart-gated.yaml': gatedWorkflow });
     const runs = [];
     for (let i = 0; i < RUNS; i++) runs.push(await startWorkflow(url, 'restart-gated', { projectId: project.id }));
     const ops = [];
