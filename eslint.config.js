@@ -128,6 +128,8 @@ module.exports = defineConfig(
         {
           // The suites' own assertion helpers: each throws (or fails an expect) when what it waits for does not come.
           assertFunctionNames: ['expect', 'expect*', '*.expect*', 'assert*', 'until', 'waitFor*', '*.until', '**.waitFor', 'eventually', 'responseShows', 'runAcceptanceScenario', 'Worker.runReplayHistory'],
+          // The cluster suite's `it` that notes unfinished scenarios: each body is checked where it is written.
+          additionalTestBlockFunctions: ['scenario'],
         },
       ],
       'no-restricted-syntax': [

@@ -131,13 +131,29 @@ function allRunEvents(url: string) {
 }
 
 let cluster: TestCluster;
+/** Scenarios started and not (yet) passed — failed or timed out: the cluster's logs are kept when there is one. */
+const unfinished = new Set<string>();
+
+/** `it`, noting which scenarios did not pass for the teardown. */
+function scenario(title: string, fn: () => Promise<void>, timeoutMs: number): void {
+  // eslint-disable-next-line jest/expect-expect -- the assertions are in `fn`, checked at each scenario(...) call
+  it(
+    title,
+    async () => {
+      unfinished.add(title);
+      await fn();
+      unfinished.delete(title);
+    },
+    timeoutMs,
+  );
+}
 
 beforeAll(async () => {
   cluster = await startTestCluster();
 }, 400_000);
 
 afterAll(async () => {
-  await cluster?.teardown();
+  await cluster?.teardown({ keepLogs: unfinished.size > 0 });
 }, 120_000);
 
 /** Requests and connections each server of `backend` holds now, by replica index. */
@@ -154,7 +170,7 @@ async function sessionsOn(backend: string): Promise<number[]> {
 }
 
 describe('the production shape', () => {
-  it('runs project-check through the load balancer: started, paused, answered and listed, from both gateways', async () => {
+  scenario('runs project-check through the load balancer: started, paused, answered and listed, from both gateways', async () => {
     const ledger = new Ledger('cluster: project-check through HAProxy, both gateways');
     const [g1, g2] = cluster.replicaUrls.gateway as [string, string];
     const projectId = await createProject(cluster.gatewayUrl, 'cluster-check');
@@ -172,7 +188,7 @@ describe('the production shape', () => {
     ledger.write(await storedRunIds(cluster.db.url, projectId));
   }, 240_000);
 
-  it("finds exactly a project's runs with `temporal workflow list --query \"KeelsonProject = '…'\"` on the Postgres visibility store", async () => {
+  scenario("finds exactly a project's runs with `temporal workflow list --query \"KeelsonProject = '…'\"` on the Postgres visibility store", async () => {
     const ledger = new Ledger('cluster: KeelsonProject query on Postgres visibility');
     // KeelsonProject carries the project's name (what an operator types).
     const names = ['cluster-visible-a', 'cluster-visible-b'];
@@ -194,7 +210,7 @@ describe('the production shape', () => {
     ledger.write([...(await storedRunIds(cluster.db.url, ids[0]!)), ...(await storedRunIds(cluster.db.url, ids[1]!))]);
   }, 120_000);
 
-  it('keeps a runEvents subscription through the load balancer across killing its gateway and then the runs replica behind it: resumed from its cursor, nothing lost or repeated', async () => {
+  scenario('keeps a runEvents subscription through the load balancer across killing its gateway and then the runs replica behind it: resumed from its cursor, nothing lost or repeated', async () => {
     const ledger = new Ledger('cluster: runEvents across a gateway kill and a runs kill');
     const projectId = await createProject(cluster.gatewayUrl, 'cluster-stream');
     const started = await startWorkflow(cluster.gatewayUrl, 'project-check', { projectId });
@@ -245,7 +261,7 @@ describe('the production shape', () => {
     ledger.write(await storedRunIds(cluster.db.url, projectId), { delivered: events.length, streamPersisted: stored.length, duplicates: events.length - distinct });
   }, 240_000);
 
-  it('finishes a run on the other worker when the one running its node is SIGKILLed mid-node, no node acting twice', async () => {
+  scenario('finishes a run on the other worker when the one running its node is SIGKILLed mid-node, no node acting twice', async () => {
     const ledger = new Ledger('cluster: worker SIGKILLed mid-node, the other finishes');
     const project = await projectWithWorkflow(cluster.gatewayUrl, 'cluster-crashy', { 'crash-once.yaml': crashOnceWorkflow(60) });
     const started = await startWorkflow(cluster.gatewayUrl, 'crash-once', { projectId: project.id });
@@ -274,7 +290,7 @@ describe('the production shape', () => {
     ledger.write(await storedRunIds(cluster.db.url, project.id), { duplicates: acted.length - new Set(acted).size, failedByFaults: done.status === 'SUCCEEDED' ? 0 : 1 });
   }, 240_000);
 
-  it('keeps runs going across a restart of the Temporal server under steady load: every run finishes, no request fails', async () => {
+  scenario('keeps runs going across a restart of the Temporal server under steady load: every run finishes, no request fails', async () => {
     const ledger = new Ledger('cluster: Temporal server restarted under load');
     const project = await projectWithWorkflow(cluster.gatewayUrl, 'cluster-restart', { 'restart-gated.yaml': gatedWorkflow });
     const runs: { id: string; artifactsDir: string }[] = [];
@@ -318,7 +334,7 @@ describe('the production shape', () => {
     });
   }, 300_000);
 
-  it('rolls a restart through every service, one process at a time, under steady mixed load: no request fails, no event is lost', async () => {
+  scenario('rolls a restart through every service, one process at a time, under steady mixed load: no request fails, no event is lost', async () => {
     const ledger = new Ledger('cluster: rolling restart of every service under load');
     const project = await projectWithWorkflow(cluster.gatewayUrl, 'cluster-rolling', { 'tick.yaml': TICK });
     const streamed = allRunEvents(cluster.gatewayUrl);

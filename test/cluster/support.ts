@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -19,8 +19,12 @@ export interface TestCluster extends RunningCluster {
   db: TestDatabase;
   dir: string;
   token: string;
-  /** Drops the mesh's and Temporal's databases and the temp folder after stopping everything. */
-  teardown(): Promise<void>;
+  /**
+   * Drops the mesh's and Temporal's databases and the temp folder after stopping everything. With
+   * `keepLogs`, each process's log is first copied to a folder of its own under the OS temp dir (its
+   * path printed), so a failed scenario can be read after the run.
+   */
+  teardown(options?: { keepLogs?: boolean }): Promise<void>;
 }
 
 /** The binaries' folder: scripts/temporal-server/build.sh's, as .ci/run builds it. */
@@ -73,13 +77,22 @@ export async function startTestCluster(extraEnv: NodeJS.ProcessEnv = {}): Promis
     db,
     dir,
     token,
-    async teardown() {
+    async teardown(options = {}) {
       unregister.forEach((u) => u());
       await cluster.stop();
+      if (options.keepLogs) await keepLogs(join(dir, 'cluster'));
       await dropAll();
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Copies the `*.log` files of `from` to a new folder under the OS temp dir and says where. */
+async function keepLogs(from: string): Promise<void> {
+  const to = await mkdtemp(join(tmpdir(), 'keelson-cluster-logs-'));
+  const logs = (await readdir(from).catch(() => [] as string[])).filter((f) => f.endsWith('.log'));
+  for (const file of logs) await copyFile(join(from, file), join(to, file));
+  process.stderr.write(`[cluster] a scenario failed: the ${logs.length} process logs are kept in ${to}\n`);
 }
 
 /** A project created through `url`. */
