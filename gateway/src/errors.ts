@@ -1,4 +1,4 @@
-import { errorCodes, requestErrorCodes, statusOf, type ErrorCode, type RequestErrorCode } from '@keelson/schema';
+import { errorCodes, isUnavailableError, requestErrorCodes, statusOf, UNAVAILABLE_MESSAGE, type ErrorCode, type RequestErrorCode } from '@keelson/schema';
 import type { Logger } from '@keelson/service';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 
@@ -23,7 +23,8 @@ export function gatewayError(code: GatewayErrorCode, message: string, details?: 
 /**
  * Shapes every error the gateway sends, over HTTP and over WebSocket alike: errors with a registry
  * or request code keep their message, code and details (subgraph errors included) and gain their
- * status; anything else is masked as `INTERNAL_SERVER_ERROR` and logged with its detail.
+ * status; the gateway's own database unavailable for now (its token lookups) is `SERVICE_UNAVAILABLE`;
+ * anything else is masked as `INTERNAL_SERVER_ERROR` and logged with its detail.
  */
 export function createGatewayErrorFormatter(log: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
@@ -35,6 +36,15 @@ export function createGatewayErrorFormatter(log: Logger) {
       return { ...formatted, extensions };
     }
     const original = error instanceof GraphQLError ? error.originalError ?? error : error;
+    if (isUnavailableError(original)) {
+      log.warn({ err: original, path: formatted.path }, 'database or service unavailable (SERVICE_UNAVAILABLE for the client)');
+      return {
+        message: UNAVAILABLE_MESSAGE,
+        ...(formatted.locations ? { locations: formatted.locations } : {}),
+        ...(formatted.path ? { path: formatted.path } : {}),
+        extensions: { code: 'SERVICE_UNAVAILABLE', status: statusOf('SERVICE_UNAVAILABLE') },
+      };
+    }
     log.error(
       { err: original, path: formatted.path, code, serviceName: formatted.extensions?.serviceName },
       'internal error (masked for the client)',

@@ -40,6 +40,19 @@ describe('the gateway error formatter', () => {
     expect(error).toHaveBeenCalledWith(expect.objectContaining({ err: original, serviceName: 'runs' }), 'internal error (masked for the client)');
   });
 
+  it('says SERVICE_UNAVAILABLE (a retryable 503) for a database that is not answering, logged as a warning', () => {
+    const warn = jest.spyOn(log, 'warn');
+    const error = jest.spyOn(log, 'error');
+    const original = Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
+
+    const formatted = format({ message: original.message, path: ['viewer'], extensions: {} }, new GraphQLError(original.message, { originalError: original }));
+
+    expect(formatted).toEqual({ message: expect.stringMatching(/^Service unavailable: .*retry shortly/), path: ['viewer'], extensions: { code: 'SERVICE_UNAVAILABLE', status: 503 } });
+    expect(formatted.message).not.toContain('administrator');
+    expect(warn).toHaveBeenCalledWith(expect.objectContaining({ err: original }), expect.stringContaining('unavailable'));
+    expect(error).not.toHaveBeenCalledWith(expect.objectContaining({ err: original }), expect.anything());
+  });
+
   it('builds errors that carry code and status', () => {
     expect(gatewayError('SERVICE_UNAVAILABLE', 'down', { subgraph: 'runs' }).extensions).toEqual({ subgraph: 'runs', code: 'SERVICE_UNAVAILABLE', status: 503 });
     expect(gatewayError('BAD_REQUEST', 'no').extensions).toEqual({ code: 'BAD_REQUEST', status: 400 });

@@ -80,3 +80,35 @@ export function isMeshError(err: unknown): err is MeshError {
     || (typeof err === 'object' && err !== null && (err as { name?: unknown }).name === 'MeshError'
       && typeof (err as { code?: unknown }).code === 'string' && (err as { code: string }).code in errorCodes);
 }
+
+/**
+ * Postgres SQLSTATEs that say the database cannot serve right now, not that the request is wrong:
+ * class 08 (connection exception), class 53 (insufficient resources: too many connections, out of
+ * memory or disk), 57P01–57P05 (the server shutting down, crashed, starting up, idle sessions ended)
+ * and 57014 (a statement cut off by `statement_timeout`, the bound on a hung or overloaded server).
+ */
+const unavailableSqlState = /^(08|53)[0-9A-Z]{3}$|^57P0[1-5]$|^57014$/;
+
+/** What node-postgres' pool and client say when a connection cannot be had or goes away. */
+const unavailableDriverMessage = /^(timeout exceeded when trying to connect|Connection terminated( unexpectedly| due to connection timeout)?)$/;
+
+/**
+ * Whether `err` (or an error it wraps, through `cause` or TypeORM's `driverError`) says the
+ * database or a service the request needs is unavailable for now — an error a client may retry
+ * (a mutation with the same `idempotencyKey`), shown as `SERVICE_UNAVAILABLE` instead of masked.
+ */
+export function isUnavailableError(err: unknown): boolean {
+  const seen = new Set<unknown>();
+  for (let e: unknown = err; typeof e === 'object' && e !== null && !seen.has(e) && seen.size < 8; ) {
+    seen.add(e);
+    const { code, syscall, message } = e as { code?: unknown; syscall?: unknown; message?: unknown };
+    if (typeof code === 'string' && unavailableSqlState.test(code)) return true;
+    if (code === 'ECONNREFUSED' && syscall === 'connect') return true;
+    if (typeof message === 'string' && unavailableDriverMessage.test(message)) return true;
+    e = (e as { driverError?: unknown }).driverError ?? (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/** The message a client sees for an error {@link isUnavailableError} recognises. */
+export const UNAVAILABLE_MESSAGE = 'Service unavailable: the database or a service this request needs is not answering right now; retry shortly (a mutation with the same idempotencyKey)';

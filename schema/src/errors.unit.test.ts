@@ -1,4 +1,4 @@
-import { codeForStatus, errorCodes, isMeshError, MeshError, statusOf } from './errors';
+import { codeForStatus, errorCodes, isMeshError, isUnavailableError, MeshError, statusOf } from './errors';
 
 describe('the error-code registry', () => {
   it('gives every code of DESIGN.md its HTTP status', () => {
@@ -33,5 +33,26 @@ describe('the error-code registry', () => {
     expect(isMeshError({ name: 'MeshError', code: 'CONFLICT' })).toBe(true);
     expect(isMeshError({ name: 'MeshError', code: 'NOPE' })).toBe(false);
     expect(isMeshError(new Error('x'))).toBe(false);
+  });
+
+  it('recognises a database or service that is unavailable for now, and nothing else', () => {
+    const sqlState = (code: string) => Object.assign(new Error('from postgres'), { code });
+    // Connection exceptions, insufficient resources, shutdown/startup, a statement timeout.
+    for (const code of ['08000', '08006', '08P01', '53300', '53200', '57P01', '57P02', '57P03', '57P05', '57014']) expect([code, isUnavailableError(sqlState(code))]).toEqual([code, true]);
+    // A wrong request, a constraint, a lock wait that ran out, a plain bug: not for retrying blindly.
+    for (const code of ['23505', '22P02', '42P01', '55P03', '40001', '57P06', '08', '0800A1', 'ECONNRESET']) expect([code, isUnavailableError(sqlState(code))]).toEqual([code, false]);
+    // node-postgres' pool and client, word for word.
+    for (const message of ['timeout exceeded when trying to connect', 'Connection terminated unexpectedly', 'Connection terminated due to connection timeout', 'Connection terminated']) expect(isUnavailableError(new Error(message))).toBe(true);
+    for (const message of ['Connection terminated by a test', 'a timeout exceeded when trying to connect', 'Internal server error']) expect(isUnavailableError(new Error(message))).toBe(false);
+    // A refused connect, and only a connect.
+    expect(isUnavailableError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED', syscall: 'connect' }))).toBe(true);
+    expect(isUnavailableError(Object.assign(new Error('x'), { code: 'ECONNREFUSED', syscall: 'write' }))).toBe(false);
+    // Wrapped by TypeORM (driverError) or by a cause chain, however deep (and a cycle ends).
+    expect(isUnavailableError(Object.assign(new Error('QueryFailedError'), { driverError: sqlState('57P01') }))).toBe(true);
+    expect(isUnavailableError(new Error('outer', { cause: new Error('middle', { cause: new Error('Connection terminated unexpectedly') }) }))).toBe(true);
+    const cycle: { cause?: unknown; message: string } = { message: 'loop' };
+    cycle.cause = cycle;
+    expect(isUnavailableError(cycle)).toBe(false);
+    expect([undefined, null, 'Connection terminated', 42].map(isUnavailableError)).toEqual([false, false, false, false]);
   });
 });

@@ -1,4 +1,4 @@
-export { errorCodes, errorCodeSchema, requestErrorCodes, statusOf, codeForStatus, MeshError, isMeshError } from './errors';
+export { errorCodes, errorCodeSchema, requestErrorCodes, statusOf, codeForStatus, MeshError, isMeshError, isUnavailableError, UNAVAILABLE_MESSAGE } from './errors';
 export type { ErrorCode, RequestErrorCode } from './errors';
 export {
   envSchema,

@@ -5,7 +5,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import { HeaderMap, type ApolloServer, type BaseContext } from '@apollo/server';
-import { isMeshError, type Caller } from '@keelson/schema';
+import { isMeshError, isUnavailableError, statusOf, UNAVAILABLE_MESSAGE, type Caller } from '@keelson/schema';
 import { WebSocketServer } from 'ws';
 import { corsOrigin, hostAllowed, originAllowed, type AccessPolicy } from './auth/accessPolicy';
 import { runAsCaller } from './auth/callerContext';
@@ -383,6 +383,12 @@ export async function serveGraphQL<TContext extends BaseContext>(opts: ServeOpti
         // Drain what the client still sends, so it reads the answer instead of a reset.
         req.resume();
         sendJsonError(res, err.status, err.message, err.code);
+        return;
+      }
+      if (isUnavailableError(err)) {
+        // The credential lookup's database (or a service it needs) is not answering: a retryable 503.
+        opts.log.warn({ err }, 'database or service unavailable (SERVICE_UNAVAILABLE for the client)');
+        sendJsonError(res, statusOf('SERVICE_UNAVAILABLE'), UNAVAILABLE_MESSAGE, 'SERVICE_UNAVAILABLE');
         return;
       }
       opts.log.error({ err }, 'http handler failed');

@@ -45,17 +45,21 @@ describe('Postgres faults and dropped responses', () => {
     await db?.drop();
   });
 
+  /** Each failed createWithRetries attempt's `extensions.code` (or how the request failed without an answer). */
+  const failedWith: string[] = [];
+
   /** createProject with a key; retried with the same key on any failure (as a careful client does). */
   async function createWithRetries(ledger: Ledger, name: string, attempts = 20): Promise<void> {
     const key = randomUUID();
     for (let i = 0; i < attempts; i++) {
       const res = await gql<{ createProject: { id: string } }>(mesh.gatewayUrl, 'mutation ($n: String!, $k: String) { createProject(input: { name: $n }, idempotencyKey: $k) { id } }', { n: name, k: key }).catch(
-        (err: unknown) => ({ data: null, errors: [{ message: String(err) }] }),
+        (err: unknown) => ({ data: null, errors: [{ message: String(err), extensions: { code: `no answer: ${String(err)}` } }] }),
       );
       if (res.data?.createProject) {
         ledger.ack(name);
         return;
       }
+      failedWith.push(String(res.errors?.[0]?.extensions?.code));
       await sleep(100);
     }
   }
@@ -72,6 +76,7 @@ describe('Postgres faults and dropped responses', () => {
 
   it('every application backend terminated repeatedly during writes: nothing exits, each write all-or-nothing, acknowledged = persisted', async () => {
     const ledger = new Ledger('Postgres backends terminated during writes');
+    failedWith.length = 0;
     const names = Array.from({ length: 8 }, (_, i) => `term-${i}`);
     let writing = true;
     const writers = (async () => {
@@ -98,8 +103,10 @@ describe('Postgres faults and dropped responses', () => {
     const row = ledger.write(stored.map((p) => p.name), {
       delivered: events,
       streamPersisted: stored.length,
-      note: `${terminated} backends terminated in ${ledger.faults} rounds; PROJECT_CREATED events in the log vs project rows`,
+      note: `${terminated} backends terminated in ${ledger.faults} rounds; ${failedWith.length} writes failed (${[...new Set(failedWith)].join(', ') || 'none'}) and were retried; PROJECT_CREATED events in the log vs project rows`,
     });
+    // A write cut off by a lost connection says so with a code a client may retry on, never a masked 500.
+    expect(failedWith.filter((code) => code !== 'SERVICE_UNAVAILABLE')).toEqual([]);
     expect(ledger.faults).toBeGreaterThanOrEqual(3);
     expect(terminated).toBeGreaterThan(0);
     expect(row.acknowledged).toBe(names.length);
@@ -115,6 +122,7 @@ describe('Postgres faults and dropped responses', () => {
     const during = await gql(mesh.gatewayUrl, 'mutation { createProject(input: { name: "hung-during" }) { id } }').catch((err: unknown) => ({ errors: [{ message: String(err) }] }));
     const failedAfter = Date.now() - asked;
     expect(during.errors?.length).toBeGreaterThan(0);
+    expect(during.errors?.[0]).toMatchObject({ message: expect.stringMatching(/^Service unavailable: /), extensions: { code: 'SERVICE_UNAVAILABLE', status: 503 } });
     // The statement's bound plus the client's grace and a connect: never the minutes of a hang.
     expect(failedAfter).toBeLessThan(STATEMENT_TIMEOUT_MS + 2_000 + CONNECT_TIMEOUT_MS + 3_000);
     await sleep(1_000);

@@ -64,6 +64,7 @@ const schema = new GraphQLSchema({
       meshFailure: { type: GraphQLString, resolve: () => Promise.reject(new MeshError('NOT_FOUND', 'no note "n9"; expected one of n1, n2', { id: 'n9' })) },
       graphQLFailure: { type: GraphQLString, resolve: () => { throw meshGraphQLError('CONFLICT', 'the note is locked by "someone"'); } },
       plainFailure: { type: GraphQLString, resolve: () => { throw new Error('connection terminated'); } },
+      databaseDown: { type: GraphQLString, resolve: () => { throw Object.assign(new Error('QueryFailedError'), { driverError: Object.assign(new Error('the database system is shutting down'), { code: '57P03' }) }); } },
       badDate: { type: DateTimeScalar, resolve: () => 'not a date' },
       badState: { type: new GraphQLNonNull(State), resolve: () => 'weird' },
     },
@@ -152,6 +153,17 @@ describe('compiledExecution', () => {
     ]);
     // One error each: answered by the compiled query itself, not by graphql-js again.
     for (const field of ['meshFailure', 'graphQLFailure', 'plainFailure', 'badDate']) await both(`{ ${field} }`);
+  });
+
+  it('says SERVICE_UNAVAILABLE (retryable) for a database that is not answering, alike, and masks nothing else', async () => {
+    const answer = await both(`{ databaseDown plainFailure }`, undefined, 'graphql-js');
+    expect(answer.body.errors?.map((e) => [e.path, e.extensions?.code])).toEqual([
+      [['databaseDown'], 'SERVICE_UNAVAILABLE'],
+      [['plainFailure'], 'INTERNAL_SERVER_ERROR'],
+    ]);
+    expect(answer.body.errors?.[0]?.message).toMatch(/^Service unavailable: /);
+    const alone = await both(`{ databaseDown }`);
+    expect(alone.body.errors?.[0]?.extensions).toEqual({ code: 'SERVICE_UNAVAILABLE', status: 503 });
   });
 
   it('nulls the whole data alike when a non-null root field fails', async () => {

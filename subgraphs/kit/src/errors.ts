@@ -1,4 +1,4 @@
-import { errorCodes, isMeshError, MeshError, requestErrorCodes, statusOf, type ErrorCode } from '@keelson/schema';
+import { errorCodes, isMeshError, isUnavailableError, MeshError, requestErrorCodes, statusOf, UNAVAILABLE_MESSAGE, type ErrorCode } from '@keelson/schema';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import type { Logger } from '@keelson/service';
 
@@ -12,7 +12,9 @@ export function meshGraphQLError(code: ErrorCode, message: string, details?: Rec
 
 /**
  * Shapes every error a client sees: mesh errors keep their code, status and details; request
- * errors pass through; anything else is masked and logged with its detail for operators.
+ * errors pass through; a database or service unavailable for now (a pool that cannot connect, a
+ * backend terminated, a statement timeout) is `SERVICE_UNAVAILABLE`, which a client may retry;
+ * anything else is masked and logged with its detail for operators.
  */
 export function createErrorFormatter(log: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
@@ -32,6 +34,10 @@ export function createErrorFormatter(log: Logger) {
     }
     if (code === 'BAD_USER_INPUT' || (error instanceof GraphQLError && !error.originalError && !error.path)) {
       return { ...formatted, extensions: { ...formatted.extensions, code: code ?? 'BAD_USER_INPUT', status: 400 } };
+    }
+    if (isUnavailableError(original)) {
+      log.warn({ err: original, path: formatted.path }, 'database or service unavailable (SERVICE_UNAVAILABLE for the client)');
+      return { message: UNAVAILABLE_MESSAGE, locations: formatted.locations, path: formatted.path, extensions: { code: 'SERVICE_UNAVAILABLE', status: statusOf('SERVICE_UNAVAILABLE') } };
     }
     log.error({ err: original, path: formatted.path }, 'internal error (masked for the client)');
     return {
