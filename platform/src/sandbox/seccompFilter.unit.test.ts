@@ -75,6 +75,23 @@ describe('the sandbox seccomp program', () => {
 });
 
 describe('seccompFilterFile', () => {
+  it('removes its private folder when the process exits, registering that once however often the folder is made', () => {
+    const before = process.listeners('exit');
+    const first = seccompFilterFile({ denyUnixSockets: false })!;
+    const added = process.listeners('exit').filter((l) => !before.includes(l));
+    expect(added).toHaveLength(1);
+    rmSync(dirname(first), { recursive: true, force: true });
+    const again = seccompFilterFile({ denyUnixSockets: false })!;
+    expect(dirname(again)).not.toBe(dirname(first));
+    expect(process.listeners('exit').filter((l) => !before.includes(l))).toHaveLength(1);
+    const cleanup = added[0]! as (code: number) => void;
+    process.removeListener('exit', cleanup);
+    cleanup(0);
+    expect(existsSync(dirname(again))).toBe(false);
+    // A second exit handler run (or a folder already swept) finds nothing to remove and does not throw.
+    expect(() => cleanup(0)).not.toThrow();
+  });
+
   it('writes each variant once, owner-only, holding exactly the program it names', () => {
     const base = seccompFilterFile({ denyUnixSockets: false })!;
     const noUnix = seccompFilterFile({ denyUnixSockets: true })!;
