@@ -24,6 +24,10 @@ describe('redactUrl', () => {
     ['/srv/a@b', '/srv/a@b'],
     ['a@b', '***@b'],
     ['plain', 'plain'],
+    ['https://@h/r', 'https://***@h/r'],
+    ['@h', '***@h'],
+    ['u@h:a/b', '***@h:a/b'],
+    ['1https://u@h/r', '1https://u@h/r'],
   ])('%s → %s', (url, redacted) => {
     expect(redactUrl(url)).toBe(redacted);
   });
@@ -89,6 +93,9 @@ describe('parseCloneUrl: the edges of what it accepts', () => {
     ['https://h/r\tx', 'must not contain whitespace or control characters'],
     ['Ssh+git://h/r', 'must be an https:// or ssh repository URL'],
     ['transport::address', 'must be an https:// or ssh repository URL'],
+    ['xhttps://h/r', 'must be an https:// or ssh repository URL'],
+    ['xssh://h/r', 'must be an https:// or ssh repository URL'],
+    ['/u@h:r', 'must be an https:// or ssh repository URL'],
   ])('refuses %j: %s', (raw, why) => {
     const error = refusal(() => parseCloneUrl(raw));
     expect(error.code).toBe('BAD_USER_INPUT');

@@ -121,7 +121,7 @@ describe('mayRunDrivers', () => {
     expect(mayRunDrivers([sub, next])).toBe(false);
   });
 
-  it.each([[['diff']], [['checkout', 'main']], [['worktree', 'remove']], [['grep', 'x', '--textconv']], [['list']], [['prune']], [['merge']]])(
+  it.each([[['diff']], [['checkout', 'main']], [['worktree', 'remove']], [['grep', 'x', '--textconv']], [['list']], [['prune']], [['merge']], [['checkout', 'list']], [['log', 'prune']]])(
     '%j may run one',
     (command) => {
       expect(mayRunDrivers(command)).toBe(true);
@@ -158,7 +158,7 @@ describe('driverPins', () => {
 
 describe('repositoryLocalKeys', () => {
   it('keeps local and worktree keys only, and ignores a trailing half pair', () => {
-    expect(repositoryLocalKeys('local\0a.b.c\0system\0d.e.f\0command\0g.h.i\0worktree\0j.k.l\0local')).toEqual(['a.b.c', 'j.k.l']);
+    expect(repositoryLocalKeys('local\0a.b.c\0system\0d.e.f\0command\0g.h.i\0worktree\0j.k.l\0local')).toStrictEqual(['a.b.c', 'j.k.l']);
     expect(repositoryLocalKeys('')).toEqual([]);
   });
 });

@@ -49,6 +49,8 @@ describe('isPrivateAddress: an IPv4 address carried inside an IPv6 one', () => {
     ['::ffff:10.0.0.1', true, 'mapped, dotted'],
     ['::ffff:a00:1', true, 'mapped, hex'],
     ['::ffff:808:808', false, 'mapped public'],
+    ['::ffff:140.82.121.130', false, 'mapped public, every octet of the dotted tail read whole'],
+    ['0:0:0:0:0:ffff:140.82.121.130', false, 'mapped public, written out'],
     ['::ff:a00:1', false, 'only the low byte of the mapped marker'],
     ['::ff00:a00:1', false, 'only the high byte of the mapped marker'],
     ['1::ffff:a00:1', false, 'the marker after a non-zero prefix'],
@@ -87,6 +89,8 @@ describe('isPrivateAddress: the forms an address arrives in', () => {
     ['github.com', true],
     ['1.2.3', true],
     ['::ffff:999.0.0.1', true],
+    ['[2606:4700::1]]', true],
+    ['2606:[4700::1', true],
   ])('%j is private: %s', (address, expected) => {
     expect(isPrivateAddress(address)).toBe(expected);
   });
@@ -107,6 +111,7 @@ describe('looseIPv4', () => {
     ['4294967295', '255.255.255.255'],
     ['255.1', '255.0.0.1'],
     ['1.2.3.256', null],
+    ['1.2.3.4.0', null],
     ['1.2.65536', null],
     ['1.16777216', null],
     ['4294967296', null],
