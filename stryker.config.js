@@ -11,10 +11,13 @@ module.exports = {
   packageManager: 'npm',
   testRunner: 'jest',
   checkers: ['typescript'],
-  tsconfigFile: 'tsconfig.json',
+  // run.js writes a tsconfig holding only this module's files (and, through them, what they import):
+  // the checker then type-checks that, not the whole monorepo, for every mutant.
+  tsconfigFile: process.env.KEELSON_MUTATION_TSCONFIG ?? 'tsconfig.json',
   typescriptChecker: { prioritizePerformanceOverAccuracy: true },
   coverageAnalysis: 'perTest',
-  mutate: mod.mutate,
+  // Tests are never mutated, whatever a module's globs sweep in: a mutant in a test proves nothing.
+  mutate: [...mod.mutate, '!**/*.test.ts'],
   jest: { projectType: 'custom', configFile: 'scripts/mutation/jest.config.js', enableFindRelatedTests: false },
   concurrency: Number(process.env.KEELSON_MUTATION_CONCURRENCY ?? (mod.needsServers ? 1 : 2)),
   timeoutMS: 20_000,

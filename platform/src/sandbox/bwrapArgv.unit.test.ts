@@ -51,4 +51,19 @@ describe('bwrapArgv', () => {
   it('never starts a new session, so the caller’s process group still reaches it', () => {
     expect(bwrapArgv('bwrap', spec)).not.toContain('--new-session');
   });
+
+  it('mounts only the private /tmp and the writable paths when nothing is hidden, readable or protected', () => {
+    expect(bwrapArgv('bwrap', { argv: ['true'], cwd: '/w', writable: ['/w'], network: true })).toEqual([
+      'bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc',
+      '--bind', '/w', '/w',
+      '--tmpfs', '/tmp',
+      '--unshare-pid', '--unshare-ipc', '--unshare-uts',
+      '--cap-drop', 'ALL', '--die-with-parent', '--chdir', '/w', '--', 'true',
+    ]);
+  });
+
+  it('orders the root itself before every path below it, whatever its kind', () => {
+    const args = bwrapArgv('bwrap', { argv: ['true'], cwd: '/w', writable: ['/w'], protect: ['/'], network: true });
+    expect(args.slice(8, args.indexOf('--unshare-pid'))).toEqual(['--ro-bind', '/', '/', '--bind', '/w', '/w', '--tmpfs', '/tmp']);
+  });
 });

@@ -1,4 +1,6 @@
-import { seccompFilter } from './seccompFilter';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
+import { SECCOMP_FD, seccompFilter, seccompFilterFile, withSeccompFilter } from './seccompFilter';
 
 /** Runs a classic-BPF seccomp program (the subset it uses) on one system call; the action it returns. */
 function run(program: Buffer, call: { arch: number; nr: number; arg0?: number }): string {
@@ -69,5 +71,75 @@ describe('the sandbox seccomp program', () => {
     expect(run(arm, { arch: ARM64, nr: 101 })).toBe('allow'); // x64's ptrace number is another call here
     expect(run(arm, { arch: X64, nr: 0 })).toBe('errno 1');
     expect(seccompFilter({ denyUnixSockets: true }, 'ia32')).toBeUndefined();
+  });
+});
+
+describe('seccompFilterFile', () => {
+  it('removes its private folder when the process exits, registering that once however often the folder is made', () => {
+    const before = process.listeners('exit');
+    const first = seccompFilterFile({ denyUnixSockets: false })!;
+    const added = process.listeners('exit').filter((l) => !before.includes(l));
+    expect(added).toHaveLength(1);
+    rmSync(dirname(first), { recursive: true, force: true });
+    const again = seccompFilterFile({ denyUnixSockets: false })!;
+    expect(dirname(again)).not.toBe(dirname(first));
+    expect(process.listeners('exit').filter((l) => !before.includes(l))).toHaveLength(1);
+    const cleanup = added[0]! as (code: number) => void;
+    process.removeListener('exit', cleanup);
+    cleanup(0);
+    expect(existsSync(dirname(again))).toBe(false);
+    // A second exit handler run (or a folder already swept) finds nothing to remove and does not throw.
+    expect(() => cleanup(0)).not.toThrow();
+  });
+
+  it('writes each variant once, owner-only, holding exactly the program it names', () => {
+    const base = seccompFilterFile({ denyUnixSockets: false })!;
+    const noUnix = seccompFilterFile({ denyUnixSockets: true })!;
+    expect(base).not.toBe(noUnix);
+    expect(basename(base)).toBe('base.bpf');
+    expect(basename(noUnix)).toBe('no-unix.bpf');
+    expect(dirname(base)).toBe(dirname(noUnix));
+    expect(basename(dirname(base))).toMatch(/^keelson-seccomp-/);
+    expect(statSync(dirname(base)).mode & 0o777).toBe(0o700);
+    expect(statSync(base).mode & 0o777).toBe(0o600);
+    expect(readFileSync(base).equals(seccompFilter({ denyUnixSockets: false })!)).toBe(true);
+    expect(readFileSync(noUnix).equals(seccompFilter({ denyUnixSockets: true })!)).toBe(true);
+    const written = statSync(base).mtimeMs;
+    expect(seccompFilterFile({ denyUnixSockets: false })).toBe(base);
+    expect(statSync(base).mtimeMs).toBe(written);
+  });
+
+  it('writes the file again, in a new private folder, when something swept the old one away', () => {
+    const before = seccompFilterFile({ denyUnixSockets: true })!;
+    rmSync(dirname(before), { recursive: true, force: true });
+    const after = seccompFilterFile({ denyUnixSockets: true })!;
+    expect(existsSync(after)).toBe(true);
+    expect(readFileSync(after).equals(seccompFilter({ denyUnixSockets: true })!)).toBe(true);
+  });
+});
+
+describe('withSeccompFilter', () => {
+  it('has a shell open the filter on descriptor 9 and exec bwrap with --seccomp 9 before the rest of its arguments', () => {
+    expect(withSeccompFilter(['/usr/bin/bwrap', '--ro-bind', '/', '/', '--', 'true'], '/tmp/k/base.bpf')).toEqual([
+      '/bin/sh', '-c', 'exec "$@" 9<"$0"', '/tmp/k/base.bpf', '/usr/bin/bwrap', '--seccomp', '9', '--ro-bind', '/', '/', '--', 'true',
+    ]);
+    expect(SECCOMP_FD).toBe(9);
+  });
+});
+
+describe('the seccomp assembler', () => {
+  it('encodes each instruction as a little-endian sock_filter: code, jt, jf, k', () => {
+    const program = seccompFilter({ denyUnixSockets: false }, 'arm64')!;
+    // ld arch; jeq AUDIT_ARCH_AARCH64 (else to the EPERM return); ld nr; jeq 117, 270, 271, 438 → EPERM; ret ALLOW; ret EAFNOSUPPORT; ret EPERM
+    expect(program.length).toBe(10 * 8);
+    const insn = (i: number) => [program.readUInt16LE(i * 8), program.readUInt8(i * 8 + 2), program.readUInt8(i * 8 + 3), program.readUInt32LE(i * 8 + 4)];
+    expect(insn(0)).toEqual([0x20, 0, 0, 4]);
+    expect(insn(1)).toEqual([0x15, 0, 7, 0xc00000b7]);
+    expect(insn(2)).toEqual([0x20, 0, 0, 0]);
+    expect(insn(3)).toEqual([0x15, 5, 0, 117]);
+    expect(insn(6)).toEqual([0x15, 2, 0, 438]);
+    expect(insn(7)).toEqual([0x06, 0, 0, 0x7fff0000]);
+    expect(insn(8)).toEqual([0x06, 0, 0, 0x00050000 | 97]);
+    expect(insn(9)).toEqual([0x06, 0, 0, 0x00050000 | 1]);
   });
 });
