@@ -155,24 +155,28 @@ async function startEchoServer(teardown: Teardown): Promise<string> {
   return `ws://127.0.0.1:${(wss.address() as AddressInfo).port}`;
 }
 
+/** Descriptors a node process holds besides the fan-out's sockets (event loop, pipes, pools, listeners), with room to spare. */
+const FILES_BESIDES = 200;
+
 /**
  * File descriptors the fan-out needs per process: the gateway holds a client socket and an upstream
- * socket per subscriber; this process the subgraph's side of the upstream ones (and of the direct
- * fan-out's). Raises this process's limit (inherited by the gateway it starts) with `prlimit` when it
- * is lower, and fails with what to do when it cannot be raised.
+ * socket per subscriber (this process holds the subgraph's side of the upstream ones). Raises this
+ * process's limit (inherited by the gateway it starts) with `prlimit` when it is lower, and fails
+ * with what to do when it cannot be raised.
  */
 function ensureFileLimit(subscribers: number): string {
-  const need = 2 * subscribers + 2_000;
+  const need = 2 * subscribers + FILES_BESIDES;
   const limits = readFileSync('/proc/self/limits', 'utf8').match(/^Max open files\s+(\d+|unlimited)\s+(\d+|unlimited)/m);
   const soft = limits?.[1] === 'unlimited' ? Infinity : Number(limits?.[1] ?? 0);
   if (soft >= need) return `open files: ${soft} (≥ ${need} needed)`;
   try {
     execFileSync('prlimit', ['--pid', String(process.pid), `--nofile=${need}:${need}`], { stdio: 'pipe' });
   } catch (err) {
+    const fits = Math.floor((soft - FILES_BESIDES) / 2);
     throw new Error(
-      `${subscribers} subscribers need ${need} open files per process (the gateway holds two sockets per subscriber); ` +
-        `the limit is ${soft} and \`prlimit --pid ${process.pid} --nofile=${need}:${need}\` failed (${(err as Error).message.trim()}). ` +
-        `Raise it before the run (\`ulimit -n ${need}\`, as root or with a hard limit that high) or set KEELSON_BENCH_SUBSCRIBERS lower.`,
+      `${subscribers} subscribers need ${need} open files in the gateway's process (two sockets per subscriber); ` +
+        `the limit is ${soft} and \`prlimit --pid ${process.pid} --nofile=${need}:${need}\` failed (${(err as Error).message.trim()}: raising a hard limit takes CAP_SYS_RESOURCE). ` +
+        `Raise it before the run (\`ulimit -n ${need}\` where the hard limit allows) or run KEELSON_BENCH_SUBSCRIBERS=${fits} (what fits under ${soft}).`,
     );
   }
   return `open files: raised from ${soft} to ${need} with prlimit (the gateway process inherits it)`;
