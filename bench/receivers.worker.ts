@@ -1,7 +1,8 @@
 // The receiving side of the stream benches (`bench:streams`, `bench:temporal`), run in a worker thread
 // or a child process (the fan-out's thousands of sockets) by receivers.ts: graphql-ws subscribers, a
-// raw WebSocket echo client and a Postgres LISTEN connection. Every arrival is stamped with `now()` (timeOrigin + performance.now(), comparable
-// across threads); the main thread stamps its commits and requests the same way.
+// raw WebSocket echo client and a Postgres LISTEN connection. Every arrival is stamped with `now()`
+// (timeOrigin + performance.now(), comparable across threads and processes); the main thread stamps
+// its commits and requests the same way.
 import { parentPort } from 'node:worker_threads';
 import { createClient, type Client as WsClient } from 'graphql-ws';
 import { Client as PgClient } from 'pg';
