@@ -45,7 +45,7 @@ async function open(job: Extract<ReceiversJob, { kind: 'open' }>): Promise<void>
         connectionParams: Array.isArray(job.connectionParams) ? job.connectionParams[clients.length % job.connectionParams.length] : job.connectionParams,
         lazy: false,
         retryAttempts: 0,
-        on: { connected: () => resolve(), closed: (e) => reject(new Error(`socket closed before ack: ${JSON.stringify(e)}`)) },
+        on: { connected: () => resolve(), closed: (e) => reject(new Error(`socket closed before ack: ${String((e as { code?: number }).code)} ${String((e as { reason?: string }).reason ?? '')}`.trim())) },
         onNonLazyError: reject,
       });
       clients.push(client);
