@@ -192,12 +192,16 @@ export function startReceiverProcesses(teardown: Teardown, processes: number, ti
   /** The share of `job` process `i` runs. */
   const share = (job: Unnumbered<ReceiversJob>, i: number): Unnumbered<ReceiversJob> => {
     if (job.kind !== 'open') return job;
-    const from = Math.floor((job.count * i) / processes);
-    const to = Math.floor((job.count * (i + 1)) / processes);
     const params = job.connectionParams;
-    // Credentials split the same way, so each still holds the same number of sockets.
-    const mine = Array.isArray(params) ? params.slice(Math.floor((params.length * i) / processes), Math.floor((params.length * (i + 1)) / processes)) : params;
-    return { ...job, count: to - from, connectionParams: mine };
+    const split = (n: number) => [Math.floor((n * i) / processes), Math.floor((n * (i + 1)) / processes)] as const;
+    if (!Array.isArray(params) || params.length < processes) {
+      const [from, to] = split(job.count);
+      return { ...job, count: to - from };
+    }
+    // Credentials split between the processes, and the subscribers with them: each credential still holds as many sockets.
+    const [first, end] = split(params.length);
+    const at = (p: number) => Math.floor((job.count * p) / params.length);
+    return { ...job, count: at(end) - at(first), connectionParams: params.slice(first, end) };
   };
   return {
     run(job) {
