@@ -1,4 +1,5 @@
-// `npm run bench:peers`: our gateway vs Hive Gateway vs the owning subgraph directly, in one run, over
+// `npm run bench:peers`: our gateway vs Hive Gateway with the Hive Router's Rust query planner vs Hive
+// Gateway (its default runtime) vs the owning subgraph directly, in one run, over
 // the same supergraph and the same running subgraphs. The subgraphs run in this process (as in
 // `npm run bench`); each gateway runs in a process of its own; the load generator in a worker thread.
 // Progress goes to stderr, the report to stdout. See bench/README.md.
@@ -23,7 +24,7 @@ const CONNECTIONS = [1, 20] as const;
 /** Distinct bodies of a varied workload: a request rarely meets an identical one in flight. */
 const VARIED = 2_000;
 
-type Target = 'ours' | 'hive' | 'direct';
+type Target = 'ours' | 'hive-rust' | 'hive' | 'direct';
 interface Workload {
   query: 'flat' | 'federated' | 'deep';
   variant: 'identical' | 'varied';
@@ -45,15 +46,16 @@ const DEEP =
 const afterAll = (i: number) => String(1_000_000 + i);
 
 function workloads(): Workload[] {
-  const both: Target[] = ['ours', 'hive'];
+  const gateways: Target[] = ['ours', 'hive-rust', 'hive'];
+  const withDirect: Target[] = [...gateways, 'direct'];
   return [
-    { query: 'flat', variant: 'identical', bodies: [body(FLAT_IDENTICAL)], targets: ['ours', 'hive', 'direct'] },
+    { query: 'flat', variant: 'identical', bodies: [body(FLAT_IDENTICAL)], targets: withDirect },
     // Names bench-000 … bench-1999: the first PROJECTS exist, the rest answer null (a lookup all the same).
-    { query: 'flat', variant: 'varied', bodies: pick(VARIED, (i) => body(FLAT_VARIED, { name: `bench-${String(i).padStart(3, '0')}` })), targets: ['ours', 'hive', 'direct'] },
-    { query: 'federated', variant: 'identical', bodies: [body(FEDERATED, { f: 5 })], targets: both },
-    { query: 'federated', variant: 'varied', bodies: pick(VARIED, (i) => body(FEDERATED, { f: 1 + (i % RUNS_PER_PROJECT), a: afterAll(i) })), targets: both },
-    { query: 'deep', variant: 'identical', bodies: [body(DEEP, { f: 5 })], targets: both },
-    { query: 'deep', variant: 'varied', bodies: pick(VARIED, (i) => body(DEEP, { f: 1 + (i % RUNS_PER_PROJECT), a: afterAll(i) })), targets: both },
+    { query: 'flat', variant: 'varied', bodies: pick(VARIED, (i) => body(FLAT_VARIED, { name: `bench-${String(i).padStart(3, '0')}` })), targets: withDirect },
+    { query: 'federated', variant: 'identical', bodies: [body(FEDERATED, { f: 5 })], targets: gateways },
+    { query: 'federated', variant: 'varied', bodies: pick(VARIED, (i) => body(FEDERATED, { f: 1 + (i % RUNS_PER_PROJECT), a: afterAll(i) })), targets: gateways },
+    { query: 'deep', variant: 'identical', bodies: [body(DEEP, { f: 5 })], targets: gateways },
+    { query: 'deep', variant: 'varied', bodies: pick(VARIED, (i) => body(DEEP, { f: 1 + (i % RUNS_PER_PROJECT), a: afterAll(i) })), targets: gateways },
   ];
 }
 
@@ -159,9 +161,15 @@ async function measure(load: LoadClient, list: Workload[], urls: Record<Target, 
   return cells;
 }
 
+/** Ratios of ours over each peer: above 1× for req/s is ours ahead. */
+const PEERS = ['hive-rust', 'hive', 'direct'] as const;
+
 function report(list: Workload[], cells: Map<string, Cell>): string {
   const rows: string[][] = [];
-  const ratios: string[] = [];
+  const ratioRows: string[][] = [];
+  const notes: string[] = [];
+  const behind: string[] = [];
+  let rustCells = 0;
   for (const w of list) {
     for (const connections of CONNECTIONS) {
       const stat = (t: Target) => {
@@ -174,21 +182,31 @@ function report(list: Workload[], cells: Map<string, Cell>): string {
         if (s) rows.push([w.query, w.variant, String(connections), t, fixed(s.rps, 0), `${fixed(s.min, 0)}–${fixed(s.max, 0)}`, fixed(s.mean, 2), fixed(s.p50, 2), fixed(s.p99, 2)]);
       }
       const ours = stat('ours');
-      const hive = stat('hive');
-      const direct = stat('direct');
-      if (!ours || !hive) continue;
-      rows.push([w.query, w.variant, String(connections), 'ours/hive', times(ours.rps / hive.rps), '', times(ours.mean / hive.mean), times(ours.p50 / hive.p50), times(ours.p99 / hive.p99)]);
-      if (direct) {
-        rows.push([w.query, w.variant, String(connections), 'ours/direct', times(ours.rps / direct.rps), '', times(ours.mean / direct.mean), times(ours.p50 / direct.p50), times(ours.p99 / direct.p99)]);
-        if (connections === 1) ratios.push(`${w.query} ${w.variant} @1: mean overhead over direct ${fixed(ours.mean - direct.mean, 2)} ms (hive ${fixed(hive.mean - direct.mean, 2)} ms)`);
+      if (!ours) continue;
+      const peer = Object.fromEntries(PEERS.map((t) => [t, stat(t)]));
+      const rps = (t: (typeof PEERS)[number]) => (peer[t] ? times(ours.rps / peer[t].rps) : '');
+      const rust = peer['hive-rust'];
+      ratioRows.push([w.query, w.variant, String(connections), rps('hive-rust'), rust ? times(ours.p50 / rust.p50) : '', rust ? times(ours.p99 / rust.p99) : '', rps('hive'), rps('direct')]);
+      if (rust) {
+        rustCells += 1;
+        if (ours.rps < rust.rps) behind.push(`${w.query} ${w.variant} @${connections} ${times(ours.rps / rust.rps)}`);
       }
-      ratios.push(`${w.query} ${w.variant} @${connections}: ours/hive rps ${times(ours.rps / hive.rps)}`);
+      const direct = peer.direct;
+      if (direct && connections === 1) {
+        const over = (t: Target) => (peer[t as (typeof PEERS)[number]] ? `, ${t} ${fixed(peer[t as (typeof PEERS)[number]]!.mean - direct.mean, 2)} ms` : '');
+        notes.push(`${w.query} ${w.variant} @1: mean overhead over direct: ours ${fixed(ours.mean - direct.mean, 2)} ms${over('hive-rust')}${over('hive')}`);
+      }
     }
   }
   return [
-    table(['query', 'requests', 'conns', 'target', 'req/s', 'req/s per round', 'mean ms', 'p50 ms', 'p99 ms'], rows, ['left', 'left', 'right', 'left', 'right', 'right', 'right', 'right', 'right']),
+    table(['query', 'requests', 'conns', 'ours/hive-rust req/s', 'p50 ratio', 'p99 ratio', 'ours/hive req/s', 'ours/direct req/s'], ratioRows, ['left', 'left', 'right', 'right', 'right', 'right', 'right', 'right']),
     '',
-    ...ratios.map((r) => `  ${r}`),
+    rustCells === 0
+      ? '  target: ours ≥ 1.0× hive-rust on every cell → not measured (hive-rust left out)'
+      : `  target: ours ≥ 1.0× hive-rust req/s on every cell → ${behind.length === 0 ? `met (${rustCells} cells)` : `MISSED on ${behind.length} of ${rustCells}: ${behind.join(', ')}`}`,
+    ...notes.map((n) => `  ${n}`),
+    '',
+    table(['query', 'requests', 'conns', 'target', 'req/s', 'req/s per round', 'mean ms', 'p50 ms', 'p99 ms'], rows, ['left', 'left', 'right', 'left', 'right', 'right', 'right', 'right', 'right']),
   ].join('\n');
 }
 
@@ -210,11 +228,11 @@ async function main(teardown: Teardown): Promise<string> {
   await writeFile(supergraphFile, sdl);
   teardown.push(`remove ${supergraphFile}`, () => rm(supergraphFile, { force: true }));
 
-  const [oursPort, hivePort] = [await freePort(), await freePort()];
+  const [oursPort, rustPort, hivePort] = [await freePort(), await freePort(), await freePort()];
   // The same database (API tokens) and home (the assertion key) as the mesh.
   const baseEnv: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: mesh.env.DATABASE_URL, KEELSON_HOME: mesh.env.KEELSON_HOME };
   const subgraphEnv = Object.fromEntries(Object.entries(mesh.subgraphUrls).map(([name, url]) => [`KEELSON_${name.toUpperCase()}_URL`, url]));
-  progress(`our gateway (apps/gateway/main.ts) on :${oursPort} and Hive Gateway (bench/hiveGateway.ts) on :${hivePort}, each a process of its own`);
+  progress(`our gateway (apps/gateway/main.ts) on :${oursPort}, Hive Gateway with the Rust planner on :${rustPort} and Hive Gateway on :${hivePort} (bench/hiveGateway.ts), each a process of its own`);
   const ours = spawnService(teardown, 'our gateway', 'apps/gateway/main.ts', {
     ...baseEnv,
     ...subgraphEnv,
@@ -222,16 +240,25 @@ async function main(teardown: Teardown): Promise<string> {
     KEELSON_SUPERGRAPH_FILE: supergraphFile,
     KEELSON_LOG_LEVEL: 'warn',
   });
-  const hive = spawnService(teardown, 'Hive Gateway', 'bench/hiveGateway.ts', { ...process.env, KEELSON_BENCH_SUPERGRAPH: supergraphFile, KEELSON_BENCH_PORT: String(hivePort) });
+  const hiveEnv = { ...process.env, KEELSON_BENCH_SUPERGRAPH: supergraphFile };
+  const rust = spawnService(teardown, 'Hive Gateway Rust planner', 'bench/hiveGateway.ts', { ...hiveEnv, KEELSON_BENCH_PORT: String(rustPort), KEELSON_BENCH_HIVE_RUNTIME: 'router' });
+  const hive = spawnService(teardown, 'Hive Gateway', 'bench/hiveGateway.ts', { ...hiveEnv, KEELSON_BENCH_PORT: String(hivePort), KEELSON_BENCH_HIVE_RUNTIME: 'stitching' });
 
   const bench = serviceIdentity(mesh.security.assertions, 'bench');
-  const urls: Record<Target, string> = { ours: `http://127.0.0.1:${oursPort}/graphql`, hive: `http://127.0.0.1:${hivePort}/graphql`, direct: mesh.subgraphUrls.projects! };
+  const urls: Record<Target, string> = {
+    ours: `http://127.0.0.1:${oursPort}/graphql`,
+    'hive-rust': `http://127.0.0.1:${rustPort}/graphql`,
+    hive: `http://127.0.0.1:${hivePort}/graphql`,
+    direct: mesh.subgraphUrls.projects!,
+  };
   const headers: Record<Target, () => Promise<Record<string, string>>> = {
     ours: async () => ({ authorization: `Bearer ${mesh.adminToken!.token}` }),
+    'hive-rust': () => bench.headers(),
     hive: () => bench.headers(),
     direct: () => bench.headers(),
   };
   await ready(urls.ours, body(FLAT_IDENTICAL), await headers.ours(), ours);
+  await ready(urls['hive-rust'], body(FLAT_IDENTICAL), await headers['hive-rust'](), rust);
   await ready(urls.hive, body(FLAT_IDENTICAL), await headers.hive(), hive);
 
   // KEELSON_BENCH_ONLY=federated/varied,deep (query or query/requests) measures only those (profiling).
@@ -256,7 +283,8 @@ async function main(teardown: Teardown): Promise<string> {
     '',
     `Keelson Mesh bench:peers — node ${process.version}, ${cpus().length} CPUs, load average ${loadavg()[0]!.toFixed(2)} at the end`,
     `${PROJECTS} projects, ${RUNS_PER_PROJECT} runs each of ${NODES_PER_RUN} nodes; ${ROUNDS} interleaved rounds of ${CELL_MS} ms per cell, first target rotating`,
-    `ours = apps/gateway/main.ts (auth on, API token); hive = @graphql-hive/gateway (caller assertion forwarded); direct = projects subgraph`,
+    `ours = apps/gateway/main.ts (auth on, API token); hive-rust = @graphql-hive/gateway with @graphql-hive/router-runtime (the Hive Router's Rust query planner);`,
+    `hive = @graphql-hive/gateway (its default runtime); both Hive Gateways forward a caller assertion the bench signs; direct = projects subgraph`,
     `flat identical = ${FLAT_IDENTICAL}`,
     `flat varied    = ${FLAT_VARIED} ($name one of ${VARIED}, ${PROJECTS} exist)`,
     `federated      = ${FEDERATED}`,

@@ -1,3 +1,4 @@
+import { fork } from 'node:child_process';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
@@ -12,7 +13,8 @@ export type ReceiversJob =
       id: number;
       kind: 'open';
       url: string;
-      connectionParams: Record<string, string>;
+      /** One for every socket, or one per socket in turn (socket i takes `[i % length]`: one credential per so many sockets). */
+      connectionParams: Record<string, string> | Record<string, string>[];
       query: string;
       variables: Record<string, unknown>;
       /** Subscribers, one socket each. */
@@ -98,6 +100,116 @@ export function startReceivers(teardown: Teardown, timeoutMs = 30_000): Receiver
         const id = nextId++;
         jobs.set(id, { resolve, reject });
         worker.postMessage({ ...job, id });
+      });
+    },
+    delivered(key) {
+      const done = early.get(key);
+      if (done) {
+        early.delete(key);
+        return Promise.resolve(done);
+      }
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiting.delete(key);
+          reject(new Error(`${key} was not delivered to every receiver within ${timeoutMs} ms`));
+        }, timeoutMs);
+        waiting.set(key, {
+          resolve: (d) => (clearTimeout(timer), resolve(d)),
+          reject: (err) => (clearTimeout(timer), reject(err)),
+        });
+      });
+    },
+  };
+}
+
+/**
+ * The receivers in `processes` child processes of their own (the same receivers.worker.ts), for
+ * fan-outs of thousands of sockets: their sockets, frames and JSON then run on neither the bench's
+ * event loop nor its file descriptors. An `open` job's subscribers (and its `connectionParams`, when
+ * a list) are split evenly between the processes; an event is delivered once every process got it to
+ * all of its subscribers, first and last taken over all of them.
+ */
+export function startReceiverProcesses(teardown: Teardown, processes: number, timeoutMs = 60_000): Receivers {
+  const children = Array.from({ length: processes }, () => fork(join(__dirname, 'receivers.worker.ts'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+  const jobs = new Map<number, { pending: number; replies: ReceiversReply[]; resolve: (reply: ReceiversReply) => void; reject: (err: Error) => void }>();
+  const arrivals = new Map<string, Delivery & { count: number }>();
+  const waiting = new Map<string, { resolve: (d: Delivery) => void; reject: (err: Error) => void }>();
+  const early = new Map<string, Delivery>();
+  let nextId = 1;
+  const failAll = (err: Error) => {
+    for (const w of [...jobs.values(), ...waiting.values()]) w.reject(err);
+    jobs.clear();
+    waiting.clear();
+  };
+  let stopping = false;
+  for (const child of children) {
+    child.on('message', (reply: ReceiversReply) => {
+      if (reply.kind === 'delivered') {
+        const a = arrivals.get(reply.key);
+        const merged = a ? { ...a, count: a.count + 1, first: Math.min(a.first, reply.first), last: Math.max(a.last, reply.last) } : { ...reply, count: 1 };
+        if (merged.count < processes) return void arrivals.set(reply.key, merged);
+        arrivals.delete(reply.key);
+        const delivery = { first: merged.first, last: merged.last, event: merged.event };
+        const waiter = waiting.get(reply.key);
+        waiting.delete(reply.key);
+        if (waiter) waiter.resolve(delivery);
+        else early.set(reply.key, delivery);
+        return;
+      }
+      if (reply.kind === 'error' && reply.id === undefined) {
+        for (const w of waiting.values()) w.reject(new Error(reply.message));
+        waiting.clear();
+        return;
+      }
+      const job = jobs.get(reply.id!);
+      if (!job) return;
+      if (reply.kind === 'error') {
+        jobs.delete(reply.id!);
+        return job.reject(new Error(reply.message));
+      }
+      job.replies.push(reply);
+      if (--job.pending === 0) {
+        jobs.delete(reply.id!);
+        job.resolve(reply);
+      }
+    });
+    child.on('exit', (code, signal) => {
+      if (!stopping) failAll(new Error(`a receivers process exited (code ${code}, signal ${signal})`));
+    });
+  }
+  teardown.push('stop the receivers processes', async () => {
+    stopping = true;
+    await Promise.all(
+      children.map((child) => {
+        if (child.exitCode !== null || child.signalCode !== null) return undefined;
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.disconnect();
+        const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+        return exited.finally(() => clearTimeout(timer));
+      }),
+    );
+  });
+  /** The share of `job` process `i` runs. */
+  const share = (job: Unnumbered<ReceiversJob>, i: number): Unnumbered<ReceiversJob> => {
+    if (job.kind !== 'open') return job;
+    const params = job.connectionParams;
+    const split = (n: number) => [Math.floor((n * i) / processes), Math.floor((n * (i + 1)) / processes)] as const;
+    if (!Array.isArray(params) || params.length < processes) {
+      const [from, to] = split(job.count);
+      return { ...job, count: to - from };
+    }
+    // Credentials split between the processes, and the subscribers with them: each credential still holds as many sockets.
+    const [first, end] = split(params.length);
+    const at = (p: number) => Math.floor((job.count * p) / params.length);
+    return { ...job, count: at(end) - at(first), connectionParams: params.slice(first, end) };
+  };
+  return {
+    run(job) {
+      if (job.kind === 'open' && job.count < processes) throw new Error(`open: ${job.count} subscribers cannot be split over ${processes} processes`);
+      return new Promise((resolve, reject) => {
+        const id = nextId++;
+        jobs.set(id, { pending: processes, replies: [], resolve, reject });
+        children.forEach((child, i) => child.send({ ...share(job, i), id }));
       });
     },
     delivered(key) {

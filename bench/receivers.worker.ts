@@ -1,14 +1,17 @@
 // The receiving side of the stream benches (`bench:streams`, `bench:temporal`), run in a worker thread
-// by receivers.ts: graphql-ws subscribers, a raw WebSocket echo client and a Postgres LISTEN
-// connection. Every arrival is stamped with `now()` (timeOrigin + performance.now(), comparable
-// across threads); the main thread stamps its commits and requests the same way.
+// or a child process (the fan-out's thousands of sockets) by receivers.ts: graphql-ws subscribers, a
+// raw WebSocket echo client and a Postgres LISTEN connection. Every arrival is stamped with `now()`
+// (timeOrigin + performance.now(), comparable across threads and processes); the main thread stamps
+// its commits and requests the same way.
 import { parentPort } from 'node:worker_threads';
 import { createClient, type Client as WsClient } from 'graphql-ws';
 import { Client as PgClient } from 'pg';
 import WebSocket from 'ws';
 import { now, type ReceiversJob, type ReceiversReply } from './receivers';
 
-const post = (reply: ReceiversReply) => parentPort!.postMessage(reply);
+const post = (reply: ReceiversReply) => (parentPort ? parentPort.postMessage(reply) : process.send!(reply));
+// As a child process, it ends with the channel to the process that started it.
+if (!parentPort) process.once('disconnect', () => process.exit(0));
 
 /** Open subscribers: one graphql-ws client (one socket) each. */
 let clients: WsClient[] = [];
@@ -39,10 +42,10 @@ async function open(job: Extract<ReceiversJob, { kind: 'open' }>): Promise<void>
       const client = createClient({
         url: job.url,
         webSocketImpl: WebSocket,
-        connectionParams: job.connectionParams,
+        connectionParams: Array.isArray(job.connectionParams) ? job.connectionParams[clients.length % job.connectionParams.length] : job.connectionParams,
         lazy: false,
         retryAttempts: 0,
-        on: { connected: () => resolve(), closed: (e) => reject(new Error(`socket closed before ack: ${JSON.stringify(e)}`)) },
+        on: { connected: () => resolve(), closed: (e) => reject(new Error(`socket closed before ack: ${String((e as { code?: number }).code)} ${String((e as { reason?: string }).reason ?? '')}`.trim())) },
         onNonLazyError: reject,
       });
       clients.push(client);
@@ -97,7 +100,7 @@ async function echo(url: string, count: number): Promise<number[]> {
   return samples;
 }
 
-parentPort!.on('message', (job: ReceiversJob) => {
+const onJob = (job: ReceiversJob) => {
   void (async () => {
     try {
       switch (job.kind) {
@@ -129,4 +132,6 @@ parentPort!.on('message', (job: ReceiversJob) => {
       post({ kind: 'error', id: job.id, message: (err as Error).message });
     }
   })();
-});
+};
+if (parentPort) parentPort.on('message', onJob);
+else process.on('message', onJob);
