@@ -1,8 +1,9 @@
 /**
- * `npm run test:soak [-- --minutes N]`: `npm start` under steady mixed load for N minutes (default
+ * `npm run test:soak [-- --minutes N] [--samples file.json]`: `npm start` under steady mixed load for N minutes (default
  * 30), sampled every 5 s, a table every 30 s on stderr, the verdict on stdout. Exit 0 on a pass, 1
  * on a fail, 130 on Ctrl-C (everything stopped and the database dropped first).
  */
+import { writeFile } from 'node:fs/promises';
 import { bearer, registerCredentials } from '../support/client';
 import { judge } from './judge';
 import { LoadStats, startLoad } from './load';
@@ -10,6 +11,12 @@ import { startSoakMesh, type SoakMesh } from './meshProcess';
 import { createOps } from './ops';
 import { startSampler, type Sample, type Sampler } from './sampler';
 import { startSubscribers, type Subscribers } from './subscribers';
+
+/** `--samples <file>`: where to write every sample as JSON (for a closer look at a resource). */
+function samplesArg(argv: string[]): string | undefined {
+  const i = argv.indexOf('--samples');
+  return i < 0 ? undefined : argv[i + 1];
+}
 
 function minutesArg(argv: string[]): number {
   const i = argv.indexOf('--minutes');
@@ -90,6 +97,8 @@ async function main(): Promise<number> {
     await load.stop();
     const last = await s.sample();
     process.stderr.write(`\n${table(last, stats)}\n`);
+    const samplesFile = samplesArg(process.argv.slice(2));
+    if (samplesFile) await writeFile(samplesFile, JSON.stringify(s.samples));
     const checks = await subscribers.check(mesh.db.url);
     const verdict = judge({
       durationS: (Date.now() - t0) / 1000,
