@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { startModelServer, type ModelServer } from '@keelson/model-server';
 import { findOwnedProcesses, isAlive, listProcesses } from '@keelson/platform';
 import { createTestDatabase, type TestDatabase } from '../support/db';
-import { leftovers, startInstallation, startMeshProcess, type StartInstallation, type StartProcess } from '../support/startProcess';
+import { leftovers, startInstallation, startMeshProcess, startScriptNodeFlags, type StartInstallation, type StartProcess } from '../support/startProcess';
 
 /** The processes the soak watches, by name (`mesh`, `gateway`, `temporal`). */
 export type Watched = { name: string; pid: number }[];
@@ -48,7 +48,7 @@ export async function startSoakMesh(): Promise<SoakMesh> {
   try {
     await writeFile(join(dir, 'gitconfig'), '[user]\n\tname = Keelson Soak\n\temail = soak@keelson.invalid\n[init]\n\tdefaultBranch = main\n');
     install = await startInstallation(dir, db.url, { KEELSON_MODEL_BASE_URL: model.url, KEELSON_MODEL_API_KEY: 'keelson-soak' });
-    mesh = await startMeshProcess(install);
+    mesh = await startMeshProcess(install, 120_000, startScriptNodeFlags());
   } catch (err) {
     await cleanup().catch(() => undefined);
     throw err;
