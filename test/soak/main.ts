@@ -50,17 +50,18 @@ async function main(): Promise<number> {
   let load: { stop(): Promise<void> } | undefined;
   let timers: NodeJS.Timeout[] = [];
   let stopping: Promise<void> | undefined;
+  let interrupted = false;
   const stopAll = () =>
     (stopping ??= (async () => {
       for (const t of timers) clearInterval(t);
       timers = [];
-      await load?.stop().catch(() => undefined);
+      // After Ctrl-C nobody waits for a gated run to finish: the load gets 5 s, then the mesh stops under it.
+      await Promise.race([load?.stop().catch(() => undefined), new Promise((r) => setTimeout(r, interrupted ? 5_000 : 600_000))]);
       await subscribers?.close().catch(() => undefined);
       await sampler?.close().catch(() => undefined);
       const left = (await mesh?.stop()) ?? [];
       if (left.length) process.stderr.write(`soak: ended what outlived the mesh: ${left.join(', ')}\n`);
     })());
-  let interrupted = false;
   const interrupt = new Promise<void>((resolve) =>
     process.once('SIGINT', () => {
       interrupted = true;
