@@ -28,11 +28,18 @@ function minutesArg(argv: string[]): number {
 
 const mb = (b: number | undefined) => (b === undefined ? '-' : (b / 1024 / 1024).toFixed(1));
 
-function table(sample: Sample, stats: LoadStats): string {
-  const rows = [`t=${sample.t.toFixed(0)}s  cursor lag ${sample.cursorLag}  live-tail lag ${sample.tailLag}`, 'process   cpu%   rss MB  heap MB  handles  fds  pg'];
+/** The table of the latest sample; the heap column is the trough (minimum) of the last 30 s's samples. */
+function table(samples: Sample[], stats: LoadStats): string {
+  const sample = samples.at(-1)!;
+  const recent = samples.filter((x) => x.t > sample.t - 30);
+  const trough = (name: string) => {
+    const heaps = recent.flatMap((x) => (x.processes[name]?.heap === undefined ? [] : [x.processes[name]!.heap!]));
+    return heaps.length ? Math.min(...heaps) : undefined;
+  };
+  const rows = [`t=${sample.t.toFixed(0)}s  cursor lag ${sample.cursorLag}  live-tail lag ${sample.tailLag}`, 'process   cpu%   rss MB  heap MB (30 s trough)  handles  fds  pg'];
   for (const [name, p] of Object.entries(sample.processes)) {
     rows.push(
-      `${name.padEnd(9)} ${p.cpu.toFixed(1).padStart(5)} ${mb(p.rss).padStart(8)} ${mb(p.heap).padStart(8)} ${String(p.handles ?? '-').padStart(8)} ${String(p.fds).padStart(4)} ${String(p.pg).padStart(3)}`,
+      `${name.padEnd(9)} ${p.cpu.toFixed(1).padStart(5)} ${mb(p.rss).padStart(8)} ${mb(trough(name)).padStart(22)} ${String(p.handles ?? '-').padStart(8)} ${String(p.fds).padStart(4)} ${String(p.pg).padStart(3)}`,
     );
   }
   rows.push('operation           count   p50 ms   p99 ms');
@@ -82,22 +89,17 @@ async function main(): Promise<number> {
     const t0 = Date.now();
     sampler = await startSampler({ databaseUrl: mesh.db.url, databaseName: mesh.db.name, token: mesh.token, metricsUrls: mesh.metricsUrls, processes: mesh.processes, t0 });
     const s = sampler;
-    let latest: Sample | undefined;
-    const sampleNow = () =>
-      void s.sample().then(
-        (x) => (latest = x),
-        (err: unknown) => stats.error('sample', err),
-      );
+    const sampleNow = () => void s.sample().catch((err: unknown) => stats.error('sample', err));
     sampleNow();
     timers.push(setInterval(sampleNow, 5_000));
-    timers.push(setInterval(() => latest && process.stderr.write(`\n${table(latest, stats)}\n`), 30_000));
+    timers.push(setInterval(() => s.samples.length && process.stderr.write(`\n${table(s.samples, stats)}\n`), 30_000));
     load = startLoad(ops, stats);
     await wait(durationMs);
     if (interrupted) return 130;
     for (const t of timers) clearInterval(t);
     await load.stop();
-    const last = await s.sample();
-    process.stderr.write(`\n${table(last, stats)}\n`);
+    await s.sample();
+    process.stderr.write(`\n${table(s.samples, stats)}\n`);
     const samplesFile = samplesArg(process.argv.slice(2));
     if (samplesFile) await writeFile(samplesFile, JSON.stringify(s.samples));
     const checks = await subscribers.check(mesh.db.url);
