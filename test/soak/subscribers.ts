@@ -1,20 +1,25 @@
-import { decodeCursor, streams } from '@keelson/schema';
+import { decodeCursor, harnessEventTypes, streams } from '@keelson/schema';
 import { createClient, type Client } from 'graphql-ws';
 import { Client as PgClient } from 'pg';
 import WebSocket from 'ws';
 import { checkSubscriber, type SubscriberCheck } from './judge';
 
-/** The four streams the soak follows, each from its start (`after: "0"`), with the fields that show a failure. */
-const kinds = [
+/**
+ * The four streams the soak follows, each from its start (`after: "0"`), with the fields that show a
+ * failure; `types`: the event types a subscriber gets, where the stream holds others (the harness
+ * stream's TRANSCRIPT_APPENDED is for memory capture, not a client-facing HarnessEvent).
+ */
+const kinds: readonly { field: string; stream: string; query: string; types?: readonly string[] }[] = [
   { field: 'runEvents', stream: streams.runs, query: 'subscription SoakRuns { runEvents(after: "0") { cursor type error } }' },
   { field: 'projectEvents', stream: streams.projects, query: 'subscription SoakProjects { projectEvents(after: "0") { cursor type } }' },
   { field: 'approvalEvents', stream: streams.approvals, query: 'subscription SoakApprovals { approvalEvents(after: "0") { cursor type } }' },
   {
     field: 'harnessEvents',
     stream: streams.harness,
+    types: harnessEventTypes,
     query: 'subscription SoakHarness { harnessEvents(after: "0") { __typename cursor ... on TurnComplete { status error } ... on HarnessError { code message } } }',
   },
-] as const;
+];
 
 interface Sub {
   name: string;
@@ -92,7 +97,9 @@ export async function startSubscribers(wsUrl: string, token: string, sockets = 2
       try {
         const expected = new Map<string, number[]>();
         for (const kind of kinds) {
-          const { rows } = await pg.query<{ seq: string }>('SELECT seq FROM events WHERE stream = $1 ORDER BY seq', [kind.stream]);
+          const { rows } = kind.types
+            ? await pg.query<{ seq: string }>('SELECT seq FROM events WHERE stream = $1 AND type = ANY($2) ORDER BY seq', [kind.stream, kind.types])
+            : await pg.query<{ seq: string }>('SELECT seq FROM events WHERE stream = $1 ORDER BY seq', [kind.stream]);
           expected.set(kind.stream, rows.map((r) => Number(r.seq)));
         }
         const upTo = (stream: string) => expected.get(stream)!.at(-1) ?? 0;
