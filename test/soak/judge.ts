@@ -9,13 +9,17 @@
  *
  * Floors are what a healthy process moves by without leaking: 3 handles (a socket or timer coming and
  * going), 5 fds, 2 Postgres connections (the pool grows to its working size), 25 events of lag (one
- * burst of load caught mid-flight), 16 MB of RSS (V8 and glibc grow RSS in steps of a few MB), and
- * 8 MB of heap troughs. The heap floor comes from two runs on a loaded 2-core machine: in a 12-minute
- * soak the gateway's troughs rose 87.5 → 92.9 MB in the window of a 5-minute run (+5.4 MB, +6.1%)
- * and then stayed within ±2 MB of 93 MB for the rest of the run (query plan, document and
- * compiled-executor caches fill while the operation mix warms up, then stop), the mesh's rose by 3 MB
- * and then flattened the same way. A real leak under this load climbs without stopping, past any
- * fixed floor in a 30-minute run.
+ * burst of load caught mid-flight), 64 MB of RSS (npm start runs with --max-semi-space-size=64: V8
+ * commits and releases young-generation space in steps that size; a 5-minute run saw the mesh's RSS
+ * fall 713 → 522 MB in its first 85 s and climb back to 604 MB while its heap troughs stayed within
+ * 163–173 MB), and
+ * 8 MB of heap troughs. The heap floor's figures: a 5-minute run in CI once saw the gateway's troughs
+ * go 87.5 → 92.9 MB (+5.4 MB, +6.1%) over its last two thirds, which 5% alone fails; on this 2-core
+ * machine (shared, loaded) a 5-minute run measured the gateway 88.7 → 88.1 MB and the mesh 180.3 →
+ * 162.9 MB (falling after its start-up garbage), so +5.4 MB is a warm-up step of a process under
+ * 100 MB (its operation and plan caches filling), not a steady climb. 8 MB allows that one step with
+ * room; a leak that grows with the load keeps climbing, which the 30-minute run shows. The 12-minute run
+ * that would show the plateau directly is still to be made.
  */
 
 /** One resource's samples: seconds since the start and the value. */
@@ -34,7 +38,7 @@ export const floors: Record<ResourceKind, number> = {
   fds: 5,
   pg: 2,
   lag: 25,
-  rss: 16 * 1024 * 1024,
+  rss: 64 * 1024 * 1024,
   heap: 8 * 1024 * 1024,
 };
 

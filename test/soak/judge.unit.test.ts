@@ -15,14 +15,14 @@ describe('judgeResource', () => {
   });
 
   it('fails RSS that keeps growing (20% over the run), and names the growth and what was allowed', () => {
-    const v = judgeResource(series('rss', (t) => 400 * MB * (1 + (t / 300) * 0.2)), 300);
+    const v = judgeResource(series('rss', (t) => 2000 * MB * (1 + (t / 300) * 0.2)), 300);
     expect(v.ok).toBe(false);
     expect(v.allowed).toBeCloseTo(0.05 * v.first);
     expect(v.growth).toBeGreaterThan(v.allowed);
   });
 
   it('passes growth within 5% of the level', () => {
-    expect(judgeResource(series('rss', (t) => 400 * MB * (1 + (t / 300) * 0.04)), 300).ok).toBe(true);
+    expect(judgeResource(series('rss', (t) => 2000 * MB * (1 + (t / 300) * 0.04)), 300).ok).toBe(true);
   });
 
   it('allows each resource its floor where 5% is less (3 handles over 20)', () => {
@@ -90,7 +90,7 @@ describe('judge', () => {
     expect(v.lines).toEqual([
       'PASS errors: 0',
       'PASS subscribers: 1 checked, 0 with a gap, repeat or reorder',
-      'PASS mesh rss: 300.0 MB → 300.0 MB (+0.0 MB, allowed +16.0 MB)',
+      'PASS mesh rss: 300.0 MB → 300.0 MB (+0.0 MB, allowed +64.0 MB)',
       'PASS mesh heap: 80.0 MB → 80.0 MB (+0.0 MB, allowed +8.0 MB)',
     ]);
   });
