@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { findOrphanGroups, findOwnedProcesses, isAlive, listProcesses } from '@keelson/platform';
@@ -62,8 +63,19 @@ export interface StartProcess {
   token(): Promise<string>;
 }
 
-export async function startMeshProcess(installation: StartInstallation, readyTimeoutMs = 120_000): Promise<StartProcess> {
-  const child: ChildProcess = spawn(process.execPath, ['-r', './scripts/register.js', 'apps/mesh/main.ts'], {
+/** `npm start`'s own Node flags (`--max-semi-space-size=64`), from package.json's `start` script. */
+export function startScriptNodeFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const argv = pkg.scripts.start.split(/\s+/);
+  return argv.slice(1, argv.indexOf('-r')).filter((a) => a.startsWith('--'));
+}
+
+/**
+ * Starts `apps/mesh/main.ts` leading a process group of its own; `nodeFlags` (`startScriptNodeFlags()`
+ * for exactly the README's `npm start`) go before it. @default no flags
+ */
+export async function startMeshProcess(installation: StartInstallation, readyTimeoutMs = 120_000, nodeFlags: string[] = []): Promise<StartProcess> {
+  const child: ChildProcess = spawn(process.execPath, [...nodeFlags, '-r', './scripts/register.js', 'apps/mesh/main.ts'], {
     cwd: root,
     env: installation.env,
     detached: true,
