@@ -89,8 +89,12 @@ export function isMeshError(err: unknown): err is MeshError {
  */
 const unavailableSqlState = /^(08|53)[0-9A-Z]{3}$|^57P0[1-5]$|^57014$/;
 
-/** What node-postgres' pool and client say when a connection cannot be had or goes away. */
-const unavailableDriverMessage = /^(timeout exceeded when trying to connect|Connection terminated( unexpectedly| due to connection timeout)?)$/;
+/**
+ * What node-postgres' pool and client say when a connection cannot be had or goes away, or a
+ * statement's answer does not come within the client's own `query_timeout`.
+ */
+const unavailableDriverMessage =
+  /^(timeout exceeded when trying to connect|Connection terminated( unexpectedly| due to connection timeout)?|Query read timeout|Client has encountered a connection error and is not queryable|Client was closed and is not queryable)$/;
 
 /**
  * Whether `err` (or an error it wraps, through `cause` or TypeORM's `driverError`) says the
@@ -105,6 +109,9 @@ export function isUnavailableError(err: unknown): boolean {
     if (typeof code === 'string' && unavailableSqlState.test(code)) return true;
     if (code === 'ECONNREFUSED' && syscall === 'connect') return true;
     if (typeof message === 'string' && unavailableDriverMessage.test(message)) return true;
+    // TypeORM releases a query runner whose connection emits an error (a terminated backend): the
+    // transaction's next statement then fails with this, the lost connection's consequence.
+    if ((e as { name?: unknown }).name === 'QueryRunnerAlreadyReleasedError') return true;
     e = (e as { driverError?: unknown }).driverError ?? (e as { cause?: unknown }).cause;
   }
   return false;

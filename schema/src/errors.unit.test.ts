@@ -42,8 +42,11 @@ describe('the error-code registry', () => {
     // A wrong request, a constraint, a lock wait that ran out, a plain bug: not for retrying blindly.
     for (const code of ['23505', '22P02', '42P01', '55P03', '40001', '57P06', '08', '0800A1', 'ECONNRESET']) expect([code, isUnavailableError(sqlState(code))]).toEqual([code, false]);
     // node-postgres' pool and client, word for word.
-    for (const message of ['timeout exceeded when trying to connect', 'Connection terminated unexpectedly', 'Connection terminated due to connection timeout', 'Connection terminated']) expect(isUnavailableError(new Error(message))).toBe(true);
+    for (const message of ['timeout exceeded when trying to connect', 'Connection terminated unexpectedly', 'Connection terminated due to connection timeout', 'Connection terminated', 'Query read timeout', 'Client has encountered a connection error and is not queryable', 'Client was closed and is not queryable']) expect(isUnavailableError(new Error(message))).toBe(true);
     for (const message of ['Connection terminated by a test', 'a timeout exceeded when trying to connect', 'Internal server error']) expect(isUnavailableError(new Error(message))).toBe(false);
+    // TypeORM's runner released under a transaction by its connection's error.
+    expect(isUnavailableError(Object.assign(new Error('Query runner already released. Cannot run queries anymore.'), { name: 'QueryRunnerAlreadyReleasedError' }))).toBe(true);
+    expect(isUnavailableError(new Error('Query runner already released. Cannot run queries anymore.'))).toBe(false);
     // A refused connect, and only a connect.
     expect(isUnavailableError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED', syscall: 'connect' }))).toBe(true);
     expect(isUnavailableError(Object.assign(new Error('x'), { code: 'ECONNREFUSED', syscall: 'write' }))).toBe(false);

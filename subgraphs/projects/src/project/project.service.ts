@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { isAbsolute, join, resolve } from 'node:path';
-import { MeshError, expandHome, isUuid } from '@keelson/schema';
+import { MeshError, expandHome, isUnavailableError, isUuid } from '@keelson/schema';
 import { parseInput } from '@keelson/kit';
 import { checkCloneHost, curlResolvePin, GitError, parseCloneUrl, projectWorkflowsDir, redactUrl, runGit, workflowsDigest } from '@keelson/platform';
 import { In, QueryFailedError, type EntityManager } from 'typeorm';
@@ -107,6 +107,8 @@ export class ProjectService {
       if (isUniqueViolation(err)) {
         throw new MeshError('CONFLICT', `project "${project.name}" or its root ${project.canonicalRoot} was registered concurrently`);
       }
+      // A database not answering is the caller's to retry (SERVICE_UNAVAILABLE, by the error formatter).
+      if (isUnavailableError(err)) throw err;
       this.deps.log.error({ err }, 'project registration failed');
       throw new MeshError('INTERNAL', `registering project "${project.name}" failed: ${(err as Error).message}`);
     }
