@@ -54,6 +54,13 @@ export interface Receivers {
   delivered(key: string): Promise<Delivery>;
 }
 
+/** Where receivers.worker.ts runs: a worker thread or a child process, as the core below sees it. */
+interface ReceiverEndpoint {
+  send(job: ReceiversJob): void;
+  /** Registers the handlers for its replies and for its unexpected end. */
+  listen(onReply: (reply: ReceiversReply) => void, onEnd: (err: Error) => void): void;
+}
+
 /**
  * Starts the receivers in a worker thread, so that receiving (sockets, JSON, timing) never runs on
  * an event loop being measured. A subscriber error fails every pending delivery; the worker
@@ -62,64 +69,20 @@ export interface Receivers {
 export function startReceivers(teardown: Teardown, timeoutMs = 30_000): Receivers {
   // The worker inherits `-r scripts/register.js` from execArgv, so it can be TypeScript.
   const worker = new Worker(join(__dirname, 'receivers.worker.ts'));
-  const jobs = new Map<number, { resolve: (reply: ReceiversReply) => void; reject: (err: Error) => void }>();
-  const waiting = new Map<string, { resolve: (d: Delivery) => void; reject: (err: Error) => void }>();
-  /** Deliveries nobody waited for yet (an event may beat the answer of the request that caused it). */
-  const early = new Map<string, Delivery>();
-  let nextId = 1;
-  const failAll = (err: Error) => {
-    for (const w of [...jobs.values(), ...waiting.values()]) w.reject(err);
-    jobs.clear();
-    waiting.clear();
-  };
-  worker.on('message', (reply: ReceiversReply) => {
-    if (reply.kind === 'delivered') {
-      const waiter = waiting.get(reply.key);
-      waiting.delete(reply.key);
-      if (waiter) waiter.resolve(reply);
-      else early.set(reply.key, reply);
-      return;
-    }
-    if (reply.kind === 'error' && reply.id === undefined) {
-      // A subscriber failed: whatever waits for an event fails; jobs (closing them) still run.
-      for (const w of waiting.values()) w.reject(new Error(reply.message));
-      waiting.clear();
-      return;
-    }
-    const job = jobs.get(reply.id!);
-    jobs.delete(reply.id!);
-    if (reply.kind === 'error') job?.reject(new Error(reply.message));
-    else job?.resolve(reply);
-  });
-  worker.on('error', failAll);
-  worker.on('exit', (code) => failAll(new Error(`receivers worker exited (code ${code})`)));
   teardown.push('stop the receivers worker', () => worker.terminate().then(() => undefined));
-  return {
-    run(job) {
-      return new Promise((resolve, reject) => {
-        const id = nextId++;
-        jobs.set(id, { resolve, reject });
-        worker.postMessage({ ...job, id });
-      });
-    },
-    delivered(key) {
-      const done = early.get(key);
-      if (done) {
-        early.delete(key);
-        return Promise.resolve(done);
-      }
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          waiting.delete(key);
-          reject(new Error(`${key} was not delivered to every receiver within ${timeoutMs} ms`));
-        }, timeoutMs);
-        waiting.set(key, {
-          resolve: (d) => (clearTimeout(timer), resolve(d)),
-          reject: (err) => (clearTimeout(timer), reject(err)),
-        });
-      });
-    },
-  };
+  return receiversOn(
+    [
+      {
+        send: (job) => worker.postMessage(job),
+        listen(onReply, onEnd) {
+          worker.on('message', onReply);
+          worker.on('error', onEnd);
+          worker.on('exit', (code) => onEnd(new Error(`receivers worker exited (code ${code})`)));
+        },
+      },
+    ],
+    timeoutMs,
+  );
 }
 
 /**
@@ -131,52 +94,7 @@ export function startReceivers(teardown: Teardown, timeoutMs = 30_000): Receiver
  */
 export function startReceiverProcesses(teardown: Teardown, processes: number, timeoutMs = 60_000): Receivers {
   const children = Array.from({ length: processes }, () => fork(join(__dirname, 'receivers.worker.ts'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
-  const jobs = new Map<number, { pending: number; replies: ReceiversReply[]; resolve: (reply: ReceiversReply) => void; reject: (err: Error) => void }>();
-  const arrivals = new Map<string, Delivery & { count: number }>();
-  const waiting = new Map<string, { resolve: (d: Delivery) => void; reject: (err: Error) => void }>();
-  const early = new Map<string, Delivery>();
-  let nextId = 1;
-  const failAll = (err: Error) => {
-    for (const w of [...jobs.values(), ...waiting.values()]) w.reject(err);
-    jobs.clear();
-    waiting.clear();
-  };
   let stopping = false;
-  for (const child of children) {
-    child.on('message', (reply: ReceiversReply) => {
-      if (reply.kind === 'delivered') {
-        const a = arrivals.get(reply.key);
-        const merged = a ? { ...a, count: a.count + 1, first: Math.min(a.first, reply.first), last: Math.max(a.last, reply.last) } : { ...reply, count: 1 };
-        if (merged.count < processes) return void arrivals.set(reply.key, merged);
-        arrivals.delete(reply.key);
-        const delivery = { first: merged.first, last: merged.last, event: merged.event };
-        const waiter = waiting.get(reply.key);
-        waiting.delete(reply.key);
-        if (waiter) waiter.resolve(delivery);
-        else early.set(reply.key, delivery);
-        return;
-      }
-      if (reply.kind === 'error' && reply.id === undefined) {
-        for (const w of waiting.values()) w.reject(new Error(reply.message));
-        waiting.clear();
-        return;
-      }
-      const job = jobs.get(reply.id!);
-      if (!job) return;
-      if (reply.kind === 'error') {
-        jobs.delete(reply.id!);
-        return job.reject(new Error(reply.message));
-      }
-      job.replies.push(reply);
-      if (--job.pending === 0) {
-        jobs.delete(reply.id!);
-        job.resolve(reply);
-      }
-    });
-    child.on('exit', (code, signal) => {
-      if (!stopping) failAll(new Error(`a receivers process exited (code ${code}, signal ${signal})`));
-    });
-  }
   teardown.push('stop the receivers processes', async () => {
     stopping = true;
     await Promise.all(
@@ -189,27 +107,90 @@ export function startReceiverProcesses(teardown: Teardown, processes: number, ti
       }),
     );
   });
-  /** The share of `job` process `i` runs. */
+  return receiversOn(
+    children.map((child) => ({
+      send: (job) => void child.send(job),
+      listen(onReply, onEnd) {
+        child.on('message', onReply);
+        child.on('exit', (code, signal) => {
+          if (!stopping) onEnd(new Error(`a receivers process exited (code ${code}, signal ${signal})`));
+        });
+      },
+    })),
+    timeoutMs,
+  );
+}
+
+/**
+ * The bookkeeping of receivers spread over `endpoints`: a job goes to each (an `open` job's
+ * subscribers split between them) and is done when all of them answered; an event is delivered
+ * once every endpoint got it to all of its subscribers, first and last taken over all of them.
+ */
+function receiversOn(endpoints: ReceiverEndpoint[], timeoutMs: number): Receivers {
+  const parts = endpoints.length;
+  const jobs = new Map<number, { pending: number; resolve: (reply: ReceiversReply) => void; reject: (err: Error) => void }>();
+  const arrivals = new Map<string, Delivery & { count: number }>();
+  const waiting = new Map<string, { resolve: (d: Delivery) => void; reject: (err: Error) => void }>();
+  /** Deliveries nobody waited for yet (an event may beat the answer of the request that caused it). */
+  const early = new Map<string, Delivery>();
+  let nextId = 1;
+  const failAll = (err: Error) => {
+    for (const w of [...jobs.values(), ...waiting.values()]) w.reject(err);
+    jobs.clear();
+    waiting.clear();
+  };
+  const onReply = (reply: ReceiversReply) => {
+    if (reply.kind === 'delivered') {
+      const a = arrivals.get(reply.key);
+      const merged = a ? { ...a, count: a.count + 1, first: Math.min(a.first, reply.first), last: Math.max(a.last, reply.last) } : { ...reply, count: 1 };
+      if (merged.count < parts) return void arrivals.set(reply.key, merged);
+      arrivals.delete(reply.key);
+      const delivery = { first: merged.first, last: merged.last, event: merged.event };
+      const waiter = waiting.get(reply.key);
+      waiting.delete(reply.key);
+      if (waiter) waiter.resolve(delivery);
+      else early.set(reply.key, delivery);
+      return;
+    }
+    if (reply.kind === 'error' && reply.id === undefined) {
+      // A subscriber failed: whatever waits for an event fails; jobs (closing them) still run.
+      for (const w of waiting.values()) w.reject(new Error(reply.message));
+      waiting.clear();
+      return;
+    }
+    const job = jobs.get(reply.id!);
+    if (!job) return;
+    if (reply.kind === 'error') {
+      jobs.delete(reply.id!);
+      return job.reject(new Error(reply.message));
+    }
+    if (--job.pending === 0) {
+      jobs.delete(reply.id!);
+      job.resolve(reply);
+    }
+  };
+  for (const endpoint of endpoints) endpoint.listen(onReply, failAll);
+  /** The share of `job` endpoint `i` runs. */
   const share = (job: Unnumbered<ReceiversJob>, i: number): Unnumbered<ReceiversJob> => {
     if (job.kind !== 'open') return job;
     const params = job.connectionParams;
-    const split = (n: number) => [Math.floor((n * i) / processes), Math.floor((n * (i + 1)) / processes)] as const;
-    if (!Array.isArray(params) || params.length < processes) {
+    const split = (n: number) => [Math.floor((n * i) / parts), Math.floor((n * (i + 1)) / parts)] as const;
+    if (!Array.isArray(params) || params.length < parts) {
       const [from, to] = split(job.count);
       return { ...job, count: to - from };
     }
-    // Credentials split between the processes, and the subscribers with them: each credential still holds as many sockets.
+    // Credentials split between the endpoints, and the subscribers with them: each credential still holds as many sockets.
     const [first, end] = split(params.length);
     const at = (p: number) => Math.floor((job.count * p) / params.length);
     return { ...job, count: at(end) - at(first), connectionParams: params.slice(first, end) };
   };
   return {
     run(job) {
-      if (job.kind === 'open' && job.count < processes) throw new Error(`open: ${job.count} subscribers cannot be split over ${processes} processes`);
+      if (job.kind === 'open' && job.count < parts) throw new Error(`open: ${job.count} subscribers cannot be split over ${parts} processes`);
       return new Promise((resolve, reject) => {
         const id = nextId++;
-        jobs.set(id, { pending: processes, replies: [], resolve, reject });
-        children.forEach((child, i) => child.send({ ...share(job, i), id }));
+        jobs.set(id, { pending: parts, resolve, reject });
+        endpoints.forEach((endpoint, i) => endpoint.send({ ...share(job, i), id } as ReceiversJob));
       });
     },
     delivered(key) {
