@@ -96,6 +96,9 @@ const unavailableSqlState = /^(08|53)[0-9A-Z]{3}$|^57P0[1-5]$|^57014$/;
 const unavailableDriverMessage =
   /^(timeout exceeded when trying to connect|Connection terminated( unexpectedly| due to connection timeout)?|Query read timeout|Client has encountered a connection error and is not queryable|Client was closed and is not queryable)$/;
 
+/** TypeORM's errors for a statement on a query runner already released (by its connection's error). */
+const releasedRunnerErrors = new Set<unknown>(['QueryRunnerAlreadyReleasedError', 'QueryRunnerProviderAlreadyReleasedError']);
+
 /**
  * Whether `err` (or an error it wraps, through `cause` or TypeORM's `driverError`) says the
  * database or a service the request needs is unavailable for now — an error a client may retry
@@ -110,8 +113,9 @@ export function isUnavailableError(err: unknown): boolean {
     if (code === 'ECONNREFUSED' && syscall === 'connect') return true;
     if (typeof message === 'string' && unavailableDriverMessage.test(message)) return true;
     // TypeORM releases a query runner whose connection emits an error (a terminated backend): the
-    // transaction's next statement then fails with this, the lost connection's consequence.
-    if ((e as { name?: unknown }).name === 'QueryRunnerAlreadyReleasedError') return true;
+    // transaction's next statement then fails with one of these (through the runner, or through the
+    // transaction's EntityManager), the lost connection's consequence.
+    if (releasedRunnerErrors.has((e as { name?: unknown }).name)) return true;
     e = (e as { driverError?: unknown }).driverError ?? (e as { cause?: unknown }).cause;
   }
   return false;

@@ -44,8 +44,9 @@ describe('the error-code registry', () => {
     // node-postgres' pool and client, word for word.
     for (const message of ['timeout exceeded when trying to connect', 'Connection terminated unexpectedly', 'Connection terminated due to connection timeout', 'Connection terminated', 'Query read timeout', 'Client has encountered a connection error and is not queryable', 'Client was closed and is not queryable']) expect(isUnavailableError(new Error(message))).toBe(true);
     for (const message of ['Connection terminated by a test', 'a timeout exceeded when trying to connect', 'Internal server error']) expect(isUnavailableError(new Error(message))).toBe(false);
-    // TypeORM's runner released under a transaction by its connection's error.
+    // TypeORM's runner released under a transaction by its connection's error (a statement through the runner, or its EntityManager).
     expect(isUnavailableError(Object.assign(new Error('Query runner already released. Cannot run queries anymore.'), { name: 'QueryRunnerAlreadyReleasedError' }))).toBe(true);
+    expect(isUnavailableError(Object.assign(new Error('Database connection provided by a query runner was already released, cannot continue to use its querying methods anymore.'), { name: 'QueryRunnerProviderAlreadyReleasedError' }))).toBe(true);
     expect(isUnavailableError(new Error('Query runner already released. Cannot run queries anymore.'))).toBe(false);
     // A refused connect, and only a connect.
     expect(isUnavailableError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED', syscall: 'connect' }))).toBe(true);
