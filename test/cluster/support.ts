@@ -159,3 +159,32 @@ export function workerRunning(marker: string, workerPids: number[]): number | un
   }
   return undefined;
 }
+
+/**
+ * The projects named `<prefix>…` and createProject's idempotency keys `key-<prefix>…`: by name, every
+ * project id stored under it, and the id its key's result holds (null when the key holds none).
+ */
+export async function storedKeyedProjects(databaseUrl: string, prefix: string): Promise<Map<string, { ids: string[]; keyResult: string | null | undefined }>> {
+  const db = new Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    const like = `${prefix.replace(/[\\%_]/g, '\\$&')}%`;
+    const projects = await db.query<{ name: string; id: string }>('SELECT name, id::text FROM projects WHERE name LIKE $1', [like]);
+    const keys = await db.query<{ key: string; id: string | null }>("SELECT key, result->>'id' AS id FROM idempotency_keys WHERE mutation = 'createProject' AND key LIKE $1", [`key-${like}`]);
+    const byName = new Map<string, { ids: string[]; keyResult: string | null | undefined }>();
+    for (const p of projects.rows) {
+      const entry = byName.get(p.name) ?? { ids: [], keyResult: undefined };
+      entry.ids.push(p.id);
+      byName.set(p.name, entry);
+    }
+    for (const k of keys.rows) {
+      const name = k.key.slice('key-'.length);
+      const entry = byName.get(name) ?? { ids: [], keyResult: undefined };
+      entry.keyResult = k.id;
+      byName.set(name, entry);
+    }
+    return byName;
+  } finally {
+    await db.end();
+  }
+}
