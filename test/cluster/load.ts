@@ -5,11 +5,15 @@
 // SERVICE_UNAVAILABLE, a query as it is and a mutation with the same idempotencyKey. Anything else
 // — a masked error, the proxy's own 502/503 page, an answer still missing after 30 s of retries — is a failure.
 
-/** One query touching every subgraph: the project and its runs, the caller, sessions, memory, swarms and chats. */
+/**
+ * One query touching every subgraph: the project and its runs, the caller, the approvals inbox
+ * (sessions), memory, swarms and chats. Not `sessions`: it reads every harness's native store from
+ * disk (~1.5 s a call here), which would make the mix measure that disk scan.
+ */
 export const MIX_QUERY = `query ($id: ID!) {
   project(id: $id) { id name runs(first: 5) { edges { node { id status } } } }
   viewer { subject }
-  sessions(first: 1, projectId: $id) { edges { node { id } } }
+  approvals(first: 1) { edges { node { id } } }
   memorySearchMode { mode }
   swarms(first: 1) { edges { node { id } } }
   chats(first: 1) { edges { node { id } } }
