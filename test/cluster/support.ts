@@ -188,3 +188,28 @@ export async function storedKeyedProjects(databaseUrl: string, prefix: string): 
     await db.end();
   }
 }
+
+/** Samples the Postgres server's connections (every database, as `max_connections` counts them) every 500 ms until stopped: the peak, and the limit. */
+export function sampleConnections(databaseUrl: string): { stop(): Promise<{ peak: number; max: number }> } {
+  const db = new Client({ connectionString: databaseUrl });
+  let peak = 0;
+  let max = 0;
+  let running = true;
+  const loop = (async () => {
+    await db.connect();
+    max = Number((await db.query<{ max_connections: string }>('SHOW max_connections')).rows[0]!.max_connections);
+    while (running) {
+      const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity');
+      peak = Math.max(peak, rows[0]!.n);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    await db.end();
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return { peak, max };
+    },
+  };
+}
