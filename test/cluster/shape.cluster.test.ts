@@ -119,6 +119,11 @@ function allRunEvents(url: string) {
   return {
     resumes: () => resumes,
     failures,
+    /** Ends the subscription now. */
+    async stop() {
+      stopped = true;
+      await loop;
+    },
     /** Waits until as many events arrived as `stored()` counts (or 60 s), then stops and returns them. */
     async until(stored: () => Promise<number>) {
       const want = await stored();
@@ -132,6 +137,11 @@ function allRunEvents(url: string) {
 }
 
 let cluster: TestCluster;
+/** Load and subscribers a scenario started, stopped after it even when it failed (so nothing keeps the run open). */
+const leftovers: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  await Promise.all(leftovers.splice(0).map((stop) => stop().catch(() => undefined)));
+});
 /** Scenarios started and not (yet) passed — failed or timed out: the cluster's logs are kept when there is one. */
 const unfinished = new Set<string>();
 
@@ -343,6 +353,7 @@ describe('the production shape', () => {
     const log = (line: string) => process.stderr.write(`[rolling] ${new Date().toISOString()} ${line}\n`);
 
     const connections = sampleConnections(cluster.db.url);
+    leftovers.push(() => connections.stop());
     // The shape's capacity for the mix, through HAProxy: 8 clients, each sending its next request once answered, for 5 s.
     // (after a second of it unmeasured: every process's first requests compile and connect).
     const capacityTally = new LoadTally();
@@ -353,9 +364,11 @@ describe('the production shape', () => {
 
     // During the roll: the mix at half of it, keyed startWorkflow once a second for run events, and 4 subscribers to every run event.
     const subscribers = Array.from({ length: 4 }, () => allRunEvents(url));
+    leftovers.push(...subscribers.map((s) => () => s.stop()));
     const tally = new LoadTally();
     const load = openLoop(target, 256, mixRequest(url, cluster.token, project.id, `${prefix}-roll`, tally));
     const writes = steadyStarts(url, cluster.token, project.id, 1_000, ledger);
+    leftovers.push(() => load.stop(), () => writes.stop());
     const recoveryMs: Record<string, number> = {};
     for (const service of ['identity', 'projects', 'runs', 'sessions', 'memory', 'swarms', 'ribs', 'worker', 'gateway']) {
       const fault = ledger.fault();
