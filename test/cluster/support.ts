@@ -159,3 +159,57 @@ export function workerRunning(marker: string, workerPids: number[]): number | un
   }
   return undefined;
 }
+
+/**
+ * The projects named `<prefix>…` and createProject's idempotency keys `key-<prefix>…`: by name, every
+ * project id stored under it, and the id its key's result holds (null when the key holds none).
+ */
+export async function storedKeyedProjects(databaseUrl: string, prefix: string): Promise<Map<string, { ids: string[]; keyResult: string | null | undefined }>> {
+  const db = new Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    const like = `${prefix.replace(/[\\%_]/g, '\\$&')}%`;
+    const projects = await db.query<{ name: string; id: string }>('SELECT name, id::text FROM projects WHERE name LIKE $1', [like]);
+    const keys = await db.query<{ key: string; id: string | null }>("SELECT key, result->>'id' AS id FROM idempotency_keys WHERE mutation = 'createProject' AND key LIKE $1", [`key-${like}`]);
+    const byName = new Map<string, { ids: string[]; keyResult: string | null | undefined }>();
+    for (const p of projects.rows) {
+      const entry = byName.get(p.name) ?? { ids: [], keyResult: undefined };
+      entry.ids.push(p.id);
+      byName.set(p.name, entry);
+    }
+    for (const k of keys.rows) {
+      const name = k.key.slice('key-'.length);
+      const entry = byName.get(name) ?? { ids: [], keyResult: undefined };
+      entry.keyResult = k.id;
+      byName.set(name, entry);
+    }
+    return byName;
+  } finally {
+    await db.end();
+  }
+}
+
+/** Samples the Postgres server's connections (every database, as `max_connections` counts them) every 500 ms until stopped: the peak, and the limit. */
+export function sampleConnections(databaseUrl: string): { stop(): Promise<{ peak: number; max: number }> } {
+  const db = new Client({ connectionString: databaseUrl });
+  let peak = 0;
+  let max = 0;
+  let running = true;
+  const loop = (async () => {
+    await db.connect();
+    max = Number((await db.query<{ max_connections: string }>('SHOW max_connections')).rows[0]!.max_connections);
+    while (running) {
+      const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity');
+      peak = Math.max(peak, rows[0]!.n);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    await db.end();
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return { peak, max };
+    },
+  };
+}

@@ -105,7 +105,11 @@ function serverConfig(postgresUrl: string, databases: { persistence: string; vis
       defaultStore: 'postgres-default',
       visibilityStore: 'postgres-visibility',
       numHistoryShards: 4,
-      datastores: { 'postgres-default': store(databases.persistence, 20), 'postgres-visibility': store(databases.visibility, 4) },
+      // Each of the four services keeps its own pool per store: at most 4 × (6 + 2) = 32 connections,
+      // leaving the rest of a stock max_connections (100) to the mesh's processes (two side by side
+      // during a rolling restart). With 20 + 4 the server alone held ~50 idle and the mesh's pools
+      // met "too many clients" under load.
+      datastores: { 'postgres-default': store(databases.persistence, 6), 'postgres-visibility': store(databases.visibility, 2) },
     },
     global: { membership: { maxJoinDuration: '30s', broadcastAddress: '127.0.0.1' } },
     services: {
