@@ -18,6 +18,15 @@ export interface ClusterService {
 /** The Temporal server version: docker-compose's `temporalio/auto-setup` tag and scripts/temporal-server/build.sh's. */
 export const CLUSTER_TEMPORAL_VERSION = '1.29.1';
 
+/**
+ * The Temporal server's Postgres pools, per service (frontend, history, matching, worker) and store:
+ * at most 4 × (6 + 2) = 32 connections, leaving the rest of a stock `max_connections` (100) to the
+ * mesh's processes (two side by side during a rolling restart). With the server's defaults (20 per
+ * store) it held ~50 idle and the mesh's pools met "too many clients" under load. docker-compose
+ * passes the same to `temporalio/auto-setup` (`SQL_MAX_CONNS`, `SQL_VIS_MAX_CONNS` and their idle twins).
+ */
+export const CLUSTER_TEMPORAL_POOLS = { persistence: 6, visibility: 2 } as const;
+
 const subgraphNames = ['projects', 'ribs', 'runs', 'sessions', 'memory', 'identity', 'swarms'] as const;
 
 /** Every process of the shape, in boot order (stopped in reverse). */

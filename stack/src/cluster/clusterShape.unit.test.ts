@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { subgraphs } from '../subgraphs';
-import { CLUSTER_TEMPORAL_VERSION, clusterServices } from './clusterShape';
+import { CLUSTER_TEMPORAL_POOLS, CLUSTER_TEMPORAL_VERSION, clusterServices } from './clusterShape';
 
 const root = join(__dirname, '..', '..', '..');
 
@@ -58,6 +58,16 @@ describe('the cluster shape and docker-compose.yml describe the same processes',
     expect(services['temporal-setup']!.image).toBe(`temporalio/admin-tools:${CLUSTER_TEMPORAL_VERSION}`);
     const build = readFileSync(join(root, 'scripts', 'temporal-server', 'build.sh'), 'utf8');
     expect(build).toMatch(new RegExp(`^version=v${CLUSTER_TEMPORAL_VERSION.replace(/\./g, '\\.')}$`, 'm'));
+  });
+
+  it("gives docker-compose's Temporal server the Postgres pools start:cluster gives its own", () => {
+    const env = services.temporal!.environment ?? {};
+    expect([env.SQL_MAX_CONNS, env.SQL_MAX_IDLE_CONNS, env.SQL_VIS_MAX_CONNS, env.SQL_VIS_MAX_IDLE_CONNS].map(Number)).toEqual([
+      CLUSTER_TEMPORAL_POOLS.persistence,
+      CLUSTER_TEMPORAL_POOLS.persistence,
+      CLUSTER_TEMPORAL_POOLS.visibility,
+      CLUSTER_TEMPORAL_POOLS.visibility,
+    ]);
   });
 
   it('replicates what is stateless behind the load balancer, and runs more than one worker on the task queue', () => {

@@ -7,6 +7,7 @@ import { Client } from 'pg';
 import { freePort } from '@keelson/service';
 import { ensureNamespaceAndSearchAttributes } from '@keelson/temporal';
 import { startClusterProcess, type ClusterProcess } from './clusterProcess';
+import { CLUSTER_TEMPORAL_POOLS } from './clusterShape';
 
 const run = promisify(execFile);
 
@@ -105,11 +106,11 @@ function serverConfig(postgresUrl: string, databases: { persistence: string; vis
       defaultStore: 'postgres-default',
       visibilityStore: 'postgres-visibility',
       numHistoryShards: 4,
-      // Each of the four services keeps its own pool per store: at most 4 × (6 + 2) = 32 connections,
-      // leaving the rest of a stock max_connections (100) to the mesh's processes (two side by side
-      // during a rolling restart). With 20 + 4 the server alone held ~50 idle and the mesh's pools
-      // met "too many clients" under load.
-      datastores: { 'postgres-default': store(databases.persistence, 6), 'postgres-visibility': store(databases.visibility, 2) },
+      // Each of the four services keeps its own pool per store (see CLUSTER_TEMPORAL_POOLS).
+      datastores: {
+        'postgres-default': store(databases.persistence, CLUSTER_TEMPORAL_POOLS.persistence),
+        'postgres-visibility': store(databases.visibility, CLUSTER_TEMPORAL_POOLS.visibility),
+      },
     },
     global: { membership: { maxJoinDuration: '30s', broadcastAddress: '127.0.0.1' } },
     services: {
