@@ -311,6 +311,7 @@ describe('the gateway entity cache against the event log', () => {
         `${hits} subgraph fetches from the cache; ${violations.length} values not current within δ, ${ownReadFailures.length} own writes not read back\n`,
     );
 
+    for (const line of [...violations.slice(0, 5), ...ownReadFailures.slice(0, 5)]) process.stdout.write(`  ${line}\n`);
     expect(violations.slice(0, 5)).toEqual([]);
     expect(ownReadFailures.slice(0, 5)).toEqual([]);
     expect(reads.length + gateWrites + workflowWrites).toBeGreaterThanOrEqual(MIN_OPERATIONS);

@@ -185,6 +185,15 @@ export class EntityCache {
     return json;
   }
 
+  /**
+   * Where `subgraph` stands: it changes with every drop of its entries (and with LISTEN's epoch). The
+   * data source's in-flight sharing keys on it, so a fetch sent after a change never joins one sent
+   * before it (whose answer may predate the change, and would otherwise be stored as current).
+   */
+  position(subgraph: string): string {
+    return `${this.generations.get(subgraph) ?? 0}.${this.epoch}`;
+  }
+
   /** Taken before a cacheable fetch is sent. */
   ticket(subgraph: string): FillTicket {
     return { subgraph, generation: this.generations.get(subgraph) ?? 0, epoch: this.up ? this.epoch : -1 };

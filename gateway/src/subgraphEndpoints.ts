@@ -135,7 +135,9 @@ export class SubgraphDataSource extends RemoteGraphQLDataSource<{ caller?: Calle
     const caller = options.context?.caller;
     const query = options.request.query ?? '';
     if (!caller || !/^\s*(query\b|\{)/.test(query)) return this.send(options);
-    const key = JSON.stringify([query, options.request.variables ?? {}, caller.kind, caller.subject, caller.tokenId ?? '', caller.scopes]);
+    // With the entity cache, only fetches sent since its last drop of this subgraph share (see `EntityCache.position`).
+    const position = this.cache?.position(this.endpoint.name) ?? '';
+    const key = JSON.stringify([query, options.request.variables ?? {}, caller.kind, caller.subject, caller.tokenId ?? '', caller.scopes, position]);
     const shared = this.inflight.get(key);
     if (shared) {
       shared.joined += 1;
