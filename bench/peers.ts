@@ -12,6 +12,7 @@ import { freePort, heapFlags, serviceIdentity } from '@keelson/service';
 import type { RunningMesh } from '@keelson/stack';
 import { benchRounds, runBench, startBenchStack, stderrProgress, type Teardown } from './benchStack';
 import { startLoadClient, type LoadClient } from './loadClient';
+import { measureMixed, mixedWorkloads, reportMixed } from './peersMixed';
 import { fixed, percentile, table, times } from './report';
 import { seedProjects } from './seed';
 
@@ -210,6 +211,20 @@ function report(list: Workload[], cells: Map<string, Cell>): string {
   ].join('\n');
 }
 
+/** Ours on the varied reads alone at 20 connections, this run (what the mixed workload's cached figures are read against). */
+function readOnlyRps(cells: Map<string, Cell>): Partial<Record<'federated' | 'deep', number>> {
+  const rps = (query: string) => {
+    const c = cells.get(`${query}/varied/20/ours`);
+    return c ? (c.completed / c.elapsedMs) * 1000 : undefined;
+  };
+  const out: Partial<Record<'federated' | 'deep', number>> = {};
+  for (const query of ['federated', 'deep'] as const) {
+    const r = rps(query);
+    if (r !== undefined) out[query] = r;
+  }
+  return out;
+}
+
 async function main(teardown: Teardown): Promise<string> {
   const mesh = await startBenchStack(teardown, progress);
   const load = startLoadClient();
@@ -228,7 +243,10 @@ async function main(teardown: Teardown): Promise<string> {
   await writeFile(supergraphFile, sdl);
   teardown.push(`remove ${supergraphFile}`, () => rm(supergraphFile, { force: true }));
 
-  const [oursPort, rustPort, hivePort] = [await freePort(), await freePort(), await freePort()];
+  // KEELSON_BENCH_ONLY=federated/varied,deep,mixed (query or query/requests) measures only those (profiling).
+  const only = process.env.KEELSON_BENCH_ONLY?.split(',').filter(Boolean);
+  const withMixed = !only || only.includes('mixed');
+  const [oursPort, rustPort, hivePort, cachedPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
   // The same database (API tokens) and home (the assertion key) as the mesh.
   const baseEnv: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: mesh.env.DATABASE_URL, KEELSON_HOME: mesh.env.KEELSON_HOME };
   const subgraphEnv = Object.fromEntries(Object.entries(mesh.subgraphUrls).map(([name, url]) => [`KEELSON_${name.toUpperCase()}_URL`, url]));
@@ -240,6 +258,17 @@ async function main(teardown: Teardown): Promise<string> {
     KEELSON_SUPERGRAPH_FILE: supergraphFile,
     KEELSON_LOG_LEVEL: 'warn',
   });
+  // The mixed workload's second instance of ours, with the entity cache on (LISTEN on the same database).
+  const cachedGateway = withMixed
+    ? spawnService(teardown, 'our gateway with its cache', 'apps/gateway/main.ts', {
+        ...baseEnv,
+        ...subgraphEnv,
+        KEELSON_GATEWAY_PORT: String(cachedPort),
+        KEELSON_SUPERGRAPH_FILE: supergraphFile,
+        KEELSON_LOG_LEVEL: 'warn',
+        KEELSON_GATEWAY_CACHE: 'on',
+      })
+    : undefined;
   const hiveEnv = { ...process.env, KEELSON_BENCH_SUPERGRAPH: supergraphFile };
   const rust = spawnService(teardown, 'Hive Gateway Rust planner', 'bench/hiveGateway.ts', { ...hiveEnv, KEELSON_BENCH_PORT: String(rustPort), KEELSON_BENCH_HIVE_RUNTIME: 'router' });
   const hive = spawnService(teardown, 'Hive Gateway', 'bench/hiveGateway.ts', { ...hiveEnv, KEELSON_BENCH_PORT: String(hivePort), KEELSON_BENCH_HIVE_RUNTIME: 'stitching' });
@@ -260,9 +289,8 @@ async function main(teardown: Teardown): Promise<string> {
   await ready(urls.ours, body(FLAT_IDENTICAL), await headers.ours(), ours);
   await ready(urls['hive-rust'], body(FLAT_IDENTICAL), await headers['hive-rust'](), rust);
   await ready(urls.hive, body(FLAT_IDENTICAL), await headers.hive(), hive);
-
-  // KEELSON_BENCH_ONLY=federated/varied,deep (query or query/requests) measures only those (profiling).
-  const only = process.env.KEELSON_BENCH_ONLY?.split(',').filter(Boolean);
+  const cachedUrl = `http://127.0.0.1:${cachedPort}/graphql`;
+  if (cachedGateway) await ready(cachedUrl, body(FLAT_IDENTICAL), await headers.ours(), cachedGateway);
   const list = workloads().filter((w) => !only || only.some((o) => o === w.query || o === `${w.query}/${w.variant}`));
   const targetsOnly = process.env.KEELSON_BENCH_TARGETS?.split(',').filter(Boolean) as Target[] | undefined;
   if (targetsOnly) for (const w of list) w.targets = w.targets.filter((t) => targetsOnly.includes(t));
@@ -279,6 +307,12 @@ async function main(teardown: Teardown): Promise<string> {
   }
 
   const cells = await measure(load, list, urls, headers);
+  const all = workloads();
+  const variedOf = (query: Workload['query']) => all.find((w) => w.query === query && w.variant === 'varied')!.bodies;
+  const mixedList = withMixed ? mixedWorkloads({ federated: variedOf('federated'), deep: variedOf('deep') }, (await projectIdsAndNames(mesh))[0]) : [];
+  const mixedCells = withMixed
+    ? await measureMixed(load, mixedList, { uncached: urls.ours, cached: cachedUrl }, headers.ours, { rounds: ROUNDS, cellMs: CELL_MS, warmupMs: WARMUP_MS, progress })
+    : undefined;
   return [
     '',
     `Keelson Mesh bench:peers — node ${process.version}, ${cpus().length} CPUs, load average ${loadavg()[0]!.toFixed(2)} at the end`,
@@ -291,8 +325,8 @@ async function main(teardown: Teardown): Promise<string> {
     `deep           = ${DEEP}`,
     `(varied: $f 1–${RUNS_PER_PROJECT} and $a one of ${VARIED} cursors past every run; identical: $f 5)`,
     '',
-    report(list, cells),
-    '',
+    ...(list.length ? [report(list, cells), ''] : []),
+    ...(mixedCells ? [reportMixed(mixedList, mixedCells, readOnlyRps(cells)), ''] : []),
   ].join('\n');
 }
 

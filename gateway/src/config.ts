@@ -65,6 +65,11 @@ export function subscriptionLimitsFromEnv(env: MeshEnv): NonNullable<GatewayOpti
   };
 }
 
+/** The entity cache's option, as KEELSON_GATEWAY_CACHE sets it (on: LISTEN on DATABASE_URL). */
+export function gatewayCacheFromEnv(env: MeshEnv): Pick<GatewayOptions, 'cache'> {
+  return env.KEELSON_GATEWAY_CACHE === 'on' ? { cache: { databaseUrl: env.DATABASE_URL } } : {};
+}
+
 /**
  * Everything `startGateway` needs but the logger and the credential check, from the environment
  * and the supergraph file (`KEELSON_SUPERGRAPH_FILE`, else the checked-in one).
@@ -84,6 +89,7 @@ export async function loadGatewayConfig(
     security: meshSecurityFromEnv(env),
     subgraphUrls: subgraphUrlsFromEnv(env, names, rawEnv),
     subscriptions: subscriptionLimitsFromEnv(env),
+    ...gatewayCacheFromEnv(env),
     ...(await tlsOptions(env)),
     logLevel: env.KEELSON_LOG_LEVEL,
     supergraphFile,

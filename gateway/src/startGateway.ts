@@ -6,10 +6,12 @@ import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { isLoopback, MCP_PATH, UPLOADS_PATH, type Caller } from '@keelson/schema';
 import { armor, healthRoute, readScopeMap, scopePlugin, serveGraphQL, undeclaredRootFields, type CallerContext, type Logger, type MeshSecurity, type ScopeMap } from '@keelson/service';
-import { buildSchema } from 'graphql';
+import { buildSchema, type GraphQLSchema } from 'graphql';
 import type { IncomingMessage } from 'node:http';
 import { acceptDeviceConnection, anonymousCaller, authenticateRequest, type CredentialCheck } from './auth/credentials';
 import { supergraphForPlanning } from './auth/securityFeatures';
+import { CACHEABLE } from './cachePolicy';
+import { EntityCache } from './entityCache';
 import { createGatewayErrorFormatter } from './errors';
 import { graphiqlRoutes, loadGraphiQL } from './graphiql';
 import { MCP_SUBGRAPH, mcpProxy } from './mcpProxy';
@@ -47,6 +49,11 @@ export interface GatewayOptions {
    * directives (tests and `npm start` use free ports). A name the supergraph lacks is an error.
    */
   subgraphUrls?: Record<string, string>;
+  /**
+   * The entity cache (`KEELSON_GATEWAY_CACHE`): subgraph answers kept per caller and dropped by the
+   * event log's NOTIFY on this database (see `EntityCache`). Absent: every fetch goes to its subgraph.
+   */
+  cache?: { databaseUrl: string; maxEntries?: number };
   /** Tuning of the subscription router (see `SubscriptionRouterOptions`). */
   subscriptions?: Pick<
     SubscriptionRouterOptions,
@@ -67,6 +74,8 @@ export interface RunningGateway {
   /** ws://host:port/graphql */
   wsUrl: string;
   port: number;
+  /** The entity cache, when on (tests read its state). */
+  cache?: EntityCache;
   stop(): Promise<void>;
 }
 
@@ -105,7 +114,7 @@ function checkGatewayOptions(options: GatewayOptions, host: string): boolean {
 }
 
 /** Everything read from one supergraph; a reload builds the next one whole before swapping. */
-function gatewayGraph(supergraphSdl: string, options: GatewayOptions, fetcher: SubgraphFetcher['fetcher']) {
+function gatewayGraph(supergraphSdl: string, options: GatewayOptions, fetcher: SubgraphFetcher['fetcher'], cache?: EntityCache) {
   const { log, security } = options;
   const planningSdl = supergraphForPlanning(supergraphSdl);
   const supergraph = Supergraph.build(planningSdl);
@@ -113,8 +122,14 @@ function gatewayGraph(supergraphSdl: string, options: GatewayOptions, fetcher: S
   const apiSchema = supergraph.apiSchema().toGraphQLJSSchema();
   const endpoints = resolveSubgraphEndpoints(supergraph, options.subgraphUrls);
   const dataSources: Record<string, SubgraphDataSource> = {};
-  for (const endpoint of endpoints.values()) dataSources[endpoint.name] = new SubgraphDataSource(endpoint, security.assertions, log, fetcher);
-  return { planningSdl, supergraph, scopeMap, apiSchema, endpoints, dataSources };
+  for (const endpoint of endpoints.values()) dataSources[endpoint.name] = new SubgraphDataSource(endpoint, security.assertions, log, fetcher, cache);
+  // The schemas the cache types fetches against: only the subgraphs its policy lists.
+  const subgraphSchemas = new Map<string, GraphQLSchema>();
+  if (cache) for (const name of Object.keys(CACHEABLE)) {
+    const subgraph = supergraph.subgraphs().get(name);
+    if (subgraph) subgraphSchemas.set(name, subgraph.schema.toGraphQLJSSchema());
+  }
+  return { planningSdl, supergraph, scopeMap, apiSchema, endpoints, dataSources, subgraphSchemas };
 }
 
 /**
@@ -189,8 +204,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const { log, security } = options;
 
   const fetcher = subgraphFetcher();
-  const graphOf = (supergraphSdl: string) => gatewayGraph(supergraphSdl, options, fetcher.fetcher);
+  const cache = options.cache ? new EntityCache({ ...options.cache, log }) : undefined;
+  const graphOf = (supergraphSdl: string) => gatewayGraph(supergraphSdl, options, fetcher.fetcher, cache);
   let graph = graphOf(options.supergraphSdl);
+  cache?.useSchemas(graph.subgraphSchemas);
   let updateGateway: ((planningSdl: string) => void) | undefined;
 
   const gateway = new ApolloGateway({
@@ -248,6 +265,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     },
   });
 
+  await cache?.start(); // until LISTEN is up the cache serves nothing: requests meanwhile reach their subgraphs
+
   const loopback = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '[::1]' : host.includes(':') ? `[${host}]` : host;
   ownWsUrl = `${options.tls ? 'wss' : 'ws'}://${loopback}:${served.port}/graphql`;
 
@@ -255,10 +274,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     const next = graphOf(supergraphSdl);
     if (!updateGateway) throw new Error('the gateway has not loaded its first supergraph yet');
     graph = next;
+    cache?.useSchemas(next.subgraphSchemas);
     updateGateway(next.planningSdl);
     subscriptionRouter?.reload(next);
     log.info({ subgraphs: [...next.endpoints.keys()] }, 'supergraph reloaded');
   };
 
-  return { reload, url: served.url, wsUrl: served.wsUrl, port: served.port, stop: () => served.stop().finally(() => fetcher.close()) };
+  const stop = () => served.stop().finally(() => Promise.all([fetcher.close(), cache?.stop()]));
+  return { reload, url: served.url, wsUrl: served.wsUrl, port: served.port, ...(cache ? { cache } : {}), stop: async () => void (await stop()) };
 }

@@ -4,6 +4,7 @@ import type { Fetcher, FetcherResponse } from '@apollo/utils.fetcher';
 import type { Supergraph } from '@apollo/federation-internals';
 import { ASSERTION_HEADER, type Caller } from '@keelson/schema';
 import { traceHeaders, tracingActive, type AssertionKey, type Logger } from '@keelson/service';
+import { callerCacheKey, type EntityCache } from './entityCache';
 import { gatewayError } from './errors';
 
 /** Where one subgraph is served. */
@@ -82,8 +83,46 @@ export class SubgraphDataSource extends RemoteGraphQLDataSource<{ caller?: Calle
     private readonly assertions: AssertionKey,
     private readonly log: Logger,
     fetcher?: Fetcher,
+    private readonly cache?: EntityCache,
   ) {
     super({ url: endpoint.url, ...(fetcher ? { fetcher } : {}) });
+  }
+
+  /**
+   * Through the entity cache (when the gateway has one): a query of a client's query operation whose
+   * every field the cache policy lists is answered from it or filled by its answer; a mutation drops
+   * what it may have changed when it answers. Subscriptions' fetches and everything else pass by.
+   */
+  override async process(options: GraphQLDataSourceProcessOptions<{ caller?: Caller }>): Promise<GatewayGraphQLResponse> {
+    const cache = this.cache;
+    const caller = options.context?.caller;
+    // Only a client's operation (not a health check or schema load) carries the incoming request.
+    if (!cache || !caller || !('incomingRequestContext' in options)) return this.shared(options);
+    const incoming = options.incomingRequestContext.operation?.operation;
+    const name = this.endpoint.name;
+    const query = options.request.query ?? '';
+    const kind = cache.kindOf(name, query);
+    if (kind.kind === 'mutation') {
+      const done = cache.mutationStarted(name, kind.evented);
+      try {
+        return await this.send(options);
+      } finally {
+        done();
+      }
+    }
+    if (kind.kind !== 'cacheable' || incoming !== 'query') return this.shared(options);
+    const key = `${query}\u0000${JSON.stringify(options.request.variables ?? {})}\u0000${callerCacheKey(caller)}`;
+    const hit = cache.get(name, key);
+    if (hit !== undefined) {
+      // As a subgraph answering without cache-control would: the overall policy is not cacheable.
+      const policy = options.incomingRequestContext.overallCachePolicy;
+      if (policy && 'restrict' in policy) policy.restrict({ maxAge: 0 });
+      return JSON.parse(hit) as GatewayGraphQLResponse;
+    }
+    const ticket = cache.ticket(name);
+    const response = await this.shared(options);
+    if (response.data && !response.errors?.length) cache.fill(ticket, key, JSON.stringify({ data: response.data }));
+    return response;
   }
 
   /**
@@ -92,11 +131,13 @@ export class SubgraphDataSource extends RemoteGraphQLDataSource<{ caller?: Calle
    * instead of fetching again. Mutations are never shared, and two callers never share a result.
    * Each sharer gets its own copy of the answer (execution may write into it).
    */
-  override async process(options: GraphQLDataSourceProcessOptions<{ caller?: Caller }>): Promise<GatewayGraphQLResponse> {
+  private async shared(options: GraphQLDataSourceProcessOptions<{ caller?: Caller }>): Promise<GatewayGraphQLResponse> {
     const caller = options.context?.caller;
     const query = options.request.query ?? '';
     if (!caller || !/^\s*(query\b|\{)/.test(query)) return this.send(options);
-    const key = JSON.stringify([query, options.request.variables ?? {}, caller.kind, caller.subject, caller.tokenId ?? '', caller.scopes]);
+    // With the entity cache, only fetches sent since its last drop of this subgraph share (see `EntityCache.position`).
+    const position = this.cache?.position(this.endpoint.name) ?? '';
+    const key = JSON.stringify([query, options.request.variables ?? {}, caller.kind, caller.subject, caller.tokenId ?? '', caller.scopes, position]);
     const shared = this.inflight.get(key);
     if (shared) {
       shared.joined += 1;

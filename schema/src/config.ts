@@ -97,6 +97,8 @@ export const envSchema = z.object({
    */
   KEELSON_ALLOWED_ORIGINS: z.string().optional(),
   KEELSON_GATEWAY_PORT: port(4000),
+  /** The gateway's entity cache: subgraph answers kept per caller, dropped by the event log's NOTIFY (README "Entity cache"). @default off */
+  KEELSON_GATEWAY_CACHE: z.enum(['on', 'off']).default('off'),
   /**
    * The supergraph the gateway process serves; it reloads it when the file changes or on SIGHUP,
    * keeping open subscriptions open. @default the checked-in `schema/supergraph.graphql`
