@@ -49,8 +49,8 @@ export function linkKey(endpoint: SubgraphEndpoint, caller: Caller): string {
 
 /**
  * The gateway's upstream links, one per caller and subgraph. A link opens with its first feed and is
- * shut when its last feed releases it; a link whose socket closed (lost, unreachable) is forgotten at
- * once, so the next feed opens a fresh one while the feeds on the old one end with its failure.
+ * shut when its last feed releases it; a link whose socket was lost or never acknowledged is forgotten
+ * at once, so the next feed opens a fresh one while the feeds on the old one end with its failure.
  */
 export class UpstreamPool {
   private readonly links = new Map<string, UpstreamLink>();
@@ -121,10 +121,11 @@ export class UpstreamPool {
           link.acked = true;
           link.everAcked = true;
         },
-        closed: () => {
+        closed: (event) => {
           link.acked = false;
-          // Its feeds end with the failure; a feed opened from now on gets a link of its own.
-          if (this.links.get(key) === link) this.links.delete(key);
+          // Lost or unreachable: its feeds end with the failure, and a feed opened from now on gets a
+          // link of its own. A normal closure (1000, the link going idle) leaves it to be used again.
+          if ((event as { code?: unknown } | undefined)?.code !== 1000 && this.links.get(key) === link) this.links.delete(key);
         },
       },
     });
