@@ -80,9 +80,10 @@ export function joinFeed(route: Route, links: ConnectionLinks, shared: Shared, m
 }
 
 /**
- * One upstream subscription on its caller's link (acquired through its first member's connection). Each upstream event is
- * completed once through the query plan and delivered to every member in arrival order; a member
- * that leaves stops nothing but itself, the last one to leave cancels upstream at once.
+ * One upstream subscription on its caller's link (acquired through its first member's connection).
+ * Each upstream event is completed once through the query plan and delivered to every member in
+ * arrival order; a member that leaves stops nothing but itself, the last one to leave cancels
+ * upstream at once.
  */
 export class UpstreamFeed {
   private readonly members = new Set<FeedMember>();
