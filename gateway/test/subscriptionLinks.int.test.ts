@@ -129,7 +129,7 @@ describe('a lost link shared by two connections', () => {
       const sockets = countSockets(reviews);
       const fromA = subscribe(a, REVIEW_ADDED, { productId: 'p1' });
       const fromB = subscribe(b, REVIEW_ADDED, { productId: 'p2' });
-      const [ofA, ofB] = [await feed.channel(1), await feed.channel(2)];
+      const [ofA, ofB] = await channelsOf(feed, 'p1', 'p2');
       expect(sockets()).toBe(1);
       ofA.push(review(1));
       ofB.push(review(2, 'p2'));
@@ -154,7 +154,7 @@ describe('a lost link shared by two connections', () => {
       const socketsAgain = countSockets(reviews);
       const resumedA = subscribe(a, REVIEW_ADDED, { productId: 'p1' });
       const resumedB = subscribe(b, REVIEW_ADDED, { productId: 'p2' });
-      const [nextA, nextB] = [await again.channel(1), await again.channel(2)];
+      const [nextA, nextB] = await channelsOf(again, 'p1', 'p2');
       nextA.push(review(3));
       nextB.push(review(4, 'p2'));
 
@@ -169,3 +169,9 @@ describe('a lost link shared by two connections', () => {
   });
 });
 
+/** The first two channels `feed` opens, by the product each watches (two connections' subscribes reach the subgraph in either order). */
+async function channelsOf(feed: Feed<Review>, first: string, second: string) {
+  await Promise.all([feed.channel(1), feed.channel(2)]);
+  const of = (productId: string) => feed.channels.slice(0, 2).find((ch) => ch.args.productId === productId)!;
+  return [of(first), of(second)] as const;
+}
