@@ -7,7 +7,7 @@
 // report to stdout.
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { createDataSource, EventLog, EventNotifier } from '@keelson/platform';
 import { streams } from '@keelson/schema';
@@ -159,22 +159,23 @@ async function startEchoServer(teardown: Teardown): Promise<string> {
 const FILES_BESIDES = 200;
 
 /**
- * File descriptors the fan-out needs per process: the gateway holds a client socket and an upstream
- * socket per subscriber (this process holds the subgraph's side of the upstream ones). Raises this
- * process's limit (inherited by the gateway it starts) with `prlimit` when it is lower, and fails
- * with what to do when it cannot be raised.
+ * File descriptors the fan-out needs per process: the gateway holds a client socket per subscriber and
+ * an upstream socket per caller (its links are shared by a caller's connections: one per bench token),
+ * and this process the subgraph's side of every direct subscriber's socket, then of the gateway's links.
+ * Raises this process's limit (inherited by the gateway it starts) with `prlimit` when it is lower, and
+ * fails with what to do when it cannot be raised.
  */
-function ensureFileLimit(subscribers: number): string {
-  const need = 2 * subscribers + FILES_BESIDES;
+function ensureFileLimit(subscribers: number, callers: number): string {
+  const need = subscribers + callers + FILES_BESIDES;
   const limits = readFileSync('/proc/self/limits', 'utf8').match(/^Max open files\s+(\d+|unlimited)\s+(\d+|unlimited)/m);
   const soft = limits?.[1] === 'unlimited' ? Infinity : Number(limits?.[1] ?? 0);
   if (soft >= need) return `open files: ${soft} (≥ ${need} needed)`;
   try {
     execFileSync('prlimit', ['--pid', String(process.pid), `--nofile=${need}:${need}`], { stdio: 'pipe' });
   } catch (err) {
-    const fits = Math.floor((soft - FILES_BESIDES) / 2);
+    const fits = Math.floor(((soft - FILES_BESIDES) * SOCKETS_PER_TOKEN) / (SOCKETS_PER_TOKEN + 1));
     throw new Error(
-      `${subscribers} subscribers need ${need} open files in the gateway's process (two sockets per subscriber); ` +
+      `${subscribers} subscribers need ${need} open files in the gateway's process (a socket per subscriber and one per caller); ` +
         `the limit is ${soft} and \`prlimit --pid ${process.pid} --nofile=${need}:${need}\` failed (${(err as Error).message.trim()}: raising a hard limit takes CAP_SYS_RESOURCE). ` +
         `Raise it before the run (\`ulimit -n ${need}\` where the hard limit allows) or run KEELSON_BENCH_SUBSCRIBERS=${fits} (what fits under ${soft}).`,
     );
@@ -220,10 +221,16 @@ interface Fanout {
   /** The gateway's heap and RSS growth per idle subscription, bytes (after GC). */
   heapPerSubscription?: number;
   rssPerSubscription?: number;
+  /** The gateway's open files before the storm and once all are live and idle (client sockets, upstream links). */
+  gatewayFiles?: { before: number; idle: number };
 }
 
+/** How many files a process of this machine holds open. */
+const openFiles = (pid: number): number => readdirSync(`/proc/${pid}/fd`).length;
+
 async function main(teardown: Teardown): Promise<string> {
-  const files = ensureFileLimit(FANOUT);
+  const tokenCount = Math.ceil(FANOUT / SOCKETS_PER_TOKEN);
+  const files = ensureFileLimit(FANOUT, tokenCount);
   progress(files);
   // The gateway in a process of its own, as `npm start` runs it, with its per-credential socket cap as
   // configured; its inspector on a port of the bench's, to collect garbage and read its heap.
@@ -255,7 +262,6 @@ async function main(teardown: Teardown): Promise<string> {
   }
 
   // The fan-out: one read-scoped API token per SOCKETS_PER_TOKEN subscribers, so the gateway's cap holds as configured.
-  const tokenCount = Math.ceil(FANOUT / SOCKETS_PER_TOKEN);
   progress(`creating ${tokenCount} bench tokens (${SOCKETS_PER_TOKEN} sockets each) and ${SUBSCRIBER_PROCESSES} subscriber processes`);
   const tokens: Record<string, string>[] = [];
   for (let i = 0; i < tokenCount; i++) {
@@ -268,6 +274,7 @@ async function main(teardown: Teardown): Promise<string> {
     progress(`${FANOUT} subscribers through ${t}: connect storm (${SUBSCRIBER_PROCESSES} processes × ${STORM_PARALLEL} sockets at once)`);
     try {
       const before = t === 'gateway' ? await heapAfterGc(inspectPort) : undefined;
+      const filesBefore = t === 'gateway' && mesh.gatewayProcess ? openFiles(mesh.gatewayProcess.pid) : undefined;
       const params = t === 'gateway' ? tokens : [await endpoints.direct.connectionParams()];
       const { ackedMs, liveMs } = await subscribe(fanReceivers, writer, endpoints[t].url, params, FANOUT, STORM_PARALLEL);
       progress(`${FANOUT} subscribers through ${t}: acknowledged in ${fixed(ackedMs / 1000, 1)} s, live in ${fixed(liveMs / 1000, 1)} s`);
@@ -276,6 +283,10 @@ async function main(teardown: Teardown): Promise<string> {
         const idle = await heapAfterGc(inspectPort);
         result.heapPerSubscription = (idle.heapUsed - before.heapUsed) / FANOUT;
         result.rssPerSubscription = (idle.rss - before.rss) / FANOUT;
+      }
+      if (filesBefore !== undefined) {
+        result.gatewayFiles = { before: filesBefore, idle: openFiles(mesh.gatewayProcess!.pid) };
+        progress(`the gateway holds ${result.gatewayFiles.idle} open files (${filesBefore} before the storm)`);
       }
       for (let i = 0; i < FANOUT_COMMITS; i++) {
         const d = await writer.commit(fanReceivers);
@@ -342,6 +353,12 @@ function report(samples: Map<Target, number[]>, fanout: Map<'gateway' | 'direct'
       ['left', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'right'],
     ),
     '',
+    ...(gwOk && gwFan.gatewayFiles
+      ? [
+          `  the gateway's open files once all were live: ${gwFan.gatewayFiles.idle} (${gwFan.gatewayFiles.before} before the storm): ` +
+            `${gwFan.gatewayFiles.idle - gwFan.gatewayFiles.before - FANOUT} more than one per subscriber (upstream links, one per caller: ${setup.tokens} tokens)`,
+        ]
+      : []),
     `  target: the connect storm of ${FANOUT} sockets through the gateway completes without errors: ${gwOk ? `met (${fixed(gwFan.ackedMs / 1000, 1)} s)` : 'MISSED'}`,
     `  target: commit → last delivery p50 ≤ ${TARGET_LAST_P50_MS} ms through the gateway → ${fixed(lastP50, 1)} ms: ${lastP50 <= TARGET_LAST_P50_MS ? 'met' : 'MISSED'}`,
     `  target: the gateway's heap per idle subscription (after GC) ≤ ${TARGET_KB_PER_SUBSCRIPTION} KB → ${fixed(heapKb, 1)} KB: ${heapKb <= TARGET_KB_PER_SUBSCRIPTION ? 'met' : 'MISSED'}`,

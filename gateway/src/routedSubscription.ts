@@ -3,20 +3,21 @@ import type { ExecutionResult } from 'graphql';
 import type { WebSocket } from 'ws';
 import { gatewayError } from './errors';
 import { joinFeed, type FeedMember, type Route, type Shared, type UpstreamFeed } from './upstreamFeed';
-import type { UpstreamPool } from './upstreamPool';
+import type { ConnectionLinks } from './upstreamPool';
 
 export type { Route, Shared } from './upstreamFeed';
 
-/** Where one subscription's `next` messages go: the client's socket and its operation id. */
+/** Where one subscription's `next` messages go: the client's socket (closed when it reads too slowly) and its operation id. */
 export interface ClientStream {
-  socket: Pick<WebSocket, 'send'>;
+  socket: Pick<WebSocket, 'send' | 'close'>;
   id: string;
 }
 
 /** What `onSubscribe` hands to `subscribe` through graphql-ws's execution args. */
 export interface RouteContext {
   route: Route;
-  pool: UpstreamPool;
+  /** The client connection's way to its caller's upstream links. */
+  links: ConnectionLinks;
   /** The graph's parts the subscription was planned with (kept across reloads). */
   shared: Shared;
   client: ClientStream;
@@ -46,7 +47,7 @@ export class RoutedSubscription implements AsyncIterableIterator<ExecutionResult
 
   constructor(
     private readonly route: Route,
-    private readonly pool: UpstreamPool,
+    private readonly links: ConnectionLinks,
     private readonly shared: Shared,
     private readonly client: ClientStream,
   ) {}
@@ -85,9 +86,10 @@ export class RoutedSubscription implements AsyncIterableIterator<ExecutionResult
   deliver(payloadJson: string): void {
     if (this.cancelled || this.finished) return;
     if (this.unflushed >= this.shared.maxQueuedEvents) {
-      // A slow consumer: its whole connection goes (close 1013), every stream resumes from its cursor.
+      // A slow consumer: its whole connection goes (close 1013), every stream resumes from its cursor;
+      // the feed and the link it shares with other connections go on for them.
       this.shared.log.warn({ field: this.route.field, queued: this.unflushed }, 'slow subscriber closed');
-      this.pool.closeClient(closeCodes.slowConsumer, `slow consumer: ${this.unflushed} events queued; reconnect and resume from your last cursors`);
+      this.client.socket.close(closeCodes.slowConsumer, `slow consumer: ${this.unflushed} events queued; reconnect and resume from your last cursors`);
       void this.return();
       return;
     }
@@ -112,11 +114,11 @@ export class RoutedSubscription implements AsyncIterableIterator<ExecutionResult
 
   private start(): void {
     this.started = true;
-    if (this.pool.isClosed) {
+    if (this.links.isClosed) {
       this.end(gatewayError('SERVICE_UNAVAILABLE', 'the connection is closing; subscribe again'));
       return;
     }
-    const feed = joinFeed(this.route, this.pool, this.shared, this);
+    const feed = joinFeed(this.route, this.links, this.shared, this);
     // The feed may have ended already (its upstream link could not be had).
     if (!this.finished) this.feed = feed;
   }

@@ -13,7 +13,7 @@ import { gatewayError, type GatewayErrorFormatter } from './errors';
 import { RoutedSubscription, type RouteContext, type Shared } from './routedSubscription';
 import type { SubgraphEndpoint } from './subgraphEndpoints';
 import { SubscriptionPlanner } from './subscriptionPlan';
-import { UpstreamErrors, UpstreamPool, upstreamSocket } from './upstreamPool';
+import { UpstreamErrors, UpstreamPool, upstreamSocket, type ConnectionLinks } from './upstreamPool';
 
 /** The largest graphql-ws message a client may send, in bytes. */
 const MAX_MESSAGE_BYTES = 1024 * 1024;
@@ -195,14 +195,14 @@ async function acceptConnection(
 /**
  * graphql-ws's `onSubscribe`: refuses one subscription more than `maxSubscriptions` on the socket,
  * plans it against `graph` (answering the planner's refusals, scope refusals counted), and runs a
- * planned one as a routed subscription over the socket's upstream pool.
+ * planned one as a routed subscription over its caller's upstream links.
  */
 function planSubscription(
   ctx: { subscriptions: object; extra: Connection },
   id: string,
   payload: SubscribePayload,
   graph: ReturnType<typeof plannedGraph>,
-  pool: () => UpstreamPool,
+  links: () => ConnectionLinks,
   maxSubscriptions: number,
 ): ExecutionArgs | readonly GraphQLError[] {
   try {
@@ -215,7 +215,7 @@ function planSubscription(
       if (route.some((e) => e.extensions?.requiredScopes)) countRefusal('gateway', 'scope');
       return route;
     }
-    const routeContext: RouteContext = { route, pool: pool(), shared: graph.shared, client: { socket: ctx.extra.socket, id } };
+    const routeContext: RouteContext = { route, links: links(), shared: graph.shared, client: { socket: ctx.extra.socket, id } };
     return {
       schema: graph.schema,
       document: route.document,
@@ -252,20 +252,20 @@ export function useSubscriptionRouter(wss: WebSocketServer, options: Subscriptio
       ...(result.errors?.length ? { errors: result.errors.flatMap(format) } : {}),
     });
   let current = plannedGraph(options, options, rules, serializeEvent);
-  const socketImpl = upstreamSocket(options.upstreamConnectTimeoutMs ?? 5000);
-  const pools = new Map<object, UpstreamPool>();
+  const connectTimeoutMs = options.upstreamConnectTimeoutMs ?? 5000;
+  // One link per caller and subgraph, shared by all of that caller's client connections.
+  const upstream = new UpstreamPool(upstreamSocket(connectTimeoutMs), connectTimeoutMs, options.assertions);
+  const connections = new Map<object, ConnectionLinks>();
   const credentialWatch = credentialSockets(options);
 
-  const poolOf = (ctx: { extra: Connection }): UpstreamPool => {
-    let pool = pools.get(ctx);
-    if (!pool) {
-      const socket = ctx.extra.socket;
-      pool = new UpstreamPool(socketImpl, options.upstreamConnectTimeoutMs ?? 5000, ctx.extra.caller!, options.assertions, (code, reason) => socket.close(code, reason));
-      pools.set(ctx, pool);
+  const linksOf = (ctx: { extra: Connection }): ConnectionLinks => {
+    let links = connections.get(ctx);
+    if (!links) {
+      links = upstream.connection(ctx.extra.caller!);
+      connections.set(ctx, links);
     }
-    return pool;
+    return links;
   };
-
 
   wss.options.maxPayload = Math.min(MAX_MESSAGE_BYTES, limits.maxBodyBytes);
   const gauge = subscriptionGauge('gateway');
@@ -273,10 +273,10 @@ export function useSubscriptionRouter(wss: WebSocketServer, options: Subscriptio
     {
       isProd: true,
       onConnect: (ctx) => acceptConnection(ctx, options, credentialWatch.sockets, maxConnections),
-      onSubscribe: (ctx, id, payload) => planSubscription(ctx, id, payload, current, () => poolOf(ctx), maxSubscriptions),
+      onSubscribe: (ctx, id, payload) => planSubscription(ctx, id, payload, current, () => linksOf(ctx), maxSubscriptions),
       subscribe: (args) => {
-        const { route, pool, shared, client } = args.contextValue as RouteContext;
-        return new RoutedSubscription(route, pool, shared, client);
+        const { route, links, shared, client } = args.contextValue as RouteContext;
+        return new RoutedSubscription(route, links, shared, client);
       },
       onOperation: (ctx, id, _payload, args, result) => {
         gauge.opened(ctx, id, args, result);
@@ -285,8 +285,8 @@ export function useSubscriptionRouter(wss: WebSocketServer, options: Subscriptio
       onComplete: (ctx, id) => gauge.closed(ctx, id),
       onError: (_ctx, _id, _payload, errors) => errors.flatMap(format),
       onClose: (ctx) => {
-        pools.get(ctx)?.close();
-        pools.delete(ctx);
+        connections.get(ctx)?.close();
+        connections.delete(ctx);
       },
     },
     wss,
@@ -301,8 +301,9 @@ export function useSubscriptionRouter(wss: WebSocketServer, options: Subscriptio
       // Close frames (1001) go out first: closing the links completes their subscriptions, and a
       // client must read "the gateway went away", never a `complete` of a stream that did not end.
       const closing = server.dispose();
-      for (const pool of pools.values()) pool.close(true);
-      pools.clear();
+      for (const links of connections.values()) links.close();
+      connections.clear();
+      upstream.close();
       await closing;
     },
   };

@@ -6,7 +6,7 @@ import type { Logger } from '@keelson/service';
 import { GraphQLError, type DocumentNode, type ExecutionResult, type FormattedExecutionResult, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { gatewayError } from './errors';
 import type { SubgraphEndpoint } from './subgraphEndpoints';
-import { describeClose, UpstreamErrors, type UpstreamLink, type UpstreamPool } from './upstreamPool';
+import { describeClose, UpstreamErrors, type ConnectionLinks, type UpstreamLink } from './upstreamPool';
 
 // One upstream subscription, completed and serialized once per event and handed to every identical
 // downstream subscription of one caller: 1,000 clients of one stream cost the subgraph one tail and
@@ -62,15 +62,15 @@ export function feedKey(route: Route, caller: Caller): string {
 }
 
 /**
- * Joins the open feed for `route` and the caller of `pool`, or opens one on `pool`'s upstream link.
+ * Joins the open feed for `route` and the caller of `links`, or opens one on that caller's upstream link.
  * A feed takes new members only until its first upstream event arrives: a later member would miss
  * what was already delivered, so it gets a feed (and an upstream subscription) of its own.
  */
-export function joinFeed(route: Route, pool: UpstreamPool, shared: Shared, member: FeedMember): UpstreamFeed {
-  const key = feedKey(route, pool.caller);
+export function joinFeed(route: Route, links: ConnectionLinks, shared: Shared, member: FeedMember): UpstreamFeed {
+  const key = feedKey(route, links.caller);
   const open = shared.feeds.get(key);
   if (open?.join(member)) return open;
-  const feed = new UpstreamFeed(route, pool, shared, () => {
+  const feed = new UpstreamFeed(route, links, shared, () => {
     if (shared.feeds.get(key) === feed) shared.feeds.delete(key);
   });
   feed.join(member);
@@ -80,9 +80,10 @@ export function joinFeed(route: Route, pool: UpstreamPool, shared: Shared, membe
 }
 
 /**
- * One upstream subscription on a link of its first member's connection. Each upstream event is
- * completed once through the query plan and delivered to every member in arrival order; a member
- * that leaves stops nothing but itself, the last one to leave cancels upstream at once.
+ * One upstream subscription on its caller's link (acquired through its first member's connection).
+ * Each upstream event is completed once through the query plan and delivered to every member in
+ * arrival order; a member that leaves stops nothing but itself, the last one to leave cancels
+ * upstream at once.
  */
 export class UpstreamFeed {
   private readonly members = new Set<FeedMember>();
@@ -96,7 +97,7 @@ export class UpstreamFeed {
 
   constructor(
     private readonly route: Route,
-    private readonly pool: UpstreamPool,
+    private readonly links: ConnectionLinks,
     private readonly shared: Shared,
     /** Forgets the feed in the registry once it is sealed or ended. */
     private readonly unlist: () => void,
@@ -119,9 +120,9 @@ export class UpstreamFeed {
 
   start(): void {
     const { route, shared } = this;
-    let acquired: ReturnType<UpstreamPool['acquire']>;
+    let acquired: ReturnType<ConnectionLinks['acquire']>;
     try {
-      acquired = this.pool.acquire(route.endpoint);
+      acquired = this.links.acquire(route.endpoint);
     } catch {
       this.finish(gatewayError('SERVICE_UNAVAILABLE', 'the connection is closing; subscribe again'));
       return;
@@ -184,7 +185,7 @@ export class UpstreamFeed {
     // executeQueryPlan reads only these fields of Apollo Server's request context.
     const requestContext = {
       request: { query: route.query, operationName: route.operationName, variables: route.variables },
-      context: { caller: this.pool.caller },
+      context: { caller: this.links.caller },
       metrics: {},
       logger: shared.log,
     } as unknown as RequestContext;

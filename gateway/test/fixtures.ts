@@ -296,14 +296,14 @@ export class TestCredentials implements CredentialCheck {
   }
 }
 
-/** Starts the reviews subgraph alone (tests that kill it mid-stream need one of their own). */
-export async function startReviews(feed: Feed<Review>): Promise<Served> {
+/** Starts the reviews subgraph alone (tests that kill it mid-stream need one of their own; `port` to bring one back). */
+export async function startReviews(feed: Feed<Review>, port = 0): Promise<Served> {
   const schemas = await buildSchemas();
   return startSubgraph<SubgraphContext & ReviewsContext>({
     name: 'reviews',
     schema: schemas.reviews.schema,
     host: '127.0.0.1',
-    port: 0,
+    port,
     security,
     log: silentLogger(),
     context: (base) => ({ ...base, feed }),

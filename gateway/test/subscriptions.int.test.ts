@@ -131,8 +131,8 @@ describe('subscriptions through the gateway', () => {
     await eventually(() => subgraphs.reviewsSockets() === 0, 'the upstream socket closed');
   });
 
-  it('shares one upstream socket per client connection and subgraph', async () => {
-    // Different variables: two streams, each its own upstream subscription (identical ones share one, below).
+  it('shares one upstream socket per caller and subgraph', async () => {
+    // Different variables: two streams, each its own upstream subscription (identical ones share one, see subscriptionFeeds).
     const a = client();
     subscribe(a, REVIEW_ADDED, { productId: 'p1' });
     await nextChannel();
@@ -140,7 +140,13 @@ describe('subscriptions through the gateway', () => {
     await nextChannel();
     expect(subgraphs.reviewsSockets()).toBe(1);
 
+    // Across connections of the same caller too (see subscriptionLinks); another caller has its own.
     subscribe(client(), REVIEW_ADDED, { productId: 'p3' });
+    await nextChannel();
+    expect(subgraphs.reviewsSockets()).toBe(1);
+    const other = wsClient(gateway.wsUrl, bearers.otherAdmin);
+    clients.push(other);
+    subscribe(other, REVIEW_ADDED, { productId: 'p4' });
     await nextChannel();
     expect(subgraphs.reviewsSockets()).toBe(2);
   });
