@@ -1,7 +1,7 @@
-import { EVENTS_CHANNEL, type Caller } from '@keelson/schema';
+import { EventNotifier } from '@keelson/platform';
+import type { Caller } from '@keelson/schema';
 import { metricsRegistry, type Logger } from '@keelson/service';
 import type { GraphQLSchema } from 'graphql';
-import { Client } from 'pg';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { CACHEABLE, classifyFetch, subgraphsOfStream, type FetchKind } from './cachePolicy';
 
@@ -103,14 +103,13 @@ export class EntityCache {
   private readonly maxEntries: number;
   private readonly maxEntryBytes: number;
   private readonly countEntries = () => this.size;
-  private client: Client | undefined;
+  /** The LISTEN connection (the platform's notifier, a private one: its own connection and name). */
+  private readonly notifier: EventNotifier;
   private epoch = 0;
   private up = false;
   /** Mutations not known to be evented, in flight: nothing is served meanwhile. */
   private unevented = 0;
   private stopped = false;
-  private delay: number;
-  private reconnectTimer: NodeJS.Timeout | undefined;
   private waiters: { stream: string; seq: number; resolve: () => void }[] = [];
 
   constructor(private readonly opts: EntityCacheOptions) {
@@ -118,15 +117,38 @@ export class EntityCache {
     entrySources.add(this.countEntries);
     this.maxEntries = opts.maxEntries ?? 20_000;
     this.maxEntryBytes = opts.maxEntryBytes ?? 1 << 20;
-    this.delay = opts.reconnectDelayMs ?? 100;
+    this.notifier = new EventNotifier({
+      url: opts.databaseUrl,
+      log: opts.log,
+      applicationName: opts.applicationName ?? 'keelson-gateway-cache',
+      ...(opts.reconnectDelayMs !== undefined ? { reconnectDelayMs: opts.reconnectDelayMs } : {}),
+    });
+    this.notifier.watch({
+      event: (stream, seq) => {
+        for (const subgraph of subgraphsOfStream(stream)) this.drop(subgraph, 'event');
+        if (Number.isSafeInteger(seq) && seq > (this.heads.get(stream) ?? 0)) this.heads.set(stream, seq);
+        if (this.waiters.length) this.wakeWaiters();
+      },
+      lost: () => {
+        if (this.stopped) return;
+        this.up = false;
+        this.epoch += 1;
+        this.dropAll('listener');
+        this.opts.log.warn('gateway cache: LISTEN connection lost; serving uncached until it is back');
+      },
+      listening: () => {
+        if (this.stopped) return;
+        // Whatever committed while nobody listened is unknown: start empty, and no fill from before counts.
+        this.epoch += 1;
+        this.dropAll('listener');
+        this.up = true;
+      },
+    });
   }
 
   /** Connects the LISTEN connection; until it is up the cache serves nothing (and a failure here only logs: it retries). */
   async start(): Promise<void> {
-    await this.connect().catch((err: unknown) => {
-      this.opts.log.warn({ err }, 'gateway cache: LISTEN failed; serving uncached until it connects');
-      this.scheduleReconnect();
-    });
+    await this.notifier.start();
   }
 
   /** Whether the LISTEN connection is up (the cache serves only then). */
@@ -136,7 +158,7 @@ export class EntityCache {
 
   /** The backend pid of the LISTEN connection (tests terminate it), undefined while down. */
   get backendPid(): number | undefined {
-    return (this.client as unknown as { processID?: number } | undefined)?.processID;
+    return this.notifier.backendPid;
   }
 
   /** The highest sequence of `stream` this cache has been notified of (0 when none). */
@@ -230,14 +252,11 @@ export class EntityCache {
   async stop(): Promise<void> {
     this.stopped = true;
     this.up = false;
-    clearTimeout(this.reconnectTimer);
     entrySources.delete(this.countEntries);
     this.entries.clear();
     // Nothing will be notified any more: whoever waits for a sequence stops waiting.
     for (const w of this.waiters.splice(0)) w.resolve();
-    const client = this.client;
-    this.client = undefined;
-    if (client) await client.end().catch(() => undefined);
+    await this.notifier.stop();
   }
 
   private wakeWaiters(): void {
@@ -257,59 +276,5 @@ export class EntityCache {
 
   private dropAll(cause: InvalidationCause): void {
     for (const subgraph of Object.keys(CACHEABLE)) this.drop(subgraph, cause);
-  }
-
-  private async connect(): Promise<void> {
-    const client = new Client({ connectionString: this.opts.databaseUrl, application_name: this.opts.applicationName ?? 'keelson-gateway-cache' });
-    client.on('notification', (msg) => {
-      if (msg.channel !== EVENTS_CHANNEL || !msg.payload || this.client !== client) return;
-      const colon = msg.payload.lastIndexOf(':');
-      const stream = msg.payload.slice(0, colon);
-      const seq = Number(msg.payload.slice(colon + 1));
-      for (const subgraph of subgraphsOfStream(stream)) this.drop(subgraph, 'event');
-      if (Number.isSafeInteger(seq) && seq > (this.heads.get(stream) ?? 0)) this.heads.set(stream, seq);
-      if (this.waiters.length) this.wakeWaiters();
-    });
-    const lost = (err?: Error) => {
-      if (this.client !== client || this.stopped) return;
-      this.client = undefined;
-      this.up = false;
-      this.epoch += 1;
-      this.dropAll('listener');
-      this.opts.log.warn({ err }, 'gateway cache: LISTEN connection lost; serving uncached until it is back');
-      this.scheduleReconnect();
-    };
-    client.on('error', lost);
-    client.on('end', () => lost());
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${EVENTS_CHANNEL}`);
-    } catch (err) {
-      await client.end().catch(() => undefined);
-      throw err;
-    }
-    if (this.stopped) {
-      await client.end().catch(() => undefined);
-      return;
-    }
-    this.client = client;
-    this.delay = this.opts.reconnectDelayMs ?? 100;
-    // Whatever committed while nobody listened is unknown: start empty, and no fill from before counts.
-    this.epoch += 1;
-    this.dropAll('listener');
-    this.up = true;
-  }
-
-  private scheduleReconnect(): void {
-    if (this.stopped) return;
-    clearTimeout(this.reconnectTimer);
-    this.reconnectTimer = setTimeout(() => {
-      this.connect().catch((err: unknown) => {
-        this.opts.log.warn({ err }, 'gateway cache: LISTEN reconnect failed');
-        this.delay = Math.min(this.delay * 2, 5_000);
-        this.scheduleReconnect();
-      });
-    }, this.delay);
-    this.reconnectTimer.unref();
   }
 }

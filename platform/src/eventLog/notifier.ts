@@ -14,6 +14,16 @@ interface Waiter {
   wake: () => void;
 }
 
+/** What a watcher of the LISTEN connection hears (e.g. the gateway's entity cache, which drops what a commit changed). */
+export interface NotifierWatcher {
+  /** A commit on `stream` at sequence `seq`. */
+  event?(stream: string, seq: number): void;
+  /** The LISTEN connection went: commits go unheard until `listening`. */
+  lost?(): void;
+  /** LISTEN is active (the first time and after every reconnect); what committed before is not told. */
+  listening?(): void;
+}
+
 export interface NotifierOptions {
   url: string;
   log: Logger;
@@ -35,6 +45,7 @@ export class EventNotifier {
   private readonly heads = new Map<string, number>();
   private epoch = 0;
   private readonly waiters = new Set<Waiter>();
+  private readonly watchers = new Set<NotifierWatcher>();
   private listening: Promise<void> | undefined;
   private stopped = false;
   private reconnectTimer: NodeJS.Timeout | undefined;
@@ -52,6 +63,20 @@ export class EventNotifier {
       throw err;
     });
     return this.listening;
+  }
+
+  /** Connects like `ready()`, but a failure only logs and keeps retrying in the background (with the reconnect backoff). */
+  async start(): Promise<void> {
+    await this.ready().catch((err: unknown) => {
+      this.opts.log.warn({ err }, 'event LISTEN failed; retrying');
+      this.scheduleReconnect();
+    });
+  }
+
+  /** Tells `watcher` of every commit notified, and of the LISTEN connection going and coming back; returns its removal. */
+  watch(watcher: NotifierWatcher): () => void {
+    this.watchers.add(watcher);
+    return () => void this.watchers.delete(watcher);
   }
 
   /** The backend pid of the LISTEN connection, or undefined while it is down. */
@@ -114,11 +139,13 @@ export class EventNotifier {
       this.versions.set(stream, (this.versions.get(stream) ?? 0) + 1);
       const seq = Number(msg.payload.slice(msg.payload.lastIndexOf(':') + 1));
       if (Number.isSafeInteger(seq) && seq > (this.heads.get(stream) ?? 0)) this.heads.set(stream, seq);
+      for (const w of this.watchers) w.event?.(stream, seq);
       for (const w of [...this.waiters]) if (w.stream === stream) w.wake();
     });
     const lost = (err?: Error) => {
       if (this.client !== client || this.stopped) return;
       this.client = undefined;
+      for (const w of this.watchers) w.lost?.();
       this.opts.log.warn({ err }, 'event LISTEN connection lost; reconnecting');
       this.scheduleReconnect();
     };
@@ -139,6 +166,7 @@ export class EventNotifier {
     this.delay = this.opts.reconnectDelayMs ?? 100;
     // Anything committed while no LISTEN was active is found by a re-read: wake everyone.
     this.epoch += 1;
+    for (const w of this.watchers) w.listening?.();
     for (const w of [...this.waiters]) w.wake();
   }
 
