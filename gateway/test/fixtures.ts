@@ -414,3 +414,15 @@ export const REVIEW_ADDED_WITH_PRODUCT = 'subscription { reviewAdded { id body p
 export function review(n: number, productId = 'p1'): Review {
   return { id: `r${n}`, body: `review ${n}`, productId };
 }
+
+/** After each test of a file on one gateway: its clients disposed, and the gateway seen closing every upstream socket. */
+export async function disposeClients(clients: Client[], subgraphs: Subgraphs): Promise<void> {
+  await Promise.all(clients.splice(0).map((c) => c.dispose()));
+  await eventually(() => subgraphs.reviewsSockets() === 0, 'the gateway closed every upstream socket');
+}
+
+/** After a file: its gateway, then its subgraphs, stopped (either may not have started). */
+export async function stopGatewayAndSubgraphs(gateway: { stop(): Promise<void> } | undefined, subgraphs: Subgraphs | undefined): Promise<void> {
+  await gateway?.stop();
+  await subgraphs?.stop();
+}

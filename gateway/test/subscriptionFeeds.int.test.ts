@@ -1,7 +1,7 @@
 import type { Client } from 'graphql-ws';
 import { silentLogger } from '@keelson/service';
 import { startGateway, type RunningGateway } from '../src';
-import { bearers, eventually, executions, review, REVIEW_ADDED, REVIEW_ADDED_WITH_PRODUCT, security, startSubgraphs, subscribe, TestCredentials, wsClient, type Subgraphs } from './fixtures';
+import { bearers, eventually, executions, review, REVIEW_ADDED, REVIEW_ADDED_WITH_PRODUCT, security, startSubgraphs, subscribe, TestCredentials, wsClient, type Subgraphs, disposeClients, stopGatewayAndSubgraphs } from './fixtures';
 
 // Identical subscriptions (document, operation name, variables) of one caller share one upstream
 // subscription — a feed — until its first event: schema/PROTOCOL.md, "Gateway subscription routing", rule 5.
@@ -21,15 +21,8 @@ describe('identical subscriptions of one caller', () => {
     gateway = await startGateway({ security, credentials, supergraphSdl: subgraphs.supergraphSdl, port: 0, subgraphUrls, log: silentLogger() });
   });
 
-  afterEach(async () => {
-    await Promise.all(clients.splice(0).map((c) => c.dispose()));
-    await eventually(() => subgraphs.reviewsSockets() === 0, 'the gateway closed every upstream socket');
-  });
-
-  afterAll(async () => {
-    await gateway?.stop();
-    await subgraphs?.stop();
-  });
+  afterEach(() => disposeClients(clients, subgraphs));
+  afterAll(() => stopGatewayAndSubgraphs(gateway, subgraphs));
 
   /**
    * Resolves once the gateway serves every subscribe `c` sent so far: a distinct sentinel sent

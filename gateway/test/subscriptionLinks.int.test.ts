@@ -2,7 +2,7 @@ import { silentLogger } from '@keelson/service';
 import type { Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { startGateway, type RunningGateway } from '../src';
-import { bearers, buildSchemas, countSockets, eventually, Feed, review, REVIEW_ADDED, security, startReviews, startSubgraphs, subscribe, TestCredentials, wsClient, type Review, type Subgraphs } from './fixtures';
+import { bearers, buildSchemas, countSockets, eventually, Feed, review, REVIEW_ADDED, security, startReviews, startSubgraphs, subscribe, TestCredentials, wsClient, type Review, type Subgraphs, disposeClients, stopGatewayAndSubgraphs } from './fixtures';
 
 // The client connections of one caller share one upstream socket (a link) per subgraph: schema/PROTOCOL.md,
 // "Gateway subscription routing", rule 5. Sharing the socket shares nothing else: each connection's
@@ -24,15 +24,8 @@ describe('upstream links shared by the client connections of one caller', () => 
     gateway = await startGateway({ security, credentials, supergraphSdl: subgraphs.supergraphSdl, port: 0, subgraphUrls, subscriptions: { maxQueuedEvents: 10 }, log });
   });
 
-  afterEach(async () => {
-    await Promise.all(clients.splice(0).map((c) => c.dispose()));
-    await eventually(() => subgraphs.reviewsSockets() === 0, 'the gateway closed every upstream socket');
-  });
-
-  afterAll(async () => {
-    await gateway?.stop();
-    await subgraphs?.stop();
-  });
+  afterEach(() => disposeClients(clients, subgraphs));
+  afterAll(() => stopGatewayAndSubgraphs(gateway, subgraphs));
 
   it('carry the subscriptions of two connections of one caller over one upstream socket', async () => {
     const [a, b] = [client(), client()];

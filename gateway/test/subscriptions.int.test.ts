@@ -4,7 +4,7 @@ import { freePort, silentLogger } from '@keelson/service';
 import type { Client } from 'graphql-ws';
 import WebSocket, { WebSocketServer } from 'ws';
 import { startGateway, type RunningGateway } from '../src';
-import { buildSchemas, eventually, Feed, review, REVIEW_ADDED, REVIEW_ADDED_WITH_PRODUCT, startReviews, startSubgraphs, subscribe, wsClient, type Review, type Subgraphs, security, TestCredentials, bearers } from './fixtures';
+import { buildSchemas, eventually, Feed, review, REVIEW_ADDED, REVIEW_ADDED_WITH_PRODUCT, startReviews, startSubgraphs, subscribe, wsClient, type Review, type Subgraphs, security, TestCredentials, bearers, disposeClients, stopGatewayAndSubgraphs } from './fixtures';
 
 const credentials = new TestCredentials();
 
@@ -31,15 +31,8 @@ describe('subscriptions through the gateway', () => {
     });
   });
 
-  afterEach(async () => {
-    await Promise.all(clients.splice(0).map((c) => c.dispose()));
-    await eventually(() => subgraphs.reviewsSockets() === 0, 'the gateway closed every upstream socket');
-  });
-
-  afterAll(async () => {
-    await gateway?.stop();
-    await subgraphs?.stop();
-  });
+  afterEach(() => disposeClients(clients, subgraphs));
+  afterAll(() => stopGatewayAndSubgraphs(gateway, subgraphs));
 
   it('delivers the owning subgraph\'s events in order, forwarding the variables', async () => {
     const received = subscribe(client(), REVIEW_ADDED, { productId: 'p1' });
