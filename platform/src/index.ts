@@ -23,7 +23,7 @@ export * from './sandbox';
 
 // The hardened git runner (every git process the mesh starts) and the clone-URL rules.
 export * from './git';
-export { createDataSource, initializeAndMigrate, QueryCounter } from './data/dataSource';
+export { createDataSource, initializeAndMigrate, QueryCounter, withMaintenanceConnection } from './data/dataSource';
 export type { DataSourceOptions, MeshDataSource } from './data/dataSource';
 export { sqlMigration, orderedEntityKey } from './data/sqlMigration';
 export type { SqlMigration, SqlRunner } from './data/sqlMigration';

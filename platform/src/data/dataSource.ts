@@ -116,3 +116,27 @@ export async function initializeAndMigrate(dataSource: DataSource): Promise<void
     await runner.release();
   }
 }
+
+/**
+ * Runs `work` on a connection of its own to the data source's database whose statements have no
+ * time bound: maintenance DDL that lasts as long as the data it reads (an index built over every
+ * row at boot), which the pool's `statement_timeout` and the client's `query_timeout` would cancel
+ * part way. Connecting stays bounded; the connection is closed afterwards, whatever happened.
+ */
+export async function withMaintenanceConnection<T>(dataSource: DataSource, work: (client: Client) => Promise<T>): Promise<T> {
+  const options = dataSource.options as { url?: string; connectTimeoutMS?: number; applicationName?: string };
+  const client = new Client({
+    connectionString: options.url,
+    connectionTimeoutMillis: options.connectTimeoutMS,
+    application_name: `${options.applicationName ?? 'keelson'}-maintenance`,
+  });
+  // A lost connection fails the statement in flight; this keeps the 'error' event from going unhandled.
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    await client.query("SELECT set_config('statement_timeout', '0', false)");
+    return await work(client);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}

@@ -32,7 +32,7 @@ export type { MemoryEntry } from './memory/memory.input';
 export type { AppendResult } from './memory/memory.service';
 export type { Hit, SearchArgs } from './search/search.service';
 export type { SearchModeInfo } from './search/searchMode';
-export { embedPending } from './search/vectorStore';
+export { EMBED_CHARS, embedPending, hnswEfSearch, hnswIndexName, indexedVector, vectorSpace } from './search/vectorStore';
 export type { VectorStore } from './search/vectorStore';
 export type { TurnContextResult } from './context/context.service';
 export { CaptureConsumer } from './capture/captureConsumer';
@@ -44,7 +44,7 @@ export { ChatCaptureConsumer, chatSessionKey, chatAgent } from './capture/chatCa
 export type { RunCaptureConsumerOptions } from './capture/runCaptureConsumer';
 export { GraphqlRunTurnSource } from './capture/runTurnSource';
 export type { CapturedRun, CapturedRunNode, RunTurnSource } from './capture/runTurnSource';
-export { EmbeddingsClient, embeddingsEndpoint } from './search/embeddings';
+export { EmbeddingsClient, embeddingsEndpoint, toVectorLiteral } from './search/embeddings';
 export { countTokens, truncateToTokens, TOKENIZER } from './context/tokenizer';
 export { snippet } from './search/snippet';
 

@@ -1,9 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ModelServer } from '@keelson/model-server';
+import { createDataSource } from '@keelson/platform';
+import { silentLogger } from '@keelson/service';
+import { security } from '../../../../test/support/auth';
+import { startMemorySubgraph } from '../index';
 import { corpus } from '../../test/support/corpus';
 import { expectData, startMemoryHarness, type MemoryHarness } from '../../test/support/memoryHarness';
-import { expectPgvectorAsDeclared, itHybrid, startEmbeddings, TEST_DIMENSIONS } from '../../test/support/pgvector';
+import { expectPgvectorAsDeclared, itHybrid, startEmbeddings, TEST_DIMENSIONS, TEST_EMBEDDING_MODEL } from '../../test/support/pgvector';
 import type { EmbeddingsSettings } from '../settings';
 
 jest.setTimeout(60_000);
@@ -168,6 +172,56 @@ describe('HYBRID search on pgvector', () => {
       h = await startMemoryHarness({ settings: { embeddings: embeddings.settings } });
       const indexes = await h.sql<{ n: string }>("SELECT count(*) AS n FROM pg_class WHERE relname LIKE 'memory_embeddings%'");
       expect(indexes[0]!.n).toBe('0');
+      expect((await mode()).mode).toBe('LEXICAL');
+    },
+  );
+
+  itHybrid(
+    'builds the HNSW index at boot over every stored vector, however long that outlasts the statement timeout',
+    async () => {
+      const embeddings = await startEmbeddings();
+      models = embeddings.models;
+      h = await startMemoryHarness({ settings: { embeddings: embeddings.settings } });
+      // A store with vectors and no index yet, as one that goes HYBRID for the first time (or one
+      // whose index an operator dropped): 10,000 random vectors of the configured space.
+      const [index] = await h.sql<{ indexname: string; indexdef: string }>("SELECT indexname, indexdef FROM pg_indexes WHERE indexname LIKE 'memory_embeddings_hnsw_message_%'");
+      await h.sql(`DROP INDEX ${index!.indexname}`);
+      await h.sql(
+        `INSERT INTO memory_embeddings (item_kind, item_id, model, embedding)
+         SELECT 'message', g, $1, (SELECT array_agg(random()::real) FROM generate_series(1, ${TEST_DIMENSIONS}) WHERE g > 0)::vector
+         FROM generate_series(1, 10000) g`,
+        [`${TEST_EMBEDDING_MODEL}@${TEST_DIMENSIONS}`],
+      );
+      const timeouts = { ...security.pg, statementTimeoutMs: 300 };
+      // The build outlasts that bound: on a pooled connection under it, the statement is cancelled.
+      const bounded = createDataSource({ url: h.db.url, entities: [], migrations: [], migrationsTableName: 'test_bounded_migrations', log: silentLogger(), poolSize: 1, pg: timeouts });
+      await bounded.dataSource.initialize();
+      try {
+        await expect(bounded.dataSource.query(index!.indexdef)).rejects.toMatchObject({ driverError: expect.objectContaining({ code: '57014' }) });
+      } finally {
+        await bounded.dataSource.destroy();
+      }
+      // An instance whose statements are bounded by it still builds the index at boot, and is HYBRID.
+      const replica = await startMemorySubgraph({
+        databaseUrl: h.db.url,
+        host: '127.0.0.1',
+        port: 0,
+        security: { ...security, pg: timeouts },
+        settings: { embeddings: embeddings.settings },
+        log: silentLogger(),
+      });
+      try {
+        expect(replica.services.mode).toMatchObject({ mode: 'HYBRID', reason: expect.stringMatching(/HNSW index\)/) });
+        expect(await h.sql("SELECT indexname FROM pg_indexes WHERE indexname LIKE 'memory_embeddings_hnsw_message_%'")).toEqual([{ indexname: index!.indexname }]);
+      } finally {
+        await replica.stop();
+      }
+    },
+    async () => {
+      const embeddings = await startEmbeddings();
+      models = embeddings.models;
+      h = await startMemoryHarness({ settings: { embeddings: embeddings.settings } });
+      expect(await h.sql("SELECT relname FROM pg_class WHERE relname LIKE 'memory_embeddings%'")).toEqual([]);
       expect((await mode()).mode).toBe('LEXICAL');
     },
   );

@@ -5,7 +5,7 @@ import type { MemoryDeps } from '../settings';
 import { EmbeddingsClient, toVectorLiteral } from './embeddings';
 import type { SearchModeState } from './searchMode';
 import { snippet } from './snippet';
-import { indexedVector, type VectorStore } from './vectorStore';
+import { hnswEfSearch, indexedVector, type VectorStore } from './vectorStore';
 
 export type MemoryScopeValue = 'MESSAGES' | 'SUMMARIES' | 'BOTH';
 export type HitKind = 'MESSAGE' | 'SUMMARY';
@@ -296,7 +296,7 @@ export class SearchService {
         `SELECT set_config('enable_seqscan', 'off', true), set_config('pg_trgm.word_similarity_threshold', $1, true)${
           hnsw ? ", set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $2, true)" : ''
         }`,
-        hnsw ? [String(WORD_SIMILARITY_THRESHOLD), String(Math.max(40, params[2] as number))] : [String(WORD_SIMILARITY_THRESHOLD)],
+        hnsw ? [String(WORD_SIMILARITY_THRESHOLD), String(hnswEfSearch(params[2] as number))] : [String(WORD_SIMILARITY_THRESHOLD)],
       );
       return m.query(prefix + sql, params);
     })) as unknown[];

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { withMaintenanceConnection } from '@keelson/platform';
 import type { DataSource } from 'typeorm';
 import type { EmbeddingsSettings } from '../settings';
 import { EmbeddingsClient, toVectorLiteral } from './embeddings';
@@ -46,6 +47,16 @@ export function vectorSpace(settings: EmbeddingsSettings): string {
 const ITEM_TABLES = { message: 'memory_messages', summary: 'memory_summaries' } as const;
 export type VectorItemKind = keyof typeof ITEM_TABLES;
 
+/**
+ * Candidates an HNSW scan keeps (`hnsw.ef_search`) for a vector leg that asks for `wanted` rows:
+ * the leg's own count, and never fewer than the floor. See bench/README.md "Memory search" for the
+ * recall each value buys at a million messages.
+ */
+export const HNSW_EF_SEARCH_FLOOR = 40;
+export function hnswEfSearch(wanted: number): number {
+  return Math.max(HNSW_EF_SEARCH_FLOOR, wanted);
+}
+
 /** The HNSW index of one space and item kind (a partial expression index: the column has no fixed length). */
 export function hnswIndexName(space: string, kind: VectorItemKind): string {
   return `memory_embeddings_hnsw_${kind}_${createHash('sha256').update(space).digest('hex').slice(0, 12)}`;
@@ -75,27 +86,40 @@ function atLeast(version: string, min: number[]): boolean {
  * Creates the vector store, idempotently and under an advisory lock (replicas boot together).
  * pgvector is an optional server package, so this is not a migration (a migration runs once; the
  * package may be installed later): the extension, the table and, with a configured length and
- * pgvector 0.8+, an HNSW index per item kind are created at boot.
+ * pgvector 0.8+, an HNSW index per item kind are created at boot. The first boot in HYBRID mode over
+ * a store that already holds vectors builds the index over all of them, which takes as long as they
+ * take (minutes at a million): it runs on a connection without a statement timeout, and replicas
+ * booting meanwhile wait on the lock. The build wants `maintenance_work_mem` to hold the whole graph
+ * (about 1.3 KB per 256-dimension vector), or it spills to disk and slows down many times.
  * @throws when the extension cannot be created (not installed, no privilege) or the DDL fails
  */
 export async function ensureVectorStore(dataSource: DataSource, settings: EmbeddingsSettings): Promise<VectorStore> {
   const space = vectorSpace(settings);
-  return dataSource.transaction(async (m) => {
-    await m.query("SELECT pg_advisory_xact_lock(hashtext('keelson-memory-vector-store'))");
-    await m.query('CREATE EXTENSION IF NOT EXISTS vector');
-    await m.query(EMBEDDINGS_TABLE_DDL);
-    const [{ extversion: version }] = (await m.query("SELECT extversion FROM pg_extension WHERE extname = 'vector'")) as { extversion: string }[];
-    const store: VectorStore = { space, dimensions: settings.dimensions ?? null, index: 'exact', version };
-    if (!settings.dimensions || !atLeast(version, ITERATIVE_SCAN_SINCE)) return store;
-    // Without iterative scans (before 0.8) an agent filter would starve an HNSW scan of rows: exact it is.
-    const { expression, predicate } = indexedVector(store, '');
-    for (const kind of Object.keys(ITEM_TABLES) as VectorItemKind[]) {
-      await m.query(
-        `CREATE INDEX IF NOT EXISTS ${hnswIndexName(space, kind)} ON memory_embeddings
-         USING hnsw (${expression} vector_cosine_ops) WHERE ${predicate(kind, sqlString(space))}`,
-      );
+  return withMaintenanceConnection(dataSource, async (c) => {
+    await c.query('BEGIN');
+    try {
+      await c.query("SELECT pg_advisory_xact_lock(hashtext('keelson-memory-vector-store'))");
+      await c.query('CREATE EXTENSION IF NOT EXISTS vector');
+      await c.query(EMBEDDINGS_TABLE_DDL);
+      const { rows } = await c.query<{ extversion: string }>("SELECT extversion FROM pg_extension WHERE extname = 'vector'");
+      const store: VectorStore = { space, dimensions: settings.dimensions ?? null, index: 'exact', version: rows[0]!.extversion };
+      // Without iterative scans (before 0.8) an agent filter would starve an HNSW scan of rows: exact it is.
+      if (settings.dimensions && atLeast(store.version, ITERATIVE_SCAN_SINCE)) {
+        const { expression, predicate } = indexedVector(store, '');
+        for (const kind of Object.keys(ITEM_TABLES) as VectorItemKind[]) {
+          await c.query(
+            `CREATE INDEX IF NOT EXISTS ${hnswIndexName(space, kind)} ON memory_embeddings
+             USING hnsw (${expression} vector_cosine_ops) WHERE ${predicate(kind, sqlString(space))}`,
+          );
+        }
+        store.index = 'hnsw';
+      }
+      await c.query('COMMIT');
+      return store;
+    } catch (err) {
+      await c.query('ROLLBACK').catch(() => undefined);
+      throw err;
     }
-    return { ...store, index: 'hnsw' };
   });
 }
 
@@ -116,7 +140,7 @@ export type EmbedCursor = Record<VectorItemKind, string>;
 export const embedCursorStart = (): EmbedCursor => ({ message: '0', summary: '0' });
 
 /** Characters of an item that are embedded: its head, within any model's input limit. */
-const EMBED_CHARS = 8_000;
+export const EMBED_CHARS = 8_000;
 
 /**
  * Embeds up to `batch` messages and summaries that have no vector in the store's space, past
