@@ -58,6 +58,7 @@ const rows: Row[] = [
   ['missing/missing/../.. then a symlink outside', 'nope/deeper/../../up/new.txt', 'write', 'outside'],
   ['missing/.. then a symlink to .git, writing a hook', 'nope/../g/hooks/post-checkout', 'write', 'protected'],
   ['missing/.. that stays inside', 'nope/../sub/ok.txt', 'read', join(root, 'sub', 'ok.txt')],
+  ['a missing top-level directory/.. then a symlink outside', `/keelson-no-such-dir/..${root}/leak.txt`, 'read', 'outside'],
   ['missing/.. then a missing file', 'nope/../sub/new.txt', 'write', join(root, 'sub', 'new.txt')],
   ['reading .git is allowed', '.git/config', 'read', join(root, '.git', 'config')],
   ['writing a .git hook is refused', '.git/hooks/pre-commit', 'write', 'protected'],
