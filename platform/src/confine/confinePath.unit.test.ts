@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { canonicalPath, confinePath, ConfinementError, isInside, type PathAccess } from './index';
+import { join, resolve } from 'node:path';
+import { canonicalPath, checkPath, confinePath, ConfinementError, isInside, protectedDirOf, SymlinkLoopError, type PathAccess } from './index';
 
 // One throwaway tree: a root (the run's cwd), a second root (its artifacts), a sibling whose name
 // extends the root's (prefix confusion) and a directory outside everything.
@@ -58,6 +58,7 @@ const rows: Row[] = [
   ['missing/missing/../.. then a symlink outside', 'nope/deeper/../../up/new.txt', 'write', 'outside'],
   ['missing/.. then a symlink to .git, writing a hook', 'nope/../g/hooks/post-checkout', 'write', 'protected'],
   ['missing/.. that stays inside', 'nope/../sub/ok.txt', 'read', join(root, 'sub', 'ok.txt')],
+  ['a missing top-level directory/.. then a symlink outside', `/keelson-no-such-dir/..${root}/leak.txt`, 'read', 'outside'],
   ['missing/.. then a missing file', 'nope/../sub/new.txt', 'write', join(root, 'sub', 'new.txt')],
   ['reading .git is allowed', '.git/config', 'read', join(root, '.git', 'config')],
   ['writing a .git hook is refused', '.git/hooks/pre-commit', 'write', 'protected'],
@@ -113,6 +114,79 @@ describe('canonicalPath and isInside', () => {
     expect(isInside('/a/b', '/a/b/c')).toBe(true);
     expect(isInside('/a/b', '/a/bc')).toBe(false);
     expect(isInside('/a/b', '/a')).toBe(false);
+    expect(isInside('/a/b', '/a/c')).toBe(false);
+    expect(isInside('/a/b', '/')).toBe(false);
     expect(isInside('/a/b', '/a/b/..c')).toBe(true);
+  });
+});
+
+describe('canonicalPath edges', () => {
+  it('expands ~/ to a path below the home directory', () => {
+    expect(canonicalPath('~/.ssh/id_rsa', root)).toBe(join(canonicalPath(homedir(), '/'), '.ssh', 'id_rsa'));
+  });
+
+  it('resolves a relative cwd against the process cwd first', () => {
+    expect(canonicalPath('x', 'keelson-no-such-dir')).toBe(canonicalPath(resolve('keelson-no-such-dir', 'x'), '/'));
+  });
+
+  it('follows a chain of 40 symlinks (the kernel’s limit) and refuses a 41st, naming the path as given', () => {
+    const chain = join(base, 'chain');
+    mkdirSync(chain);
+    writeFileSync(join(chain, 'end.txt'), 'end');
+    symlinkSync('end.txt', join(chain, 'l40'));
+    for (let i = 39; i >= 0; i--) symlinkSync(`l${i + 1}`, join(chain, `l${i}`));
+    expect(canonicalPath('l1', chain)).toBe(join(chain, 'end.txt'));
+    let error: unknown;
+    try {
+      canonicalPath('l0', chain);
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(SymlinkLoopError);
+    expect(error).toMatchObject({ name: 'SymlinkLoopError', message: "too many levels of symbolic links resolving 'l0'" });
+  });
+});
+
+describe('confinePath options and messages', () => {
+  it('resolves against the first root without a cwd, and against the process cwd without roots either', () => {
+    expect(confinePath('sub/ok.txt', { roots: [root, artifacts] })).toBe(join(root, 'sub', 'ok.txt'));
+    expect(confinePath('keelson-no-such-file', { roots: [] })).toBe(canonicalPath(resolve('keelson-no-such-file'), '/'));
+  });
+
+  it('resolves a relative root against the cwd', () => {
+    expect(confinePath(join(root, 'sub', 'ok.txt'), { roots: ['sub'], cwd: root })).toBe(join(root, 'sub', 'ok.txt'));
+    expect(() => confinePath(join(root, '.gitignore'), { roots: ['sub'], cwd: root })).toThrow(`path '${join(root, '.gitignore')}' resolves outside the allowed directories (sub)`);
+  });
+
+  it('names a symlink loop as unresolvable, with the path and the reason in its details', () => {
+    let error: unknown;
+    try {
+      confinePath('loop-a/x', { roots, cwd: root, what: 'file' });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfinementError);
+    expect(error).toMatchObject({ message: "file 'loop-a/x': too many levels of symbolic links resolving 'loop-a/x'", details: { reason: 'unresolvable', path: 'loop-a/x' } });
+  });
+
+  it('names the protected directory of the root the path is in', () => {
+    expect(() => confinePath(join(artifacts, '.keelson', 'x'), { roots, cwd: root, access: 'write', what: 'output' })).toThrow(
+      `output '${join(artifacts, '.keelson', 'x')}' is inside ${join(artifacts, '.keelson')}: agents may read .git and .keelson directories but not write them`,
+    );
+    expect(protectedDirOf([root, artifacts], join(artifacts, '.git', 'config'))).toBe(join(artifacts, '.git'));
+    expect(protectedDirOf([root], join(root, 'sub', 'ok.txt'))).toBeUndefined();
+  });
+});
+
+describe('checkPath', () => {
+  it('answers the canonical path, or the refusal instead of throwing it', () => {
+    expect(checkPath('inside/ok.txt', { roots, cwd: root })).toEqual({ ok: true, path: join(root, 'sub', 'ok.txt') });
+    const refused = checkPath('leak.txt', { roots, cwd: root });
+    expect(refused.ok).toBe(false);
+    expect(!refused.ok && refused.error).toMatchObject({ reason: 'outside', path: 'leak.txt' });
+  });
+
+  it('throws what is not a refusal (a malformed call)', () => {
+    expect(() => checkPath('x', { roots: undefined as never, cwd: root })).toThrow(TypeError);
   });
 });

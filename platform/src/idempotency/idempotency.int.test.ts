@@ -1,4 +1,4 @@
-import { silentLogger } from '@keelson/service';
+import { defaultPgTimeouts, silentLogger } from '@keelson/service';
 import type { DataSource, EntityManager } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/db';
 import { createDataSource, initializeAndMigrate } from '../data/dataSource';
@@ -87,6 +87,7 @@ describe('idempotency keys (one implementation for every create/start mutation)'
   it('releases the key when the mutation fails, and takes over a claim whose request died', async () => {
     const call = { caller: userA, mutation: 'runTask', key: 'k-3', input: { prompt: 'p' } };
     await expect(keys.run(call, codec, () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    expect(await dataSource.query('SELECT 1 FROM idempotency_keys WHERE key = $1', ['k-3'])).toEqual([]);
     const ok = await keys.run(call, codec, create('after-failure'));
     expect(ok.name).toBe('after-failure');
 
@@ -104,6 +105,43 @@ describe('idempotency keys (one implementation for every create/start mutation)'
     const first = await keys.run(call, turn, async () => ({ turnId: 't1', at: new Date(0) }));
     await expect(keys.run(call, turn, async () => ({ turnId: 't2', at: new Date(1) }))).resolves.toEqual(first);
     await expect(keys.run({ ...call, key: 'has space' }, turn, async () => ({ turnId: 't3', at: new Date() }))).rejects.toMatchObject({ code: 'BAD_USER_INPUT' });
+  });
+
+  it('names the key and the mutation when a repeat has another input, or what it made is gone', async () => {
+    const call = { caller: userA, mutation: 'createProject', key: 'k-msg', input: { name: 'm' } };
+    await keys.run(call, codec, create('m'));
+    await expect(keys.run({ ...call, input: { name: 'n' } }, codec, create('n'))).rejects.toMatchObject({
+      code: 'CONFLICT',
+      message: 'idempotencyKey "k-msg" was used for createProject with a different input',
+    });
+    const forgetful = byId(async () => null);
+    await expect(keys.run(call, forgetful, create('m'))).rejects.toMatchObject({
+      code: 'CONFLICT',
+      message: 'idempotencyKey "k-msg": what createProject made with it no longer exists',
+    });
+    await expect(keys.run({ ...call, key: '' }, codec, create('m'))).rejects.toMatchObject({ code: 'BAD_USER_INPUT', message: 'idempotencyKey: must be 1 to 200 characters' });
+  });
+
+  it('gives up waiting for a first request still running after waitMs: CONFLICT, the first one goes on', async () => {
+    const impatient = new IdempotencyKeys(dataSource, { claimLeaseMs: 60_000, waitMs: 300 });
+    const call = { caller: userA, mutation: 'startWorkflow', key: 'k-wait', input: { name: 'w' } };
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const first = impatient.run(call, codec, async () => {
+      await gate;
+      return create('w')();
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    const asked = Date.now();
+    await expect(impatient.run(call, codec, create('w'))).rejects.toMatchObject({
+      code: 'CONFLICT',
+      message: 'idempotencyKey "k-wait": the first startWorkflow with it is still running; retry later',
+    });
+    expect(Date.now() - asked).toBeGreaterThanOrEqual(300);
+    expect(Date.now() - asked).toBeLessThan(5_000);
+    release();
+    const made1 = await first;
+    await expect(impatient.run(call, codec, create('w'))).resolves.toEqual(made1);
   });
 
   describe('runInTransaction: the claim commits with the mutation\'s own writes', () => {
@@ -209,6 +247,68 @@ describe('idempotency keys (one implementation for every create/start mutation)'
       await expect(lasting.runInTransaction(call, fromTable, insert('tx-six'))).resolves.toMatchObject({ name: 'tx-six' });
       await dataSource.query('INSERT INTO idempotency_keys (subject, mutation, key, input_hash) VALUES ($1, $2, $3, $4)', ['jwt:a', 'createProject', 'tx-7', inputHash({ name: 'x' })]);
       await expect(lasting.runInTransaction({ ...call, key: 'tx-7' }, fromTable, insert('tx-seven'))).rejects.toMatchObject({ code: 'CONFLICT' });
+    });
+
+    it('names the key and the mutation when a repeat has another input', async () => {
+      const call = { caller: userA, mutation: 'createProject', key: 'tx-msg', input: { name: 'tx-msg' } };
+      await lasting.runInTransaction(call, fromTable, insert('tx-msg'));
+      await expect(lasting.runInTransaction({ ...call, input: { name: 'other' } }, fromTable, insert('other'))).rejects.toMatchObject({
+        code: 'CONFLICT',
+        message: 'idempotencyKey "tx-msg" was used for createProject with a different input',
+      });
+    });
+
+    it('bounds only the wait for the claim: the mutation\'s own lock waits may outlast waitMs', async () => {
+      const quick = new IdempotencyKeys(dataSource, { waitMs: 200 });
+      const holder = dataSource.createQueryRunner();
+      await holder.connect();
+      try {
+        await holder.query('SELECT pg_advisory_lock(7301)');
+        const call = { caller: userA, mutation: 'createProject', key: 'tx-lock', input: { name: 'tx-lock' } };
+        const running = quick.runInTransaction(call, fromTable, async (m) => {
+          await m.query('SELECT pg_advisory_xact_lock(7301)');
+          return insert('tx-lock')(m);
+        });
+        await new Promise((r) => setTimeout(r, 600));
+        await holder.query('SELECT pg_advisory_unlock(7301)');
+        await expect(running).resolves.toMatchObject({ name: 'tx-lock' });
+      } finally {
+        await holder.release();
+      }
+    });
+
+    it('a statement_timeout shorter than waitMs ends the wait for the claim as CONFLICT too', async () => {
+      const { dataSource: bounded } = createDataSource({
+        url: db.url,
+        entities: [],
+        migrations: [],
+        migrationsTableName: 'idem_migrations',
+        log: silentLogger(),
+        pg: { ...defaultPgTimeouts, statementTimeoutMs: 300 },
+      });
+      await bounded.initialize();
+      try {
+        const hurried = new IdempotencyKeys(bounded, { waitMs: 5_000 });
+        let release!: () => void;
+        const gate = new Promise<void>((r) => (release = r));
+        const call = { caller: userA, mutation: 'createProject', key: 'tx-timeout', input: { name: 'tx-timeout' } };
+        const first = lasting.runInTransaction(call, fromTable, async (m) => {
+          await gate;
+          return insert('tx-timeout')(m);
+        });
+        await new Promise((r) => setTimeout(r, 100));
+        const asked = Date.now();
+        await expect(hurried.runInTransaction(call, fromTable, insert('tx-timeout'))).rejects.toMatchObject({
+          code: 'CONFLICT',
+          message: 'idempotencyKey "tx-timeout": the first createProject with it is still running; retry later',
+        });
+        expect(Date.now() - asked).toBeLessThan(4_000);
+        release();
+        await first;
+        expect(await rowsOf('tx-timeout')).toHaveLength(1);
+      } finally {
+        await bounded.destroy();
+      }
     });
   });
 });

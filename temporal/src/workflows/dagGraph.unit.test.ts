@@ -27,6 +27,19 @@ describe('nextStep', () => {
   });
 });
 
+describe('nextStep without a recorded state', () => {
+  it('waits for a node without a state, and for a dependency without one', () => {
+    expect(nextStep(node('a'), states({}))).toEqual({ kind: 'wait' });
+    expect(nextStep(node('b', { dependsOn: ['a'] }), states({ b: 'PENDING' }))).toEqual({ kind: 'wait' });
+  });
+
+  it('judges a condition on a node without a state as on an empty value', () => {
+    const b = (when: PlanNode['when']) => node('b', { when });
+    expect(nextStep(b({ node: 'x', notEquals: 'yes' } as PlanNode['when']), states({ b: 'PENDING' }))).toEqual({ kind: 'start', task: 'work' });
+    expect(nextStep(b({ node: 'x', equals: 'yes' } as PlanNode['when']), states({ b: 'PENDING' }))).toEqual({ kind: 'skip', reason: 'its condition on "x" does not hold' });
+  });
+});
+
 describe('gate answers', () => {
   it('fails a gate on feedback unless the node continues on it', () => {
     expect(gateOutcome(node('g'), 'approved', 'approve')).toEqual({ outcome: 'SUCCEEDED' });

@@ -27,6 +27,8 @@ describe('DagLaunch', () => {
   it('begins with the plan, nodes without a state pending, without bumping the version', () => {
     const run = new DagLaunch('r1', 1);
     expect(run.plan).toEqual([]);
+    expect(run.nodes.size).toBe(0);
+    expect(run.answered.size).toBe(0);
     run.begin([node('a'), node('b')], { a: { status: 'SUCCEEDED', value: 'x' } });
     expect(Object.fromEntries(run.nodes)).toEqual({ a: { status: 'SUCCEEDED', value: 'x' }, b: { status: 'PENDING' } });
     expect(run.version).toBe(0);

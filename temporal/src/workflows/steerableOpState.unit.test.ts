@@ -110,4 +110,25 @@ describe('SteerableOpRun', () => {
       true,
     ]);
   });
+
+  it('continues a hand-over that carried no senders (an older history): every pending steer is anonymous', () => {
+    const run = new SteerableOpRun('op1', { accepted: 2, delivered: 0, pending: ['a', 'b'], keys: {}, continuations: 1 } as CarriedOpState);
+    expect(run.senders).toEqual([null, null]);
+    expect(run.nextSteer()).toEqual({ index: 0, note: 'a', actor: null });
+  });
+
+  it('takes an update without a caller key, remembering no key', () => {
+    const run = new SteerableOpRun('op1');
+    expect(run.updated('note', actor, undefined, 'key:')).toEqual({ index: 0, duplicate: false });
+    expect(run.keys.size).toBe(0);
+    expect(run.nextSteer()).toEqual({ index: 0, note: 'note', actor });
+  });
+
+  it('refuses a note that is not a string as empty', () => {
+    const run = new SteerableOpRun('op1');
+    const refused = refusalOf(() => run.validateUpdate(42 as unknown as string, undefined));
+    expect([refused?.type, refused?.message]).toEqual(['BAD_USER_INPUT', 'the note is empty']);
+    run.signalled(undefined as unknown as string);
+    expect(run.queue).toEqual([]);
+  });
 });

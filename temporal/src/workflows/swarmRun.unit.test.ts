@@ -566,4 +566,21 @@ describe('SwarmRun', () => {
     expect(fin).toMatchObject({ status: 'STALLED', conclusion: null, error: 'quiet' });
     expect(fin.write).toStrictEqual({ base: { origin: false, branch: 'main' }, merges: [], keptBranches: [], deletedBranches: [], published });
   });
+
+  it('only marks messages seen before the swarm has its channel', () => {
+    const run = new SwarmRun(input());
+    run.join('lead', 'leads', true, false, { botUserId: 'u-lead', botId: 'b-lead', tokenId: 't-lead' });
+    run.ingest([message('m1')]);
+    expect([...run.seen]).toEqual(['m1']);
+    expect(run.lead()!.inbox).toEqual([]);
+  });
+
+  it('adds a new token once, and none for a result without one (the next turn keeps its generation)', () => {
+    const run = booted();
+    const ann = run.agent('ann')!;
+    run.settleTurn(turn(run, ann, { result: result() }));
+    run.settleTurn(turn(run, ann, { result: result({ newTokenId: 't-ann' }) }));
+    expect(ann.tokenIds).toEqual(['t-ann']);
+    expect(run.beginTurn(ann).generation).toBe(1);
+  });
 });
