@@ -99,6 +99,7 @@ describe('confinePath without roots', () => {
 
   it('names the path, the roots and the reason in its message', () => {
     expect(() => confinePath('../x', { roots: [root], cwd: root, what: 'attachment' })).toThrow(`attachment '../x' resolves outside the allowed directories (${root})`);
+    expect(() => confinePath('../x', { roots: [root, outside], cwd: root })).toThrow(`path '../x' resolves outside the allowed directories (${root}, ${outside})`);
     expect(() => confinePath('../x', { roots: [root], cwd: root, scope: "the turn's allowed directories" })).toThrow("path '../x' resolves outside the turn's allowed directories");
   });
 });
