@@ -1,40 +1,30 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '@keelson/service';
-import { exportJWK, generateKeyPair, SignJWT, type KeyLike } from 'jose';
 import { createTestDatabase, type TestDatabase } from '../../test/support/db';
+import { startIdentityProvider, type IdentityProvider } from '../../test/support/identityProvider';
 import { ensureAdminToken, tokenFilePath } from './bootstrapToken';
 import { openIdentity, jwtSettingsFromEnv, type Identity } from './openIdentity';
 
 // A real identity domain on a throwaway database, and a real JWKS endpoint on loopback.
-const issuer = 'https://idp.keelson.test/';
-const audience = 'keelson-mesh';
 let db: TestDatabase;
 let identity: Identity;
 let withJwt: Identity;
-let server: Server;
-let key: KeyLike;
+let idp: IdentityProvider;
 const home = mkdtempSync(join(tmpdir(), 'keelson-identity-'));
 
 beforeAll(async () => {
   db = await createTestDatabase('keelson_identity');
-  const pair = await generateKeyPair('RS256');
-  key = pair.privateKey;
-  const jwk = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
-  server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [jwk] })));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const jwksUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`;
+  idp = await startIdentityProvider();
   identity = await openIdentity({ databaseUrl: db.url, log: silentLogger() });
-  withJwt = await openIdentity({ databaseUrl: db.url, log: silentLogger(), jwt: { jwksUrl, issuer, audience } });
+  withJwt = await openIdentity({ databaseUrl: db.url, log: silentLogger(), jwt: { jwksUrl: idp.url, issuer: idp.issuer, audience: idp.audience } });
 });
 
 afterAll(async () => {
   await withJwt?.close();
   await identity?.close();
-  await new Promise((resolve) => server.close(resolve));
+  await idp?.stop();
   await db?.drop();
   rmSync(home, { recursive: true, force: true });
 });
@@ -64,7 +54,7 @@ describe('Authenticator', () => {
     await expect(withJwt.authenticator.authenticate('Bearer not-a-jwt')).rejects.toMatchObject({ message: 'the bearer token is neither an API token nor a JWT' });
     await expect(withJwt.authenticator.authenticate('Bearer a.b.c.d')).rejects.toMatchObject({ message: 'the bearer token is neither an API token nor a JWT' });
     const exp = now() + 600;
-    const jwt = await new SignJWT({ scope: 'read write' }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setIssuer(issuer).setAudience(audience).setSubject('alice').setIssuedAt().setExpirationTime(exp).sign(key);
+    const jwt = await idp.token({ scope: 'read write' }).setSubject('alice').setIssuedAt().setExpirationTime(exp).sign(idp.key);
     await expect(withJwt.authenticator.authenticate(`Bearer ${jwt}`)).resolves.toEqual({ caller: { subject: 'alice', kind: 'jwt', scopes: ['read', 'write'] }, expiresAt: exp * 1000 });
     const { token, record } = await withJwt.tokens.create({ name: 'beside-jwt', scopes: ['read'] }, admin);
     await expect(withJwt.authenticator.authenticate(`Bearer ${token}`)).resolves.toEqual({ caller: { subject: 'token:beside-jwt', kind: 'token', scopes: ['read'], tokenId: record.id } });

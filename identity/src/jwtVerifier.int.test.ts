@@ -1,31 +1,24 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair, SignJWT, type KeyLike } from 'jose';
+import { startIdentityProvider, type IdentityProvider } from '../../test/support/identityProvider';
 import { JwtVerifier } from './jwtVerifier';
 
 // A real JWKS endpoint on loopback serving the public half of a key pair made here.
-const issuer = 'https://idp.keelson.test/';
-const audience = 'keelson-mesh';
-let server: Server;
+let idp: IdentityProvider;
 let jwksUrl: string;
-let key: KeyLike;
+let issuer: string;
+let audience: string;
 
 beforeAll(async () => {
-  const pair = await generateKeyPair('RS256');
-  key = pair.privateKey;
-  const jwk = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
-  server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [jwk] })));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  jwksUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`;
+  idp = await startIdentityProvider();
+  ({ url: jwksUrl, issuer, audience } = idp);
 });
-afterAll(() => new Promise((resolve) => server.close(resolve)));
+afterAll(() => idp.stop());
 
 const now = () => Math.floor(Date.now() / 1000);
 function sign(opts: { exp?: number; iat?: number | false }): Promise<string> {
-  let jwt = new SignJWT({ scope: 'read' }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setIssuer(issuer).setAudience(audience).setSubject('alice');
+  let jwt = idp.token({ scope: 'read' }).setSubject('alice');
   if (opts.iat !== false) jwt = jwt.setIssuedAt(opts.iat ?? now());
   if (opts.exp !== undefined) jwt = jwt.setExpirationTime(opts.exp);
-  return jwt.sign(key);
+  return jwt.sign(idp.key);
 }
 
 describe('JWT lifetimes', () => {

@@ -1,16 +1,16 @@
 // The mesh's own boundary, attacked from outside as a browser page, a rebinding attacker, a local
 // process and an identity provider's users would: each refusal is asserted (status, code or close
 // code) together with "nothing changed".
-import { createServer, request, type Server } from 'node:http';
+import { request } from 'node:http';
 import { readdir } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { AssertionKey } from '@keelson/service';
 import type { Caller } from '@keelson/schema';
-import { exportJWK, generateKeyPair, SignJWT, type KeyLike } from 'jose';
+import { generateKeyPair, type KeyLike } from 'jose';
 import WebSocket from 'ws';
 import { assertionCredentials } from '../support/auth';
 import { bearer, gql, gqlData, gqlHttp, subscribe } from '../support/client';
+import { startIdentityProvider, type IdentityProvider } from '../support/identityProvider';
 import { startTestMesh, type TestMesh } from '../support/mesh';
 import { startWorkflow, waitForRun } from '../support/runs';
 import { until } from '../support/until';
@@ -68,45 +68,18 @@ function rawPost(url: string, body: string | Buffer, headers: Record<string, str
   });
 }
 
-/** A real JWKS endpoint on loopback, serving the public half of a key pair the test made. */
-class IdentityProvider {
-  server!: Server;
-  url = '';
-  private privateKey!: KeyLike;
-  readonly issuer = 'https://idp.keelson.test/';
-  readonly audience = 'keelson-mesh';
-
-  async start(): Promise<void> {
-    const { publicKey, privateKey } = await generateKeyPair('RS256');
-    this.privateKey = privateKey;
-    const jwk = { ...(await exportJWK(publicKey)), kid: 'test-key', alg: 'RS256', use: 'sig' };
-    this.server = createServer((_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ keys: [jwk] }));
-    });
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/jwks.json`;
-  }
-
-  sign(claims: { sub?: string; scope?: string; iss?: string; aud?: string; expiresIn?: string | number }, key: KeyLike = this.privateKey): Promise<string> {
-    let jwt = new SignJWT(claims.scope === undefined ? {} : { scope: claims.scope })
-      .setProtectedHeader({ alg: 'RS256', kid: 'test-key' })
-      .setIssuer(claims.iss ?? this.issuer)
-      .setAudience(claims.aud ?? this.audience)
-      .setIssuedAt();
-    if (claims.sub !== undefined) jwt = jwt.setSubject(claims.sub);
-    jwt = jwt.setExpirationTime(claims.expiresIn ?? '5m');
-    return jwt.sign(key);
-  }
-
-  stop(): Promise<void> {
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
+/** Signs a JWT of `idp`: a `scope` claim when given, expiry 5 minutes unless `expiresIn` says otherwise. */
+function signJwt(idp: IdentityProvider, claims: { sub?: string; scope?: string; iss?: string; aud?: string; expiresIn?: string | number }, key: KeyLike = idp.key): Promise<string> {
+  let jwt = idp.token(claims.scope === undefined ? {} : { scope: claims.scope }).setIssuedAt();
+  if (claims.iss !== undefined) jwt = jwt.setIssuer(claims.iss);
+  if (claims.aud !== undefined) jwt = jwt.setAudience(claims.aud);
+  if (claims.sub !== undefined) jwt = jwt.setSubject(claims.sub);
+  return jwt.setExpirationTime(claims.expiresIn ?? '5m').sign(key);
 }
 
 describe("the mesh's boundary", () => {
   let mesh: TestMesh;
-  const idp = new IdentityProvider();
+  let idp: IdentityProvider;
   /** Projects and workspace folders as they are; compared before and after each refused attack. */
   const observe = async () => ({
     projects: (await gqlData<{ projects: { name: string }[] }>(mesh.gatewayUrl, '{ projects { name } }')).projects.map((p) => p.name).sort(),
@@ -114,7 +87,7 @@ describe("the mesh's boundary", () => {
   });
 
   beforeAll(async () => {
-    await idp.start();
+    idp = await startIdentityProvider();
     mesh = await startTestMesh({
       KEELSON_JWT_JWKS_URL: idp.url,
       KEELSON_JWT_ISSUER: idp.issuer,
@@ -126,7 +99,7 @@ describe("the mesh's boundary", () => {
   });
   afterAll(async () => {
     await mesh?.teardown();
-    await idp.stop();
+    await idp?.stop();
   });
 
   describe('a web page on another site', () => {
@@ -282,14 +255,14 @@ describe("the mesh's boundary", () => {
 
   describe("an identity provider's JWTs", () => {
     it('accepts a valid one as that subject with the scopes it grants', async () => {
-      const jwt = await idp.sign({ sub: 'alice@example.com', scope: 'read write openid' });
+      const jwt = await signJwt(idp, { sub: 'alice@example.com', scope: 'read write openid' });
       const { viewer } = await gqlData<{ viewer: unknown }>(mesh.gatewayUrl, '{ viewer { subject kind scopes } }', {}, { auth: bearer(jwt) });
       expect(viewer).toEqual({ subject: 'alice@example.com', kind: 'jwt', scopes: ['read', 'write'] });
       await gqlData(mesh.gatewayUrl, CREATE, { name: 'by-alice' }, { auth: bearer(jwt) });
     });
 
     it('closes a WebSocket opened with one when it expires (4401), with its subscription open', async () => {
-      const jwt = await idp.sign({ sub: 'dana@example.com', scope: 'read', expiresIn: Math.floor(Date.now() / 1000) + 3 });
+      const jwt = await signJwt(idp, { sub: 'dana@example.com', scope: 'read', expiresIn: Math.floor(Date.now() / 1000) + 3 });
       const opened = await upgrade(mesh.gatewayWsUrl);
       if (!('socket' in opened)) throw new Error('expected an upgrade');
       const f = frames(opened.socket);
@@ -305,18 +278,18 @@ describe("the mesh's boundary", () => {
     it('refuses an expired one, a wrong audience, a wrong issuer, a foreign key and one granting no mesh scope (401); a missing scope is 403', async () => {
       const { privateKey: stranger } = await generateKeyPair('RS256');
       const cases: [string, string][] = [
-        ['expired', await idp.sign({ sub: 'bob', scope: 'read', expiresIn: Math.floor(Date.now() / 1000) - 60 })],
-        ['audience', await idp.sign({ sub: 'bob', scope: 'read', aud: 'someone-else' })],
-        ['issuer', await idp.sign({ sub: 'bob', scope: 'read', iss: 'https://evil.example/' })],
-        ['key', await idp.sign({ sub: 'bob', scope: 'read' }, stranger)],
-        ['no scope', await idp.sign({ sub: 'bob', scope: 'openid profile' })],
+        ['expired', await signJwt(idp, { sub: 'bob', scope: 'read', expiresIn: Math.floor(Date.now() / 1000) - 60 })],
+        ['audience', await signJwt(idp, { sub: 'bob', scope: 'read', aud: 'someone-else' })],
+        ['issuer', await signJwt(idp, { sub: 'bob', scope: 'read', iss: 'https://evil.example/' })],
+        ['key', await signJwt(idp, { sub: 'bob', scope: 'read' }, stranger)],
+        ['no scope', await signJwt(idp, { sub: 'bob', scope: 'openid profile' })],
       ];
       for (const [why, jwt] of cases) {
         const { status, body } = await gqlHttp(mesh.gatewayUrl, '{ viewer { subject } }', {}, { auth: bearer(jwt) });
         expect({ why, status, code: body.errors?.[0]?.extensions?.code }).toEqual({ why, status: 401, code: 'UNAUTHENTICATED' });
       }
       const before = await observe();
-      const readOnly = await idp.sign({ sub: 'carol', scope: 'read' });
+      const readOnly = await signJwt(idp, { sub: 'carol', scope: 'read' });
       const { status, body } = await gqlHttp(mesh.gatewayUrl, CREATE, { name: 'by-carol' }, { auth: bearer(readOnly) });
       expect({ status, message: body.errors?.[0]?.message }).toEqual({ status: 403, message: 'Mutation.createProject needs scope write; the caller (carol) has read' });
       expect(await observe()).toEqual(before);
