@@ -310,5 +310,20 @@ describe('idempotency keys (one implementation for every create/start mutation)'
         await bounded.destroy();
       }
     });
+
+    it('any other failure of the claim reaches the caller as it is, not as "still running"', async () => {
+      // A trigger that refuses one key: the claim's INSERT fails with an error no lock wait gives.
+      await dataSource.query(`CREATE FUNCTION idem_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF NEW.key = 'tx-refused' THEN RAISE EXCEPTION 'refused by the test' USING ERRCODE = 'check_violation'; END IF; RETURN NEW; END $$`);
+      await dataSource.query('CREATE TRIGGER idem_refuse BEFORE INSERT ON idempotency_keys FOR EACH ROW EXECUTE FUNCTION idem_refuse()');
+      try {
+        const call = { caller: userA, mutation: 'createProject', key: 'tx-refused', input: { name: 'tx-refused' } };
+        await expect(lasting.runInTransaction(call, fromTable, insert('tx-refused'))).rejects.toMatchObject({ message: 'refused by the test', code: '23514' });
+        expect(await rowsOf('tx-refused')).toHaveLength(0);
+      } finally {
+        await dataSource.query('DROP TRIGGER idem_refuse ON idempotency_keys');
+        await dataSource.query('DROP FUNCTION idem_refuse()');
+      }
+    });
   });
 });
