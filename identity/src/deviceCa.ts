@@ -4,7 +4,10 @@ import { closeSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } f
 import { join } from 'node:path';
 import * as x509 from '@peculiar/x509';
 
-x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+// Node's WebCrypto under its own types: the global DOM ones are not part of this program.
+type CryptoKey = webcrypto.CryptoKey;
+type CryptoKeyPair = webcrypto.CryptoKeyPair;
+x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[1]);
 
 /** ECDSA P-256 with SHA-256: small keys and certificates every TLS stack takes. */
 const ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
