@@ -333,7 +333,7 @@ interface RecallRow {
 /**
  * Recall@10 of the message HNSW index against exact search, over query vectors of held-out
  * messages. The index side runs the vector leg's own statement (its indexed expression and
- * predicate, the agent filter through the conversation) at each `hnsw.ef_search`; the exact side
+ * predicate, the agent filter on the message row) at each `hnsw.ef_search`; the exact side
  * reads every vector of the space (the agent's message ids gathered once into a temporary table).
  * A hit counts when it is no farther than the exact tenth neighbour, so ties at the tenth distance
  * count whichever of them the index returned.
@@ -344,8 +344,8 @@ async function measureRecall(dbUrl: string, store: VectorStore, agent: string): 
   const { expression, predicate } = indexedVector(store, 'e.');
   const distance = `(${expression} <=> $1::vector(${store.dimensions}))`;
   const leg = `SELECT e.item_id::text AS id, ${distance} AS distance
-    FROM memory_embeddings e JOIN memory_messages t ON t.id = e.item_id JOIN memory_conversations c ON c.id = t.conversation_id
-    WHERE ${predicate('message', '$2')} AND ($3::text IS NULL OR c.agent = $3)
+    FROM memory_embeddings e JOIN memory_messages t ON t.id = e.item_id
+    WHERE ${predicate('message', '$2')} AND ($3::text IS NULL OR t.agent = $3)
     ORDER BY distance LIMIT 10`;
   const exactAll = `SELECT e.item_id::text AS id, ${distance} AS distance FROM memory_embeddings e WHERE ${predicate('message', '$2')} ORDER BY distance LIMIT 10`;
   const exactFiltered = `SELECT e.item_id::text AS id, ${distance} AS distance FROM memory_embeddings e JOIN recall_agent_items a ON a.id = e.item_id
@@ -364,7 +364,7 @@ async function measureRecall(dbUrl: string, store: VectorStore, agent: string): 
       }
     };
     await c.query(
-      `CREATE TEMPORARY TABLE recall_agent_items AS SELECT t.id FROM memory_messages t JOIN memory_conversations c ON c.id = t.conversation_id WHERE c.agent = ${c.escapeLiteral(agent)}`,
+      `CREATE TEMPORARY TABLE recall_agent_items AS SELECT t.id FROM memory_messages t WHERE t.agent = ${c.escapeLiteral(agent)}`,
     );
     await c.query('ANALYZE recall_agent_items');
     const exact: { all: Found[]; filtered: Found[] } = { all: [], filtered: [] };
@@ -418,7 +418,8 @@ async function measureRecall(dbUrl: string, store: VectorStore, agent: string): 
 async function diskSizes(dbUrl: string, store: VectorStore): Promise<{ name: string; mb: number }[]> {
   const relations = [
     ['memory_messages (heap)', 'memory_messages'],
-    ['  full-text GIN index', 'memory_messages_fts'],
+    ['  full-text GIN index', 'memory_messages_agent_fts'],
+    ['  agent recency index', 'memory_messages_agent_created'],
     ['  trigram GIN index', 'memory_messages_trgm'],
     ['memory_embeddings (heap)', 'memory_embeddings'],
     ['  message HNSW index', hnswIndexName(store.space, 'message')],

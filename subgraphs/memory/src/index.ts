@@ -14,6 +14,7 @@ import { MemoryService } from './memory/memory.service';
 import { MemoryMessage } from './message/message.entity';
 import { MemoryTables1764460800500 } from './migrations/1764460800500-MemoryTables';
 import { MemoryCursorsToPlatform1764460800510 } from './migrations/1764460800510-MemoryCursorsToPlatform';
+import { MemoryMessageAgent1764460800520 } from './migrations/1764460800520-MemoryMessageAgent';
 import { buildMemorySchema } from './schema';
 import { EmbeddingsClient } from './search/embeddings';
 import { SearchService } from './search/search.service';
@@ -49,7 +50,7 @@ export { countTokens, truncateToTokens, TOKENIZER } from './context/tokenizer';
 export { snippet } from './search/snippet';
 
 export const memoryEntities = [Conversation, MemoryMessage, MemorySummary];
-export const memoryMigrations = [MemoryTables1764460800500, MemoryCursorsToPlatform1764460800510];
+export const memoryMigrations = [MemoryTables1764460800500, MemoryCursorsToPlatform1764460800510, MemoryMessageAgent1764460800520];
 
 export interface CaptureOptions {
   /** Where transcript bodies come from (the sessions subgraph). */

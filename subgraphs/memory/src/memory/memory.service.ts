@@ -82,11 +82,12 @@ export class MemoryService {
            )
            ORDER BY i.conversation_id, i.dedupe_key, i.ord
          ), numbered AS (
-           SELECT f.*, c.last_seq + row_number() OVER (PARTITION BY f.conversation_id ORDER BY f.ord) AS seq
+           SELECT f.*, c.agent, c.last_seq + row_number() OVER (PARTITION BY f.conversation_id ORDER BY f.ord) AS seq
            FROM fresh f JOIN memory_conversations c ON c.id = f.conversation_id
          ), ins AS (
-           INSERT INTO memory_messages (conversation_id, seq, role, content, tool_calls, metadata, dedupe_key, created_at)
-           SELECT conversation_id, seq, role, content, tool_calls::jsonb, COALESCE(metadata::jsonb, '{}'::jsonb), dedupe_key,
+           -- The conversation's agent, copied for search to filter on inside its indexes.
+           INSERT INTO memory_messages (conversation_id, agent, seq, role, content, tool_calls, metadata, dedupe_key, created_at)
+           SELECT conversation_id, agent, seq, role, content, tool_calls::jsonb, COALESCE(metadata::jsonb, '{}'::jsonb), dedupe_key,
                   COALESCE(created_at, now())
            FROM numbered ORDER BY ord
            ON CONFLICT (conversation_id, dedupe_key) DO NOTHING

@@ -38,6 +38,21 @@ const CONTEXT = `query ($query: String!, $agent: String!, $maxTokens: Int) {
   contextForTurn(query: $query, agent: $agent, maxTokens: $maxTokens) { text tokens maxTokens tokenizer sources { messageId kind matchedBy } }
 }`;
 
+/** The index scans of a plan (`explain()`'s JSON): each index with its condition. */
+function indexScans(plan: unknown): { index: string; cond: string }[] {
+  const found: { index: string; cond: string }[] = [];
+  const walk = (node: unknown): void => {
+    if (Array.isArray(node)) node.forEach(walk);
+    else if (node && typeof node === 'object') {
+      const n = node as Record<string, unknown>;
+      if (typeof n['Index Name'] === 'string') found.push({ index: n['Index Name'], cond: String(n['Index Cond'] ?? '') });
+      Object.values(n).forEach(walk);
+    }
+  };
+  walk(plan);
+  return found;
+}
+
 /**
  * The same specs in both modes: lexical (no embeddings endpoint, so the extension is never created)
  * and hybrid (pgvector and the local model server). Hybrid adds vector neighbours to every result;
@@ -134,6 +149,20 @@ describe.each([
     expect(only[0]).toEqual(lexical(only)[0]);
     expect(only.every((hit) => hit.conversation.agent === decoyAgent)).toBe(true);
     if (!hybrid) expect(all.length + only.length).toBe(3);
+  });
+
+  it('filters messages by agent inside the full-text indexes, not after a join to the conversations', async () => {
+    const agent = corpusConversation(PHRASE_CONV).agent;
+    // Both full-text legs (all terms, any term) read an index whose condition names the agent; the
+    // conversations are read only by primary key, for the hits the search returns.
+    const filtered = indexScans(await h.running.services.search.explain({ query: 'flaky router', agent, scope: 'MESSAGES' }));
+    const fullText = filtered.filter((s) => /^memory_messages_(fts|created|agent_)/.test(s.index));
+    expect(fullText).toHaveLength(2);
+    for (const scan of fullText) expect(scan).toEqual({ index: expect.stringMatching(/^memory_messages_agent_(fts|created)$/), cond: expect.stringContaining(`agent = '${agent}'`) });
+    expect(new Set(filtered.filter((s) => s.index.startsWith('memory_conversations')).map((s) => s.index))).toEqual(new Set(['memory_conversations_pkey']));
+    // Without an agent the same GIN answers the tsquery alone.
+    const all = indexScans(await h.running.services.search.explain({ query: 'quokka ledger drifted', scope: 'MESSAGES' }));
+    expect(all.find((s) => s.index === 'memory_messages_agent_fts')?.cond).toMatch(/^\(content_tsv @@ /);
   });
 
   it('finds an identifier fragment and a path fragment by trigram similarity, where full text cannot', async () => {

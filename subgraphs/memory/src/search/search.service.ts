@@ -119,8 +119,10 @@ interface Placeholders {
 /** One leg of the search: the best `$3` items of one table by one retrieval, numbered by rank. */
 function legSql(kind: ItemKind, leg: Leg, p: Placeholders): string {
   const t = TABLES[kind];
-  const agent = '($2::text IS NULL OR c.agent = $2)';
-  const from = `${t} t JOIN memory_conversations c ON c.id = t.conversation_id`;
+  // A message carries its conversation's agent, so the filter is a condition of the leg's index
+  // (its GIN, its recency btree); summaries, a few per conversation, take it from the conversation.
+  const agent = kind === 'message' ? '($2::text IS NULL OR t.agent = $2)' : '($2::text IS NULL OR c.agent = $2)';
+  const from = kind === 'message' ? `${t} t` : `${t} t JOIN memory_conversations c ON c.id = t.conversation_id`;
   // Each leg ranks inside a LIMITed subquery, then numbers its rows by that rank.
   const ranked = (score: string, where: string) =>
     `SELECT '${kind}'::text AS kind, id, '${leg}'::text AS leg, row_number() OVER (ORDER BY score DESC, id DESC) AS rnk
