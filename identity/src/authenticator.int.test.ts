@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '@keelson/service';
@@ -81,6 +81,47 @@ describe('Authenticator', () => {
   });
 });
 
+describe('Authenticator: following revocations', () => {
+  /** Waits until `done()` or 10 s, then a little longer, so a second (wrong) delivery would have arrived too. */
+  const settle = async (done: () => boolean) => {
+    const deadline = Date.now() + 10_000;
+    while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 400));
+  };
+
+  it('follows the stream once however many listeners it has, and not at all once closed', async () => {
+    const watcher = await openIdentity({ databaseUrl: db.url, log: silentLogger() });
+    try {
+      const [first, second, control] = [[], [], []] as string[][];
+      watcher.authenticator.onRevoked((id) => first.push(id));
+      watcher.authenticator.onRevoked((id) => second.push(id));
+      identity.authenticator.onRevoked((id) => control.push(id));
+      await new Promise((r) => setTimeout(r, 300));
+      const { record } = await identity.tokens.create({ name: 'two-listeners', scopes: ['read'] }, admin);
+      await withJwt.tokens.revoke(record.id, admin);
+      await settle(() => first.length > 0 && second.length > 0);
+      expect([first, second]).toEqual([[record.id], [record.id]]);
+
+      await watcher.authenticator.close();
+      const { record: after } = await identity.tokens.create({ name: 'after-close', scopes: ['read'] }, admin);
+      await withJwt.tokens.revoke(after.id, admin);
+      // The still-open authenticator sees it; the closed one does not.
+      await settle(() => control.includes(after.id));
+      expect(control).toContain(after.id);
+      expect([first, second]).toEqual([[record.id], [record.id]]);
+    } finally {
+      await watcher.close();
+    }
+  });
+
+  it("keeps its migrations in identity_migrations and names its LISTEN connection, so operators can tell them apart", async () => {
+    const [{ n }] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM identity_migrations');
+    expect(n).toBeGreaterThan(0);
+    const names = (await db.query<{ application_name: string }>('SELECT application_name FROM pg_stat_activity WHERE datname = current_database()')).map((r) => r.application_name);
+    expect(names).toContain('keelson-identity-listener');
+  });
+});
+
 describe('TokenStore', () => {
   it('creates a token with its scopes deduplicated in registry order and an expiry in days, lists and finds it without the secret', async () => {
     const before = Date.now();
@@ -144,6 +185,21 @@ describe('ensureAdminToken', () => {
     expect(again.token).not.toBe(first.token);
     writeFileSync(first.path, '\n');
     expect((await ensureAdminToken(identity.tokens, dir)).created).toBe(true);
+  });
+
+  it('records the mesh itself as the admin token\'s creator, and leaves no descriptor of the file open', async () => {
+    const dir = join(home, 'bootstrap-creator');
+    const made = await ensureAdminToken(identity.tokens, dir);
+    const record = await identity.tokens.byId((await identity.tokens.authenticate(made.token)).tokenId!);
+    expect(record).toMatchObject({ name: 'admin (npm start)', scopes: ['admin'], createdBy: { subject: 'service:mesh', kind: 'service' } });
+    const open = readdirSync('/proc/self/fd').flatMap((fd) => {
+      try {
+        return [readlinkSync(`/proc/self/fd/${fd}`)];
+      } catch {
+        return [];
+      }
+    });
+    expect(open.filter((target) => target.startsWith(dir))).toEqual([]);
   });
 });
 

@@ -20,6 +20,8 @@ export interface AuthenticatedCaller {
 export class Authenticator {
   private readonly revokedListeners = new Set<(tokenId: string) => void>();
   private watch: AsyncIterableIterator<unknown> | undefined;
+  /** A start of watching in flight (between its read of the stream's position and the tail it opens). */
+  private watchStarting: Promise<void> | undefined;
 
   constructor(
     private readonly tokens: TokenStore,
@@ -56,18 +58,26 @@ export class Authenticator {
   /** Calls `listener` with the id of every token revoked from now on, in any process. */
   onRevoked(listener: (tokenId: string) => void): () => void {
     this.revokedListeners.add(listener);
-    void this.startWatching();
+    // A failed start is retried by the next listener; the periodic recheck of open sockets covers the gap.
+    this.startWatching().catch((err: unknown) => this.log.warn({ err }, 'following token revocations could not start'));
     return () => this.revokedListeners.delete(listener);
   }
 
   /** Stops following the identity stream. */
   async close(): Promise<void> {
+    await this.watchStarting?.catch(() => undefined);
     await this.watch?.return?.();
     this.watch = undefined;
   }
 
-  private async startWatching(): Promise<void> {
-    if (this.watch) return;
+  /** Follows the identity stream unless it already does or is about to: one tail however many listeners ask at once. */
+  private startWatching(): Promise<void> {
+    if (this.watch) return Promise.resolve();
+    this.watchStarting ??= this.openTail().finally(() => (this.watchStarting = undefined));
+    return this.watchStarting;
+  }
+
+  private async openTail(): Promise<void> {
     const [row] = (await this.dataSource.query('SELECT last_seq FROM event_streams WHERE stream = $1', [streams.identity])) as { last_seq: string }[];
     const tail = this.events.tail<IdentityEventPayload>(streams.identity, row ? String(row.last_seq) : null);
     this.watch = tail;

@@ -7,6 +7,8 @@ export const adminUrl = process.env.KEELSON_TEST_ADMIN_DATABASE_URL ?? 'postgres
 export interface TestDatabase {
   url: string;
   name: string;
+  /** One statement on a connection of its own (for tests that look at the database from outside). */
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
   drop(): Promise<void>;
 }
 
@@ -25,6 +27,15 @@ export async function createTestDatabase(prefix = 'keelson_t'): Promise<TestData
   return {
     url: url.toString(),
     name,
+    async query<T>(sql: string, params: unknown[] = []) {
+      const c = new Client({ connectionString: url.toString() });
+      await c.connect();
+      try {
+        return (await c.query(sql, params)).rows as T[];
+      } finally {
+        await c.end();
+      }
+    },
     async drop() {
       const c = new Client({ connectionString: adminUrl });
       await c.connect();
