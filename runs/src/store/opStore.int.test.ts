@@ -165,4 +165,57 @@ describe('OpStore', () => {
     expect(await opRow(id)).toMatchObject({ status: 'FAILED', error: 'the op could not start: no worker' });
     expect(await frames(id)).toEqual([{ type: 'OP_FAILED', payload: { opId: id, error: 'the op could not start: no worker' }, actor: null }]);
   });
+
+  /** Holds the op's row lock on a connection of its own until `release()`; `pid` is that backend's. */
+  async function holdOpRow(opId: string): Promise<{ pid: number; release: () => Promise<void> }> {
+    const runner = state.dataSource.createQueryRunner();
+    await runner.connect();
+    await runner.startTransaction();
+    const [{ pid }] = (await runner.query('SELECT pg_backend_pid() AS pid')) as [{ pid: number }];
+    await runner.query('SELECT 1 FROM ops WHERE id = $1 FOR UPDATE', [opId]);
+    return {
+      pid,
+      release: async () => {
+        await runner.commitTransaction();
+        await runner.release();
+      },
+    };
+  }
+
+  /** Waits until `n` other backends wait for a lock. */
+  async function lockWaiters(n: number, holder: number): Promise<void> {
+    for (let i = 0; i < 200; i++) {
+      const [row] = await sql<{ n: string }>(
+        "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> $1",
+        [holder],
+      );
+      if (Number(row!.n) >= n) return;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    throw new Error(`${n} backends never waited for a lock`);
+  }
+
+  it('begins an op once when two begins race: the second reads the row after the first commits', async () => {
+    const id = await newOp();
+    // Both begins start while the row is locked elsewhere, so both are in flight before either reads
+    // began_at; the first to get the row begins the op, the other must see that it did.
+    const holder = await holdOpRow(id);
+    const begins = [store.beginOp(id), store.beginOp(id)];
+    await lockWaiters(2, holder.pid);
+    await holder.release();
+    expect(await Promise.all(begins)).toEqual([expect.objectContaining({ id }), expect.objectContaining({ id })]);
+    expect(await frames(id)).toEqual([{ type: 'OP_STARTED', payload: { opId: id }, actor: null }]);
+  });
+
+  it('reads an op without waiting for a transaction that holds its row', async () => {
+    const id = await newOp({ title: 'held' });
+    const holder = await holdOpRow(id);
+    try {
+      const read = store.getOp(id).then((op) => op?.title);
+      const waited = new Promise((r) => setTimeout(() => r('still waiting'), 2_000));
+      expect(await Promise.race([read, waited])).toBe('held');
+    } finally {
+      await holder.release();
+    }
+  });
 });
