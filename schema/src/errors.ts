@@ -111,6 +111,8 @@ export function isUnavailableError(err: unknown): boolean {
     const { code, syscall, message } = e as { code?: unknown; syscall?: unknown; message?: unknown };
     if (typeof code === 'string' && unavailableSqlState.test(code)) return true;
     if (code === 'ECONNREFUSED' && syscall === 'connect') return true;
+    // The peer dropped an open connection under a read or a write (a terminated backend's socket).
+    if ((code === 'ECONNRESET' && syscall === 'read') || (code === 'EPIPE' && syscall === 'write')) return true;
     if (typeof message === 'string' && unavailableDriverMessage.test(message)) return true;
     // TypeORM releases a query runner whose connection emits an error (a terminated backend): the
     // transaction's next statement then fails with one of these (through the runner, or through the

@@ -51,6 +51,11 @@ describe('the error-code registry', () => {
     // A refused connect, and only a connect.
     expect(isUnavailableError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED', syscall: 'connect' }))).toBe(true);
     expect(isUnavailableError(Object.assign(new Error('x'), { code: 'ECONNREFUSED', syscall: 'write' }))).toBe(false);
+    // A connection dropped by its peer under a read or a write, and only there.
+    expect(isUnavailableError(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET', syscall: 'read' }))).toBe(true);
+    expect(isUnavailableError(Object.assign(new Error('write EPIPE'), { code: 'EPIPE', syscall: 'write' }))).toBe(true);
+    expect(isUnavailableError(Object.assign(new Error('x'), { code: 'ECONNRESET', syscall: 'connect' }))).toBe(false);
+    expect(isUnavailableError(Object.assign(new Error('x'), { code: 'EPIPE', syscall: 'read' }))).toBe(false);
     // Wrapped by TypeORM (driverError) or by a cause chain, however deep (and a cycle ends).
     expect(isUnavailableError(Object.assign(new Error('QueryFailedError'), { driverError: sqlState('57P01') }))).toBe(true);
     expect(isUnavailableError(new Error('outer', { cause: new Error('middle', { cause: new Error('Connection terminated unexpectedly') }) }))).toBe(true);

@@ -28,8 +28,8 @@ describe('Postgres faults and dropped responses', () => {
   const errorLogs: string[] = [];
   const errorLog = createLogger(undefined, 'error', {
     write(line: string) {
-      const { msg, err } = JSON.parse(line) as { msg?: string; err?: { type?: string; code?: string; message?: string; stack?: string } };
-      errorLogs.push(`${msg}: ${err?.type ?? ''} ${err?.code ?? ''} ${err?.message ?? ''} ${err?.stack?.split('\n').slice(1, 4).join(' / ') ?? ''}`);
+      const { msg, err } = JSON.parse(line) as { msg?: string; err?: { type?: string; code?: string; syscall?: string; message?: string; stack?: string } };
+      errorLogs.push(`${msg}: ${err?.type ?? ''} ${err?.code ?? ''} ${err?.syscall ?? ''} ${err?.message ?? ''} ${err?.stack?.split('\n').slice(1, 4).join(' / ') ?? ''}`);
     },
   });
 
@@ -117,6 +117,8 @@ describe('Postgres faults and dropped responses', () => {
     });
     // A write cut off by a lost connection says so with a code a client may retry on, never a masked 500.
     const masked = failedWith.filter((code) => code !== 'SERVICE_UNAVAILABLE');
+    // Printed as well: a long CI log keeps the console lines where it may cut the assertion's diff.
+    if (masked.length) console.log(`[faults] writes failed with other than SERVICE_UNAVAILABLE: ${JSON.stringify({ masked, errorLogs })}`);
     expect({ masked, detail: masked.length ? errorLogs : [] }).toEqual({ masked: [], detail: [] });
     expect(ledger.faults).toBeGreaterThanOrEqual(4);
     expect(terminated).toBeGreaterThan(0);
