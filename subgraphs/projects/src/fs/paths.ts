@@ -1,4 +1,5 @@
-import { lstat, mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rm, rmdir, stat } from 'node:fs/promises';
+import { dirname, sep } from 'node:path';
 import { canonicalPath, SymlinkLoopError } from '@keelson/platform';
 import { MeshError } from '@keelson/schema';
 
@@ -50,6 +51,27 @@ export async function removeCreated(path: string | undefined): Promise<string | 
   } catch (err) {
     return `cleanup of ${path} failed: ${(err as Error).message}`;
   }
+}
+
+/**
+ * Removes what an operation made with {@link mkdirTracked}: `dir` with everything in it, then each
+ * folder above it up to `top` (the first folder that call created) while it is empty. A parent that
+ * another operation has put something in meanwhile (a project created beside this one in a workspace
+ * root both needed) stays, with everything above it. Returns an error message instead of throwing.
+ */
+export async function removeCreatedTree(dir: string, top: string | undefined): Promise<string | undefined> {
+  const failed = await removeCreated(dir);
+  if (failed || !top) return failed;
+  for (let p = dirname(dir); p === top || p.startsWith(top + sep); p = dirname(p)) {
+    try {
+      await rmdir(p);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOTEMPTY' || code === 'EEXIST') return undefined;
+      if (code !== 'ENOENT') return `cleanup of ${p} failed: ${(err as Error).message}`;
+    }
+  }
+  return undefined;
 }
 
 export async function exists(p: string): Promise<boolean> {

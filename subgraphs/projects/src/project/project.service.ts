@@ -5,7 +5,7 @@ import { parseInput } from '@keelson/kit';
 import { checkCloneHost, curlResolvePin, GitError, parseCloneUrl, projectWorkflowsDir, redactUrl, runGit, workflowsDigest } from '@keelson/platform';
 import { In, QueryFailedError, type EntityManager } from 'typeorm';
 import { z } from 'zod';
-import { canonicalPathAsync, exists, inspectTarget, mkdirTracked, removeCreated } from '../fs/paths';
+import { canonicalPathAsync, exists, inspectTarget, mkdirTracked, removeCreated, removeCreatedTree } from '../fs/paths';
 import { allowedProjectRoot } from '../fs/projectRoot';
 import { missingGitIdentity } from '../git/gitState';
 import type { ProjectsDeps } from '../settings';
@@ -139,8 +139,10 @@ export class ProjectService {
       } catch (err) {
         throw new MeshError('INTERNAL', `project initialization failed: cannot create ${root}: ${(err as Error).message}`);
       }
-      // Only what this operation made goes: the created folders, or the .git it added to an empty folder.
-      cleanup = () => removeCreated(created ?? join(root, '.git'));
+      // Only what this operation made goes: the root it created and the parents it created that are
+      // still empty (a concurrent create may have put its project beside this one), or the .git it
+      // added to an empty folder.
+      cleanup = () => (created ? removeCreatedTree(root, created) : removeCreated(join(root, '.git')));
       let missing: string[] = [];
       try {
         // "It touches no project files": no template hooks copied, no user hooks run (the runner pins both).
@@ -214,9 +216,8 @@ export class ProjectService {
       throw new MeshError('INTERNAL', `cannot create the workspace root ${workspaceRoot}: ${(err as Error).message}`);
     }
     const cleanup = async () => {
-      const a = await removeCreated(dest);
-      const b = await removeCreated(createdRoot);
-      return [a, b].filter(Boolean).join('; ') || undefined;
+      // The clone, and the workspace root only while empty: a create beside it may have used it since.
+      return removeCreatedTree(dest, createdRoot);
     };
     // An https clone connects to the addresses the host was checked at, not to a second answer.
     const pin = curlResolvePin(url, addresses);
