@@ -1,0 +1,173 @@
+import { encodeCursor, type Caller } from '@keelson/schema';
+import { runAsCaller, silentLogger } from '@keelson/service';
+import type { DataSource } from 'typeorm';
+import { createTestDatabase, type TestDatabase } from '../../../test/support/db';
+import { createDataSource, initializeAndMigrate } from '../data/dataSource';
+import { cursorTableSql, moveCursorsToPlatform, restoreCursorsFromPlatform } from './cursorTables';
+import { appendEvent, EventLog } from './eventLog';
+import { EventNotifier } from './notifier';
+
+// The integration project's `testTimeout` is not applied (jest-circus reads only the global one).
+jest.setTimeout(60_000);
+
+const log = silentLogger();
+const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
+
+/** Resolves or rejects with the promise, or rejects naming `what` after `ms`. */
+function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not settled within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+describe('EventLog and cursor tables: defaults, options and edges', () => {
+  let db: TestDatabase;
+  let dataSource: DataSource;
+  let notifier: EventNotifier;
+  let events: EventLog;
+
+  beforeAll(async () => {
+    db = await createTestDatabase('keelson_eventlog_edges');
+    ({ dataSource } = createDataSource({ url: db.url, entities: [], migrations: [], migrationsTableName: 'edges_test_migrations', log, poolSize: 6 }));
+    await initializeAndMigrate(dataSource);
+    notifier = new EventNotifier({ url: db.url, log });
+    events = new EventLog(dataSource, notifier);
+  });
+
+  afterAll(async () => {
+    await notifier?.stop();
+    await dataSource?.destroy();
+    await db?.drop();
+  });
+
+  async function append(stream: string, keys: string[]): Promise<void> {
+    await dataSource.transaction(async (m) => {
+      for (const key of keys) await events.append(m, { stream, key, type: 'TEST', payload: { key } });
+    });
+  }
+
+  describe('read', () => {
+    it('returns at most 500 events by default, and `limit` with or without a key', async () => {
+      await append('limits', range(1, 502).map((i) => (i % 2 ? 'odd' : 'even')));
+      const all = await events.read('limits', 0);
+      expect(all.map((e) => e.seq)).toEqual(range(1, 500));
+      expect((await events.read('limits', 0, { limit: 3 })).map((e) => e.seq)).toEqual([1, 2, 3]);
+      expect((await events.read('limits', 10, { key: 'odd', limit: 2 })).map((e) => e.seq)).toEqual([11, 13]);
+      const odd = await events.read('limits', 0, { key: 'odd' });
+      expect(odd).toHaveLength(251);
+      expect(odd.every((e) => e.key === 'odd' && e.stream === 'limits')).toBe(true);
+    });
+
+    it("reads on the given transaction's connection: its own uncommitted events, with or without a key", async () => {
+      await dataSource.transaction(async (m) => {
+        await events.append(m, { stream: 'uncommitted', key: 'u', type: 'TEST', payload: {} });
+        expect((await events.read('uncommitted', 0, { manager: m })).map((e) => e.seq)).toEqual([1]);
+        expect((await events.read('uncommitted', 0, { manager: m, key: 'u' })).map((e) => e.seq)).toEqual([1]);
+        expect(await events.read('uncommitted', 0)).toEqual([]);
+      });
+    });
+  });
+
+  describe('append', () => {
+    it('stores {} for an absent payload and returns the stored envelope', async () => {
+      const event = await dataSource.transaction((m) => appendEvent(m, { stream: 'payloads', key: 'p', type: 'NONE', payload: undefined }));
+      expect(event).toEqual({ cursor: encodeCursor(1), stream: 'payloads', seq: 1, key: 'p', type: 'NONE', payload: {}, at: expect.any(Date), actor: null });
+      const [stored] = await events.read('payloads', 0);
+      expect(stored).toEqual(event);
+    });
+
+    it("records the request's caller as actor, an explicit actor over it, and an explicit null as none", async () => {
+      const caller: Caller = { subject: 'token:ci', kind: 'token', scopes: ['read'], tokenId: 't1' };
+      const fromCaller = await runAsCaller(caller, () =>
+        dataSource.transaction((m) => events.append(m, { stream: 'actors', key: 'a', type: 'T', payload: {} })),
+      );
+      expect(fromCaller.actor).toEqual({ subject: 'token:ci', kind: 'token' });
+      const explicit = await runAsCaller(caller, () =>
+        dataSource.transaction((m) => events.append(m, { stream: 'actors', key: 'a', type: 'T', payload: {}, actor: { subject: 'svc', kind: 'service' } })),
+      );
+      expect(explicit.actor).toEqual({ subject: 'svc', kind: 'service' });
+      const none = await runAsCaller(caller, () => dataSource.transaction((m) => events.append(m, { stream: 'actors', key: 'a', type: 'T', payload: {}, actor: null })));
+      expect(none.actor).toBeNull();
+      const noCaller = await dataSource.transaction((m) => events.append(m, { stream: 'actors', key: 'a', type: 'T', payload: {} }));
+      expect(noCaller.actor).toBeNull();
+      expect((await events.read('actors', 0)).map((e) => e.actor)).toEqual([{ subject: 'token:ci', kind: 'token' }, { subject: 'svc', kind: 'service' }, null, null]);
+    });
+  });
+
+  describe('tail', () => {
+    it('does not share a read between tails of different keys woken by the same commit', async () => {
+      await append('keyed-tails', ['a']);
+      const start = encodeCursor(1);
+      const all = events.tail<{ key: string }>('keyed-tails', start);
+      const onlyA = events.tail<{ key: string }>('keyed-tails', start, { key: 'a' });
+      const onlyB = events.tail<{ key: string }>('keyed-tails', start, { key: 'b' });
+      try {
+        const next = [all.next(), onlyA.next(), onlyB.next()];
+        await new Promise((r) => setTimeout(r, 100));
+        await append('keyed-tails', ['b', 'a']);
+        const got = await within(5_000, 'tails', Promise.all(next));
+        expect(got.map((r) => [r.value?.key, r.value?.seq])).toEqual([
+          ['b', 2],
+          ['a', 3],
+          ['b', 2],
+        ]);
+      } finally {
+        await Promise.all([all.return!(), onlyA.return!(), onlyB.return!()]);
+      }
+    });
+  });
+
+  describe('cursor tables', () => {
+    it('creates a table that fails a second CREATE, unless IF NOT EXISTS is asked for', async () => {
+      await dataSource.query(cursorTableSql('edge_cursors_a'));
+      await expect(dataSource.query(cursorTableSql('edge_cursors_a'))).rejects.toMatchObject({ code: '42P07' });
+      await dataSource.query(cursorTableSql('edge_cursors_a', { ifNotExists: true }));
+      expect(cursorTableSql('t', { ifNotExists: true })).toMatch(/^CREATE TABLE IF NOT EXISTS t \(/);
+      expect(cursorTableSql('t')).toMatch(/^CREATE TABLE t \(/);
+    });
+
+    it('defaults position to 0 only with positionDefault, and fills updated_at', async () => {
+      await dataSource.query(cursorTableSql('edge_cursors_b'));
+      await expect(dataSource.query("INSERT INTO edge_cursors_b (consumer, stream) VALUES ('c', 's')")).rejects.toMatchObject({ code: '23502' });
+      await dataSource.query(cursorTableSql('edge_cursors_c', { positionDefault: true }));
+      await dataSource.query("INSERT INTO edge_cursors_c (consumer, stream) VALUES ('c', 's')");
+      const [row] = (await dataSource.query('SELECT position, updated_at FROM edge_cursors_c')) as { position: string; updated_at: Date }[];
+      expect(Number(row!.position)).toBe(0);
+      expect(row!.updated_at).toBeInstanceOf(Date);
+      await expect(dataSource.query("INSERT INTO edge_cursors_c (consumer, stream, position) VALUES ('c', 's', 1)")).rejects.toMatchObject({ code: '23505' });
+    });
+
+    it('moves cursors into event_consumer_cursors keeping the further position on a clash, drops the table, and restores by pattern', async () => {
+      await dataSource.query(cursorTableSql('edge_pkg_cursors'));
+      await dataSource.query(
+        "INSERT INTO edge_pkg_cursors (consumer, stream, position) VALUES ('pkg-ahead', 's', 9), ('pkg-behind', 's', 2), ('pkg-new', 's', 4), ('other', 's', 7)",
+      );
+      await dataSource.query("INSERT INTO event_consumer_cursors (consumer, stream, position) VALUES ('pkg-ahead', 's', 5), ('pkg-behind', 's', 6)");
+      for (const sql of moveCursorsToPlatform('edge_pkg_cursors')) await dataSource.query(sql);
+      const moved = (await dataSource.query(
+        "SELECT consumer, position::int AS position FROM event_consumer_cursors WHERE consumer IN ('pkg-ahead', 'pkg-behind', 'pkg-new', 'other') ORDER BY consumer",
+      )) as { consumer: string; position: number }[];
+      expect(moved).toEqual([
+        { consumer: 'other', position: 7 },
+        { consumer: 'pkg-ahead', position: 9 },
+        { consumer: 'pkg-behind', position: 6 },
+        { consumer: 'pkg-new', position: 4 },
+      ]);
+      expect(await dataSource.query("SELECT to_regclass('edge_pkg_cursors') AS t")).toEqual([{ t: null }]);
+
+      for (const sql of restoreCursorsFromPlatform('edge_pkg_cursors', 'pkg-%', { positionDefault: true })) await dataSource.query(sql);
+      const restored = (await dataSource.query('SELECT consumer, position::int AS position FROM edge_pkg_cursors ORDER BY consumer')) as { consumer: string; position: number }[];
+      expect(restored).toEqual([
+        { consumer: 'pkg-ahead', position: 9 },
+        { consumer: 'pkg-behind', position: 6 },
+        { consumer: 'pkg-new', position: 4 },
+      ]);
+      // The restored table has the asked-for default.
+      await dataSource.query("INSERT INTO edge_pkg_cursors (consumer, stream) VALUES ('pkg-late', 's')");
+      const restoredWithout = restoreCursorsFromPlatform('x', 'p%');
+      expect(restoredWithout[0]).toBe(cursorTableSql('x'));
+    });
+  });
+});
