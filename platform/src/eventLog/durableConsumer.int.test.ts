@@ -222,9 +222,10 @@ describe('DurableConsumer on real Postgres', () => {
       await until('live events applied', async () => (await appliedSeqs('live-c')).length === 2);
       expect(await appliedSeqs('live-c')).toEqual([4, 5]);
       await sleep(100);
-      // One loop: one ticket per pass (the idle wait, the batch, the wait again); two loops take twice as many.
+      // One loop: one ticket per pass (the idle wait, the batch, the wait again; one more if the commit's
+      // two notifications wake it apart); two loops take at least six.
       const passes = tickets.mock.calls.length;
-      expect(passes).toBeLessThanOrEqual(3);
+      expect(passes).toBeLessThanOrEqual(4);
       expect(c.signal.aborted).toBe(false);
       await within(2_000, 'stop', c.stop());
       expect(c.signal.aborted).toBe(true);
@@ -265,10 +266,12 @@ describe('DurableConsumer on real Postgres', () => {
       await c.start();
       await until('applied after two failures', async () => (await appliedSeqs('retry-default-c')).length === 1);
       const [a, b, d] = c.attempts as [number, number, number];
+      // Lower bounds are the delays; upper bounds only tell them from a jump to the 5 s cap (timers run
+      // late on a loaded machine, never early).
       expect(b - a).toBeGreaterThanOrEqual(190);
-      expect(b - a).toBeLessThan(380);
+      expect(b - a).toBeLessThan(2_500);
       expect(d - b).toBeGreaterThanOrEqual(390);
-      expect(d - b).toBeLessThan(780);
+      expect(d - b).toBeLessThan(2_500);
       expect(c.seen).toEqual([[1], [1], [1]]);
       expect(errors).toHaveBeenCalledTimes(2);
       expect(errors).toHaveBeenCalledWith(
@@ -283,8 +286,9 @@ describe('DurableConsumer on real Postgres', () => {
 
   it('doubles the retry delay from retryDelayMs and resets it after a successful batch', async () => {
     await append('retry-reset', 1);
-    const c = new Recorder({ name: 'retry-reset-c', stream: 'retry-reset', retryDelayMs: 60 });
-    // Attempts 0–2 fail (60, 120, 240 ms apart), 3 succeeds; then 4 fails and 5 follows after 60 ms again.
+    const c = new Recorder({ name: 'retry-reset-c', stream: 'retry-reset', retryDelayMs: 100 });
+    // Attempts 0–2 fail (100, 200, 400 ms apart), 3 succeeds; then 4 fails and 5 follows after 100 ms
+    // again, not the 800 ms a delay kept from before the success would take.
     c.failAttempts = new Set([0, 1, 2, 4]);
     try {
       await c.start();
@@ -293,14 +297,12 @@ describe('DurableConsumer on real Postgres', () => {
       await until('second event applied', async () => (await c.position()) === 2);
       const gap = (i: number) => c.attempts[i + 1]! - c.attempts[i]!;
       expect(c.attempts).toHaveLength(6);
-      expect(gap(0)).toBeGreaterThanOrEqual(55);
-      expect(gap(0)).toBeLessThan(115);
-      expect(gap(1)).toBeGreaterThanOrEqual(115);
-      expect(gap(1)).toBeLessThan(230);
-      expect(gap(2)).toBeGreaterThanOrEqual(235);
-      expect(gap(2)).toBeLessThan(470);
-      expect(gap(4)).toBeGreaterThanOrEqual(55);
-      expect(gap(4)).toBeLessThan(115);
+      expect(gap(0)).toBeGreaterThanOrEqual(95);
+      expect(gap(1)).toBeGreaterThanOrEqual(195);
+      expect(gap(2)).toBeGreaterThanOrEqual(395);
+      expect(gap(2)).toBeLessThan(2_500);
+      expect(gap(4)).toBeGreaterThanOrEqual(95);
+      expect(gap(4)).toBeLessThan(650);
     } finally {
       await c.stop();
     }
@@ -308,15 +310,16 @@ describe('DurableConsumer on real Postgres', () => {
 
   it('caps the retry delay at 5 s', async () => {
     await append('retry-cap', 1);
-    const c = new Recorder({ name: 'retry-cap-c', stream: 'retry-cap', retryDelayMs: 3_000 });
+    const c = new Recorder({ name: 'retry-cap-c', stream: 'retry-cap', retryDelayMs: 4_000 });
     c.failAttempts = new Set([0, 1]);
     try {
       await c.start();
-      await until('applied after 3 s + 5 s', async () => (await c.position()) === 1, 15_000);
+      await until('applied after 4 s + 5 s', async () => (await c.position()) === 1, 15_000);
       const [a, b, d] = c.attempts as [number, number, number];
-      expect(b - a).toBeGreaterThanOrEqual(2_950);
+      expect(b - a).toBeGreaterThanOrEqual(3_950);
+      // 5 s, not the 8 s the doubling would take.
       expect(d - b).toBeGreaterThanOrEqual(4_950);
-      expect(d - b).toBeLessThan(5_700);
+      expect(d - b).toBeLessThan(6_500);
     } finally {
       await c.stop();
     }
@@ -331,7 +334,7 @@ describe('DurableConsumer on real Postgres', () => {
     await sleep(50);
     const stopped = performance.now();
     await within(1_000, 'stop during the retry wait', c.stop());
-    expect(performance.now() - stopped).toBeLessThan(500);
+    expect(performance.now() - stopped).toBeLessThan(5_000);
 
     // A prepare that fails because of the abort is not an error.
     await append('stop-abort', 1);
