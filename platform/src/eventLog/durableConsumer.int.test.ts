@@ -3,6 +3,7 @@ import { silentLogger } from '@keelson/service';
 import { Client } from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/db';
+import { sleep, untilTrue as until, within } from '../../../test/support/until';
 import { createDataSource, initializeAndMigrate } from '../data/dataSource';
 import { DurableConsumer, type DurableConsumerOptions } from './durableConsumer';
 import { EventLog } from './eventLog';
@@ -12,26 +13,7 @@ import { EventNotifier } from './notifier';
 jest.setTimeout(60_000);
 
 const log = silentLogger();
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
-
-/** Resolves or rejects with the promise, or rejects naming `what` after `ms`. */
-function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: not settled within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** Polls `check` every 10 ms until it holds, or fails naming `what`. */
-async function until(what: string, check: () => Promise<boolean> | boolean, ms = 5_000): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!(await check())) {
-    if (performance.now() > deadline) throw new Error(`${what}: not reached within ${ms} ms`);
-    await sleep(10);
-  }
-}
 
 type Options = Partial<DurableConsumerOptions> & { name: string; stream: string };
 

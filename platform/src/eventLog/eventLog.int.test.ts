@@ -3,6 +3,7 @@ import { silentLogger } from '@keelson/service';
 import type { DataSource } from 'typeorm';
 import { ZodError } from 'zod';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/db';
+import { settled, sleep, within } from '../../../test/support/until';
 import { createDataSource, initializeAndMigrate, type QueryCounter } from '../data/dataSource';
 import { EventLog } from './eventLog';
 import { EventNotifier } from './notifier';
@@ -11,28 +12,7 @@ import { EventNotifier } from './notifier';
 jest.setTimeout(60_000);
 
 const log = silentLogger();
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
-
-/** Resolves or rejects with the promise, or rejects naming `what` after `ms`. */
-function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: not settled within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** Whether a promise has settled by the next macrotask. */
-async function settled(promise: Promise<unknown>): Promise<boolean> {
-  let done = false;
-  promise.then(
-    () => (done = true),
-    () => (done = true),
-  );
-  await sleep(0);
-  return done;
-}
 
 /** A summary whose diff names the first gap, duplicate or reordering instead of printing 4000 numbers. */
 function sequenceReport(seqs: number[], after: number) {

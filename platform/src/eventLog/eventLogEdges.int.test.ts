@@ -2,6 +2,7 @@ import { encodeCursor, type Caller } from '@keelson/schema';
 import { runAsCaller, silentLogger } from '@keelson/service';
 import type { DataSource } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/db';
+import { within } from '../../../test/support/until';
 import { createDataSource, initializeAndMigrate } from '../data/dataSource';
 import { cursorTableSql, moveCursorsToPlatform, restoreCursorsFromPlatform } from './cursorTables';
 import { appendEvent, EventLog } from './eventLog';
@@ -12,15 +13,6 @@ jest.setTimeout(60_000);
 
 const log = silentLogger();
 const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
-
-/** Resolves or rejects with the promise, or rejects naming `what` after `ms`. */
-function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: not settled within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 describe('EventLog and cursor tables: defaults, options and edges', () => {
   let db: TestDatabase;

@@ -1,12 +1,12 @@
 import { EVENTS_CHANNEL, MeshError, type EventEnvelope } from '@keelson/schema';
 import { metricsRegistry, silentLogger } from '@keelson/service';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/db';
+import { sleep } from '../../../test/support/until';
 import { followStream, type StreamReader } from './followStream';
 import { EventNotifier } from './notifier';
 
 jest.setTimeout(20_000);
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const ev = (stream: string, seq: number) => ({ stream, seq, key: 'k', type: 'T', payload: { seq } }) as unknown as EventEnvelope;
 
 async function lagOf(stream: string): Promise<Array<{ consumer: string; lag: number }>> {

@@ -1,29 +1,10 @@
 import { EVENTS_CHANNEL } from '@keelson/schema';
 import { silentLogger, type Logger } from '@keelson/service';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/db';
+import { settled, sleep, untilTrue as until } from '../../../test/support/until';
 import { EventNotifier, type NotifierWatcher } from './notifier';
 
 jest.setTimeout(20_000);
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-async function settled(promise: Promise<unknown>): Promise<boolean> {
-  let done = false;
-  promise.then(
-    () => (done = true),
-    () => (done = true),
-  );
-  await sleep(20);
-  return done;
-}
-
-async function until(what: string, check: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms`);
-    await sleep(10);
-  }
-}
 
 describe('EventNotifier', () => {
   let db: TestDatabase;
