@@ -1,8 +1,8 @@
 import { encodeCursor, type Caller } from '@keelson/schema';
-import { runAsCaller, silentLogger } from '@keelson/service';
+import { metricsRegistry, runAsCaller, silentLogger } from '@keelson/service';
 import type { DataSource } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/db';
-import { within } from '../../../test/support/until';
+import { untilTrue, within } from '../../../test/support/until';
 import { createDataSource, initializeAndMigrate } from '../data/dataSource';
 import { cursorTableSql, moveCursorsToPlatform, restoreCursorsFromPlatform } from './cursorTables';
 import { appendEvent, EventLog } from './eventLog';
@@ -108,6 +108,43 @@ describe('EventLog and cursor tables: defaults, options and edges', () => {
       } finally {
         await Promise.all([all.return!(), onlyA.return!(), onlyB.return!()]);
       }
+    });
+  });
+
+  describe('tail lag', () => {
+    async function lagOf(stream: string): Promise<{ consumer: string; lag: number }[]> {
+      const { values } = await metricsRegistry().getSingleMetric('keelson_event_log_lag_events')!.get();
+      return values
+        .filter((v) => v.labels.stream === stream)
+        .map((v) => ({ consumer: String(v.labels.consumer), lag: v.value }))
+        .sort((a, b) => a.consumer.localeCompare(b.consumer));
+    }
+
+    /** Until the notifier has heard `stream` committed up to `seq`. */
+    const waitForHead = (stream: string, seq: number) => untilTrue(`head of ${stream} at ${seq}`, () => notifier.headOf(stream) >= seq);
+
+    it("counts a whole-stream tail's lag from the stream's head, a keyed tail's from its page, under '<stream> subscription' or its consumer", async () => {
+      await notifier.ready();
+      await append('lagging', ['a', 'b', 'a', 'b']);
+      await waitForHead('lagging', 4);
+      const whole = events.tail<{ key: string }>('lagging', null);
+      const keyed = events.tail<{ key: string }>('lagging', null, { key: 'a', consumer: 'keyed reader' });
+      try {
+        expect((await whole.next()).value?.seq).toBe(1);
+        expect((await keyed.next()).value?.seq).toBe(1);
+        // Two more commits, heard but not read yet: the head is 6.
+        await append('lagging', ['b', 'b']);
+        await waitForHead('lagging', 6);
+        // Whole stream: head 6 − cursor 1 (its page holds only 3). Keyed: what its page holds and it has
+        // not delivered (seq 3), whatever the head.
+        expect(await lagOf('lagging')).toEqual([
+          { consumer: 'keyed reader', lag: 1 },
+          { consumer: 'lagging subscription', lag: 5 },
+        ]);
+      } finally {
+        await Promise.all([whole.return!(), keyed.return!()]);
+      }
+      expect(await lagOf('lagging')).toEqual([]);
     });
   });
 
