@@ -171,6 +171,18 @@ describe('EventNotifier', () => {
     await until('head after reconnect', () => n.headOf('q') === 4);
   });
 
+  it('a ticket taken before a reconnect counts as changed after it, with no notification since', async () => {
+    const n = make({ reconnectDelayMs: 50 });
+    await n.ready();
+    const before = n.ticket('r');
+    await db.query('SELECT pg_terminate_backend($1)', [n.backendPid!]);
+    await until('listening again', () => n.backendPid !== undefined && n.ticket('r').epoch === before.epoch + 1);
+    // Whatever committed while no LISTEN was active was not told: a waiter from before must re-read.
+    expect(n.ticket('r').version).toBe(before.version);
+    expect(await settled(n.wait(before, new AbortController().signal))).toBe(true);
+    expect(await settled(n.wait(n.ticket('r'), new AbortController().signal))).toBe(false);
+  });
+
   it('stop() during a pending reconnect prevents reconnecting', async () => {
     const app = uniqueApp();
     const n = make({ reconnectDelayMs: 300, applicationName: app });
