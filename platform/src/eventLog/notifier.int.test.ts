@@ -77,12 +77,15 @@ describe('EventNotifier', () => {
   it('start() on an unreachable server warns and retries with a doubling delay', async () => {
     const warns: string[] = [];
     const times: number[] = [];
-    const log = { ...silentLogger(), warn: (_o: unknown, msg: string) => (warns.push(msg), times.push(Date.now())) } as unknown as Logger;
+    const causes: unknown[] = [];
+    const log = { ...silentLogger(), warn: (o: { err?: unknown }, msg: string) => (warns.push(msg), times.push(Date.now()), causes.push(o.err)) } as unknown as Logger;
     const n = make({ url: 'postgres://postgres@127.0.0.1:1/nowhere', reconnectDelayMs: 50, log });
     await n.start();
     expect(warns).toEqual(['event LISTEN failed; retrying']);
     await until('three retries', () => warns.length >= 4);
     expect(warns.slice(1, 4)).toEqual(Array(3).fill('event LISTEN reconnect failed'));
+    // Each warning carries the connect's error (what an operator reads to see why).
+    expect(causes.slice(0, 4)).toEqual(Array(4).fill(expect.objectContaining({ code: 'ECONNREFUSED' })));
     const gaps = times.slice(1, 4).map((t, i) => t - times[i]);
     expect(gaps[0]).toBeGreaterThanOrEqual(45);
     expect(gaps[1]).toBeGreaterThanOrEqual(95);
@@ -150,7 +153,8 @@ describe('EventNotifier', () => {
   });
 
   it('reconnects after its backend is terminated: lost, then listening with a new pid, waking waiters', async () => {
-    const n = make({ reconnectDelayMs: 50 });
+    const warned: [unknown, string][] = [];
+    const n = make({ reconnectDelayMs: 50, log: { ...silentLogger(), warn: (o: { err?: unknown }, msg: string) => warned.push([o.err, msg]) } as unknown as Logger });
     const calls: string[] = [];
     const watcher: NotifierWatcher = { lost: () => calls.push('lost'), listening: () => calls.push('listening') };
     n.watch(watcher);
@@ -163,6 +167,10 @@ describe('EventNotifier', () => {
     expect(n.backendPid).toBeUndefined();
     await until('listening again', () => calls.length >= 3);
     expect(calls).toEqual(['listening', 'lost', 'listening']);
+    // The loss is logged once, with the server's reason when pg reports its error before the socket's
+    // end (57P01: terminated by an administrator), or bare when the end comes first.
+    expect(warned.map(([, msg]) => msg)).toEqual(['event LISTEN connection lost; reconnecting']);
+    expect([undefined, '57P01']).toContain((warned[0]![0] as { code?: string } | undefined)?.code);
     expect(n.backendPid).toBeDefined();
     expect(n.backendPid).not.toBe(pid);
     expect(await settled(w)).toBe(true);
