@@ -283,6 +283,23 @@ describe('cloneProject: over https', () => {
     expect(await snapshotTree(project.rootPath)).toEqual(before);
   });
 
+  it('lets one of two concurrent clones to one name register it; the other is CONFLICT and leaves the clone whole', async () => {
+    const answers = await Promise.all([1, 2].map(() => clone({ url: `${remote.origin}/org/My.Repo.git`, name: 'raced' })));
+    const won = answers.filter((a) => !a.errors);
+    expect(won).toHaveLength(1);
+    expect(answers.filter((a) => a.errors).map((a) => a.errors![0]!.extensions?.code)).toEqual(['CONFLICT']);
+    const dest = join(h.settings.workspaceRoot, 'raced');
+    expect(won[0]!.data!.cloneProject).toMatchObject({ rootPath: dest, headCommit: fixtureHead });
+    expect(readFileSync(join(dest, 'README.md'), 'utf8')).toBe('# My.Repo\n');
+    expect(await gitAsync(dest, h.settings.gitEnv, 'rev-parse', 'HEAD')).toBe(fixtureHead);
+    // The root's lock went with the answers: no pooled connection keeps it.
+    const held = await h.db.query(
+      "SELECT count(*)::int AS n FROM pg_locks l JOIN pg_database d ON d.oid = l.database WHERE l.locktype = 'advisory' AND d.datname = $1",
+      [h.db.name],
+    );
+    expect(held).toEqual([{ n: 0 }]);
+  });
+
   it('takes an explicit name over the derived one', async () => {
     const named = expectData(await clone({ url: `${remote.origin}/org/My.Repo.git`, name: 'renamed' })).cloneProject;
     expect(named).toMatchObject({ name: 'renamed', rootPath: join(h.settings.workspaceRoot, 'renamed'), headCommit: fixtureHead });

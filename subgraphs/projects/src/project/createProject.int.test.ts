@@ -253,6 +253,20 @@ describe('createProject: conflicts', () => {
     await h.expectRejectedUnchanged(() => create({ name: 'aliased', rootPath: alias }), 'CONFLICT');
   });
 
+  it('lets one of two concurrent creates of one root under different names register it; the other is CONFLICT and leaves its repository whole', async () => {
+    for (const [i, made] of [['missing', false], ['empty', true]] as const) {
+      const root = join(scratch(`race-${i}`), 'root');
+      if (made) mkdirSync(root);
+      const answers = await Promise.all([create({ name: `race-${i}-a`, rootPath: root }), create({ name: `race-${i}-b`, rootPath: root })]);
+      const won = answers.filter((a) => !a.errors);
+      const lost = answers.filter((a) => a.errors);
+      expect(won).toHaveLength(1);
+      expect(lost.map((a) => a.errors![0]!.extensions?.code)).toEqual(['CONFLICT']);
+      // The loser never touched the folder: one commit, the winner's .git in place.
+      expectInitialized(root, won[0]!.data!.createProject);
+    }
+  });
+
   it("allows a project nested beneath another project's root", async () => {
     const nested = join(registered.rootPath, 'packages', 'inner');
     const project = await createOk({ name: 'nested', rootPath: nested });

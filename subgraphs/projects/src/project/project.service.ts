@@ -13,6 +13,11 @@ import { appendProjectEvent } from './project.events';
 import { Project } from './project.entity';
 import { cloneProjectArgsSchema, createProjectArgsSchema, projectNameArgSchema } from './project.input';
 
+/** TypeORM's Postgres query runner: released with an error, its connection is closed instead of pooled. */
+interface PooledRunner {
+  releasePostgresConnection(err?: Error): Promise<void>;
+}
+
 /** Postgres unique_violation. */
 const UNIQUE_VIOLATION = '23505';
 
@@ -124,6 +129,41 @@ export class ProjectService {
       ? join(this.deps.settings.workspaceRoot, input.name)
       : this.resolveRootPath(input.rootPath);
     const canonicalRoot = await allowedProjectRoot(root, this.deps.settings.keelsonHome, input.rootPath == null ? 'KEELSON_WORKSPACE' : 'input.rootPath');
+    return this.underRootLock(canonicalRoot, m, () => this.createAt(input, root, canonicalRoot, m));
+  }
+
+  /**
+   * Runs `work` holding the advisory lock of one canonical root, from its conflict check to its
+   * registration: two operations on the same root (a create under another name, a clone of the same
+   * name) take turns, so the second sees the first's row and answers CONFLICT before touching the
+   * folder — a loser's cleanup never removes what the winner made. Inside a transaction the lock is
+   * that transaction's (held until it commits the row); otherwise a connection of its own holds it.
+   */
+  private async underRootLock<T>(canonicalRoot: string, m: EntityManager | undefined, work: () => Promise<T>): Promise<T> {
+    const key = `keelson-project-root:${canonicalRoot}`;
+    if (m) {
+      await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [key]);
+      return work();
+    }
+    const runner = this.deps.dataSource.createQueryRunner();
+    let unlocked = false;
+    try {
+      await runner.connect();
+      await runner.query('SELECT pg_advisory_lock(hashtext($1))', [key]);
+      try {
+        return await work();
+      } finally {
+        // The work's answer stands whether or not the unlock does.
+        unlocked = await runner.query('SELECT pg_advisory_unlock(hashtext($1))', [key]).then(() => true, () => false);
+      }
+    } finally {
+      // A connection that may still hold the lock is closed, not pooled: its session's locks end with it.
+      if (unlocked) await runner.release();
+      else await (runner as unknown as PooledRunner).releasePostgresConnection(new Error('project root lock not released'));
+    }
+  }
+
+  private async createAt(input: z.output<typeof createProjectArgsSchema>, root: string, canonicalRoot: string, m?: EntityManager): Promise<Project> {
     await this.assertNoConflict(input.name, canonicalRoot, m);
 
     const state = await inspectTarget(root);
@@ -203,6 +243,11 @@ export class ProjectService {
     const workspaceRoot = this.deps.settings.workspaceRoot;
     const dest = join(workspaceRoot, name);
     const canonicalRoot = await allowedProjectRoot(dest, this.deps.settings.keelsonHome, 'KEELSON_WORKSPACE');
+    return this.underRootLock(canonicalRoot, undefined, () => this.cloneInto(url, shown, name, dest, canonicalRoot));
+  }
+
+  private async cloneInto(url: ReturnType<typeof parseCloneUrl>, shown: string, name: string, dest: string, canonicalRoot: string): Promise<Project> {
+    const workspaceRoot = this.deps.settings.workspaceRoot;
     await this.assertNoConflict(name, canonicalRoot);
     if (await exists(dest)) {
       throw new MeshError('CONFLICT', `clone destination ${dest} already exists; cloning never writes into an existing path`);
