@@ -3,23 +3,19 @@
  *
  * Pass = zero errors, no subscriber gap/repeat/reorder, and every resource flat over the last two
  * thirds of the run: the first and the last quarter of that window are compared, and the growth may be
- * at most max(5%, the resource's floor). A level is the median of a quarter's samples; the heap is
- * judged by its troughs instead (the minimum of each quarter, i.e. what is left after a GC), because a
- * raw heap sample is mostly garbage not yet collected.
+ * at most max(5%, the resource's floor). A level is the median of a quarter's samples; the heap's is the
+ * minimum, and its samples are what the process held live after its last full garbage collection
+ * (`keelson_heap_live_bytes`, from V8's GC profile), not a raw heap sample: a raw sample is mostly
+ * garbage not yet collected, and even the minimum of raw samples wandered 163–176 MB in the mesh over
+ * a healthy run (it once failed a 5-minute CI run at +8.7 MB), while the live heap of the same process
+ * moved 160.5 → 163.5 MB over ten minutes, and ≤ 0.5 MB between two samples after warm-up.
  *
  * Floors are what a healthy process moves by without leaking: 3 handles (a socket or timer coming and
  * going), 5 fds, 2 Postgres connections (the pool grows to its working size), 25 events of lag (one
  * burst of load caught mid-flight), 64 MB of RSS (npm start runs with --max-semi-space-size=64: V8
  * commits and releases young-generation space in steps that size; a 5-minute run saw the mesh's RSS
- * fall 713 → 522 MB in its first 85 s and climb back to 604 MB while its heap troughs stayed within
- * 163–173 MB), and
- * 8 MB of heap troughs. The heap floor's figures: a 5-minute run in CI once saw the gateway's troughs
- * go 87.5 → 92.9 MB (+5.4 MB, +6.1%) over its last two thirds, which 5% alone fails; on this 2-core
- * machine (shared, loaded) a 5-minute run measured the gateway 88.7 → 88.1 MB and the mesh 180.3 →
- * 162.9 MB (falling after its start-up garbage), so +5.4 MB is a warm-up step of a process under
- * 100 MB (its operation and plan caches filling), not a steady climb. 8 MB allows that one step with
- * room; a leak that grows with the load keeps climbing, which the 30-minute run shows. The 12-minute run
- * that would show the plateau directly is still to be made.
+ * fall 713 → 522 MB in its first 85 s and climb back to 604 MB), and 8 MB of live heap (a process under
+ * 100 MB, the gateway, fills its operation and plan caches by a few MB after warm-up; 5% of it is less).
  */
 
 /** One resource's samples: seconds since the start and the value. */

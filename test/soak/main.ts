@@ -28,18 +28,13 @@ function minutesArg(argv: string[]): number {
 
 const mb = (b: number | undefined) => (b === undefined ? '-' : (b / 1024 / 1024).toFixed(1));
 
-/** The table of the latest sample; the heap column is the trough (minimum) of the last 30 s's samples. */
+/** The table of the latest sample; the heap column is what was live after the process's last full GC. */
 function table(samples: Sample[], stats: LoadStats): string {
   const sample = samples.at(-1)!;
-  const recent = samples.filter((x) => x.t > sample.t - 30);
-  const trough = (name: string) => {
-    const heaps = recent.flatMap((x) => (x.processes[name]?.heap === undefined ? [] : [x.processes[name]!.heap!]));
-    return heaps.length ? Math.min(...heaps) : undefined;
-  };
-  const rows = [`t=${sample.t.toFixed(0)}s  cursor lag ${sample.cursorLag}  live-tail lag ${sample.tailLag}`, 'process   cpu%   rss MB  heap MB (30 s trough)  handles  fds  pg'];
+  const rows = [`t=${sample.t.toFixed(0)}s  cursor lag ${sample.cursorLag}  live-tail lag ${sample.tailLag}`, 'process   cpu%   rss MB  heap MB (live after full GC)  handles  fds  pg'];
   for (const [name, p] of Object.entries(sample.processes)) {
     rows.push(
-      `${name.padEnd(9)} ${p.cpu.toFixed(1).padStart(5)} ${mb(p.rss).padStart(8)} ${mb(trough(name)).padStart(22)} ${String(p.handles ?? '-').padStart(8)} ${String(p.fds).padStart(4)} ${String(p.pg).padStart(3)}`,
+      `${name.padEnd(9)} ${p.cpu.toFixed(1).padStart(5)} ${mb(p.rss).padStart(8)} ${mb(p.heap).padStart(29)} ${String(p.handles ?? '-').padStart(8)} ${String(p.fds).padStart(4)} ${String(p.pg).padStart(3)}`,
     );
   }
   rows.push('operation           count   p50 ms   p99 ms');

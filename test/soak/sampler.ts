@@ -9,6 +9,7 @@ export interface ProcessSample {
   rss: number;
   fds: number;
   pg: number;
+  /** The heap live after the last full garbage collection (`keelson_heap_live_bytes`), once one has run. */
   heap?: number;
   handles?: number;
 }
@@ -120,7 +121,7 @@ export async function startSampler(opts: { databaseUrl: string; databaseName: st
           rss,
           fds: fd.fds,
           pg: pgInodes.filter((i) => fd.sockets.has(i)).length,
-          ...(m ? { heap: metric(m, 'nodejs_heap_size_used_bytes', 'sum'), handles: metric(m, 'nodejs_active_handles', 'sum') } : {}),
+          ...(m ? { heap: metric(m, 'keelson_heap_live_bytes', 'sum') || undefined, handles: metric(m, 'nodejs_active_handles', 'sum') } : {}),
         };
       }
       const sample: Sample = {
