@@ -129,7 +129,8 @@ export class EventLog {
    * page is copied per tail; its events are shared and must not be mutated.
    */
   private sharedRead<P>(stream: string, after: number, key: string | undefined, ticket: Ticket): Promise<EventEnvelope<P>[]> {
-    const id = `${stream}\u0000${key ?? ''}\u0000${after}\u0000${ticket.version}\u0000${ticket.epoch}`;
+    // No key and the empty key are different reads (the whole stream, and the events keyed '').
+    const id = JSON.stringify([stream, key ?? null, after, ticket.version, ticket.epoch]);
     let page = this.reading.get(id);
     if (!page) {
       page = this.read(stream, after, { key }).finally(() => this.reading.delete(id));

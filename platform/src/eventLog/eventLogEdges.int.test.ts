@@ -109,6 +109,25 @@ describe('EventLog and cursor tables: defaults, options and edges', () => {
         await Promise.all([all.return!(), onlyA.return!(), onlyB.return!()]);
       }
     });
+
+    it('does not share a read between a whole-stream tail and a tail of the empty key', async () => {
+      await append('empty-key-tails', ['x']);
+      const start = encodeCursor(1);
+      const all = events.tail<{ key: string }>('empty-key-tails', start);
+      const onlyEmpty = events.tail<{ key: string }>('empty-key-tails', start, { key: '' });
+      try {
+        const next = [all.next(), onlyEmpty.next()];
+        await new Promise((r) => setTimeout(r, 100));
+        await append('empty-key-tails', ['b', '']);
+        const got = await within(5_000, 'tails', Promise.all(next));
+        expect(got.map((r) => [r.value?.key, r.value?.seq])).toEqual([
+          ['b', 2],
+          ['', 3],
+        ]);
+      } finally {
+        await Promise.all([all.return!(), onlyEmpty.return!()]);
+      }
+    });
   });
 
   describe('tail lag', () => {
