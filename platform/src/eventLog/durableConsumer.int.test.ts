@@ -2,9 +2,10 @@ import type { EventEnvelope } from '@keelson/schema';
 import { silentLogger } from '@keelson/service';
 import { Client } from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
-import { createTestDatabase, type TestDatabase } from '../../../test/support/db';
+import type { TestDatabase } from '../../../test/support/db';
+import { openEventLogFixture, range, type EventLogFixture } from '../../../test/support/eventLogFixture';
 import { sleep, untilTrue as until, within } from '../../../test/support/until';
-import { createDataSource, initializeAndMigrate } from '../data/dataSource';
+import { createDataSource } from '../data/dataSource';
 import { DurableConsumer, type DurableConsumerOptions } from './durableConsumer';
 import { EventLog } from './eventLog';
 import { EventNotifier } from './notifier';
@@ -13,7 +14,6 @@ import { EventNotifier } from './notifier';
 jest.setTimeout(60_000);
 
 const log = silentLogger();
-const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
 
 type Options = Partial<DurableConsumerOptions> & { name: string; stream: string };
 
@@ -22,6 +22,7 @@ describe('DurableConsumer on real Postgres', () => {
   let dataSource: DataSource;
   let notifier: EventNotifier;
   let events: EventLog;
+  let fixture: EventLogFixture | undefined;
 
   /** Records every batch `prepare` saw and stores one row per applied event; failures and pauses on demand. */
   class Recorder extends DurableConsumer<EventEnvelope[]> {
@@ -64,19 +65,12 @@ describe('DurableConsumer on real Postgres', () => {
   }
 
   beforeAll(async () => {
-    db = await createTestDatabase('keelson_consumer');
-    ({ dataSource } = createDataSource({ url: db.url, entities: [], migrations: [], migrationsTableName: 'consumer_test_migrations', log, poolSize: 12 }));
-    await initializeAndMigrate(dataSource);
+    fixture = await openEventLogFixture('consumer', 12, log);
+    ({ db, dataSource, notifier, events } = fixture);
     await dataSource.query('CREATE TABLE applied (consumer text NOT NULL, stream text NOT NULL, seq bigint NOT NULL, replica text NOT NULL)');
-    notifier = new EventNotifier({ url: db.url, log });
-    events = new EventLog(dataSource, notifier);
   });
 
-  afterAll(async () => {
-    await notifier?.stop();
-    await dataSource?.destroy();
-    await db?.drop();
-  });
+  afterAll(() => fixture?.close());
 
   /** Appends `n` events to `stream` in one transaction. */
   async function append(stream: string, n: number): Promise<void> {

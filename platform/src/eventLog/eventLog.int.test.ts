@@ -2,9 +2,10 @@ import { decodeCursor, encodeCursor, type EventEnvelope } from '@keelson/schema'
 import { silentLogger } from '@keelson/service';
 import type { DataSource } from 'typeorm';
 import { ZodError } from 'zod';
-import { createTestDatabase, type TestDatabase } from '../../../test/support/db';
+import type { TestDatabase } from '../../../test/support/db';
+import { openEventLogFixture, range, type EventLogFixture } from '../../../test/support/eventLogFixture';
 import { settled, sleep, within } from '../../../test/support/until';
-import { createDataSource, initializeAndMigrate, type QueryCounter } from '../data/dataSource';
+import { createDataSource, type QueryCounter } from '../data/dataSource';
 import { EventLog } from './eventLog';
 import { EventNotifier } from './notifier';
 
@@ -12,7 +13,6 @@ import { EventNotifier } from './notifier';
 jest.setTimeout(60_000);
 
 const log = silentLogger();
-const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
 
 /** A summary whose diff names the first gap, duplicate or reordering instead of printing 4000 numbers. */
 function sequenceReport(seqs: number[], after: number) {
@@ -54,28 +54,15 @@ describe('EventLog on real Postgres', () => {
   let queries: QueryCounter;
   let notifier: EventNotifier;
   let events: EventLog;
+  let fixture: EventLogFixture | undefined;
 
   beforeAll(async () => {
-    db = await createTestDatabase('keelson_eventlog');
     // Room for 8 writers (7 of them parked on the stream's row lock) plus the readers' queries.
-    ({ dataSource, queries } = createDataSource({
-      url: db.url,
-      entities: [],
-      migrations: [],
-      migrationsTableName: 'eventlog_test_migrations',
-      log,
-      poolSize: 16,
-    }));
-    await initializeAndMigrate(dataSource);
-    notifier = new EventNotifier({ url: db.url, log });
-    events = new EventLog(dataSource, notifier);
+    fixture = await openEventLogFixture('eventlog', 16, log);
+    ({ db, dataSource, queries, notifier, events } = fixture);
   });
 
-  afterAll(async () => {
-    await notifier?.stop();
-    await dataSource?.destroy();
-    await db?.drop();
-  });
+  afterAll(() => fixture?.close());
 
   /** One event in its own transaction, optionally holding the transaction open after the append. */
   function appendOne(stream: string, key: string, payload: unknown, holdMs = 0): Promise<EventEnvelope> {

@@ -1,9 +1,8 @@
 import { encodeCursor, type Caller } from '@keelson/schema';
 import { metricsRegistry, runAsCaller, silentLogger } from '@keelson/service';
 import type { DataSource } from 'typeorm';
-import { createTestDatabase, type TestDatabase } from '../../../test/support/db';
+import { openEventLogFixture, range, type EventLogFixture } from '../../../test/support/eventLogFixture';
 import { untilTrue, within } from '../../../test/support/until';
-import { createDataSource, initializeAndMigrate } from '../data/dataSource';
 import { cursorTableSql, moveCursorsToPlatform, restoreCursorsFromPlatform } from './cursorTables';
 import { appendEvent, EventLog } from './eventLog';
 import { EventNotifier } from './notifier';
@@ -12,27 +11,19 @@ import { EventNotifier } from './notifier';
 jest.setTimeout(60_000);
 
 const log = silentLogger();
-const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
 
 describe('EventLog and cursor tables: defaults, options and edges', () => {
-  let db: TestDatabase;
   let dataSource: DataSource;
   let notifier: EventNotifier;
   let events: EventLog;
+  let fixture: EventLogFixture | undefined;
 
   beforeAll(async () => {
-    db = await createTestDatabase('keelson_eventlog_edges');
-    ({ dataSource } = createDataSource({ url: db.url, entities: [], migrations: [], migrationsTableName: 'edges_test_migrations', log, poolSize: 6 }));
-    await initializeAndMigrate(dataSource);
-    notifier = new EventNotifier({ url: db.url, log });
-    events = new EventLog(dataSource, notifier);
+    fixture = await openEventLogFixture('eventlog_edges', 6, log);
+    ({ dataSource, notifier, events } = fixture);
   });
 
-  afterAll(async () => {
-    await notifier?.stop();
-    await dataSource?.destroy();
-    await db?.drop();
-  });
+  afterAll(() => fixture?.close());
 
   async function append(stream: string, keys: string[]): Promise<void> {
     await dataSource.transaction(async (m) => {
