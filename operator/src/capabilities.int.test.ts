@@ -1,21 +1,16 @@
-import { openDomainState, type DomainState } from '@keelson/platform';
+import type { DomainState } from '@keelson/platform';
 import { streams, type CapabilityChangePayload } from '@keelson/schema';
 import { silentLogger } from '@keelson/service';
-import { createTestDatabase, type TestDatabase } from '../../test/support/db';
+import { openTestDomainState } from '../../test/support/domainState';
 import { CapabilityWatcher, type CapabilityObservation } from './capabilities';
 
 describe('CapabilityWatcher on real Postgres', () => {
-  let db: TestDatabase;
   let state: DomainState;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    state = await openDomainState({ url: db.url, entities: [], migrations: [], migrationsTableName: 'operator_test_migrations', log: silentLogger() });
+    state = await openTestDomainState([], 'operator_test_migrations');
   });
-  afterAll(async () => {
-    await state?.close();
-    await db?.drop();
-  });
+  afterAll(() => state?.close());
 
   const said = async (prefix: string) =>
     ((await state.dataSource.query('SELECT key, payload FROM events WHERE stream = $1 AND key LIKE $2 ORDER BY seq', [streams.capabilities, `${prefix}%`])) as {

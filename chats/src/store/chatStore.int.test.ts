@@ -1,26 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import { openDomainState, type DomainState } from '@keelson/platform';
+import type { DomainState } from '@keelson/platform';
 import { streams } from '@keelson/schema';
-import { silentLogger } from '@keelson/service';
-import { createTestDatabase, type TestDatabase } from '../../../test/support/db';
+import { openTestDomainState } from '../../../test/support/domainState';
 import { ChatStore } from './chatStore';
 import { chatMigrations, CHAT_MIGRATIONS_TABLE } from './migrations';
 
 /** The chat tables and their events on real Postgres: one turn at a time, each write once. */
 describe('ChatStore', () => {
-  let db: TestDatabase;
   let state: DomainState;
   let store: ChatStore;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    state = await openDomainState({ url: db.url, entities: [], migrations: chatMigrations, migrationsTableName: CHAT_MIGRATIONS_TABLE, log: silentLogger() });
+    state = await openTestDomainState(chatMigrations, CHAT_MIGRATIONS_TABLE);
     store = new ChatStore(state.dataSource, state.events);
   });
-  afterAll(async () => {
-    await state?.close();
-    await db?.drop();
-  });
+  afterAll(() => state?.close());
 
   async function newChat(): Promise<string> {
     const id = randomUUID();

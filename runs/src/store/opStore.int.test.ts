@@ -1,26 +1,20 @@
-import { openDomainState, type DomainState } from '@keelson/platform';
+import type { DomainState } from '@keelson/platform';
 import { randomUUID } from 'node:crypto';
 import { runLimits, streams } from '@keelson/schema';
-import { silentLogger } from '@keelson/service';
-import { createTestDatabase, type TestDatabase } from '../../../test/support/db';
+import { openTestDomainState } from '../../../test/support/domainState';
 import { RUNS_MIGRATIONS_TABLE, runsMigrations } from '../migrations';
 import { OpStore, type NewOp } from './opStore';
 
 /** OpStore on real Postgres: the op's row and the `ops` frames each call commits, once where it says once. */
 describe('OpStore', () => {
-  let db: TestDatabase;
   let state: DomainState;
   let store: OpStore;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    state = await openDomainState({ url: db.url, entities: [], migrations: runsMigrations, migrationsTableName: RUNS_MIGRATIONS_TABLE, log: silentLogger() });
+    state = await openTestDomainState(runsMigrations, RUNS_MIGRATIONS_TABLE);
     store = new OpStore(state.dataSource, state.events);
   });
-  afterAll(async () => {
-    await state?.close();
-    await db?.drop();
-  });
+  afterAll(() => state?.close());
 
   const sql = <T>(text: string, params: unknown[] = []) => state.dataSource.query(text, params) as Promise<T[]>;
   const frames = (opId: string) =>

@@ -1,30 +1,24 @@
-import { openDomainState, type DomainState } from '@keelson/platform';
+import type { DomainState } from '@keelson/platform';
 import { randomUUID } from 'node:crypto';
 import { ApprovalReader } from '@keelson/operator';
 import { POLICY_APPROVAL_WORKFLOW, streams } from '@keelson/schema';
-import { silentLogger } from '@keelson/service';
-import { createTestDatabase, type TestDatabase } from '../../../test/support/db';
+import { openTestDomainState } from '../../../test/support/domainState';
 import { definitionOf, registerRun } from '../../../test/support/registerRun';
 import { RUNS_MIGRATIONS_TABLE, runsMigrations } from '../migrations';
 import { RunStore } from './runStore';
 
 /** The inbox rows RunStore writes in a gate's own transitions, on real Postgres. */
 describe('run gates in the approval inbox', () => {
-  let db: TestDatabase;
   let state: DomainState;
   let store: RunStore;
   let reader: ApprovalReader;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    state = await openDomainState({ url: db.url, entities: [], migrations: runsMigrations, migrationsTableName: RUNS_MIGRATIONS_TABLE, log: silentLogger() });
+    state = await openTestDomainState(runsMigrations, RUNS_MIGRATIONS_TABLE);
     store = new RunStore(state.dataSource, state.events);
     reader = new ApprovalReader(state.dataSource);
   });
-  afterAll(async () => {
-    await state?.close();
-    await db?.drop();
-  });
+  afterAll(() => state?.close());
 
   async function gatedRun(workflowName: string): Promise<string> {
     const { id } = await registerRun(store, definitionOf({ name: workflowName, nodes: [{ id: 'approve', type: 'approval', prompt: 'May it?' }] }), { cwd: '/tmp' });

@@ -1,9 +1,8 @@
-import { openDomainState, type DomainState } from '@keelson/platform';
+import type { DomainState } from '@keelson/platform';
 import { randomUUID } from 'node:crypto';
 import { ApprovalReader } from '@keelson/operator';
 import { streams, WHEN_VALUE_CHARS, type Caller } from '@keelson/schema';
-import { silentLogger } from '@keelson/service';
-import { createTestDatabase, type TestDatabase } from '../../../test/support/db';
+import { openTestDomainState } from '../../../test/support/domainState';
 import { definitionOf, registerRun } from '../../../test/support/registerRun';
 import { RUNS_MIGRATIONS_TABLE, runsMigrations } from '../migrations';
 import { RunStore } from './runStore';
@@ -13,19 +12,14 @@ import { RunStore } from './runStore';
  * them, and that a repeated or refused transition writes neither.
  */
 describe('RunStore', () => {
-  let db: TestDatabase;
   let state: DomainState;
   let store: RunStore;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    state = await openDomainState({ url: db.url, entities: [], migrations: runsMigrations, migrationsTableName: RUNS_MIGRATIONS_TABLE, log: silentLogger() });
+    state = await openTestDomainState(runsMigrations, RUNS_MIGRATIONS_TABLE);
     store = new RunStore(state.dataSource, state.events);
   });
-  afterAll(async () => {
-    await state?.close();
-    await db?.drop();
-  });
+  afterAll(() => state?.close());
 
   const sql = <T>(text: string, params: unknown[] = []) => state.dataSource.query(text, params) as Promise<T[]>;
 
