@@ -30,6 +30,8 @@ export class AssertionKey {
   private readonly secret: Uint8Array;
   private readonly signed = new Map<string, Signed>();
   private readonly verified = new Map<string, { caller: Caller; expiresAt: number }>();
+  /** When expired entries are next dropped from both caches (seconds since the epoch). */
+  private nextSweepAt = 0;
 
   constructor(secret: string | Uint8Array) {
     this.secret = typeof secret === 'string' ? new TextEncoder().encode(secret) : secret;
@@ -56,9 +58,27 @@ export class AssertionKey {
       .setIssuedAt(now)
       .setExpirationTime(expiresAt)
       .sign(this.secret);
+    this.sweep(now);
     if (this.signed.size > VERIFIED_CACHE_MAX) this.signed.clear();
     this.signed.set(cacheKey, { token, expiresAt });
     return token;
+  }
+
+  /** How many signed and verified assertions are remembered now (tests, diagnostics). */
+  cacheSizes(): { signed: number; verified: number } {
+    return { signed: this.signed.size, verified: this.verified.size };
+  }
+
+  /**
+   * Drops expired entries from both caches, at most once per assertion lifetime: a process that runs
+   * for days keeps only the assertions still valid (each signer makes a new one every minute or so),
+   * not every one it ever saw up to the caches' bound.
+   */
+  private sweep(now: number): void {
+    if (now < this.nextSweepAt) return;
+    this.nextSweepAt = now + LIFETIME_S;
+    for (const [k, v] of this.verified) if (v.expiresAt <= now) this.verified.delete(k);
+    for (const [k, v] of this.signed) if (v.expiresAt <= now) this.signed.delete(k);
   }
 
   /**
@@ -83,6 +103,7 @@ export class AssertionKey {
       ...(typeof payload.tid === 'string' ? { tokenId: payload.tid } : {}),
     });
     if (!parsed.success) throw new MeshError('UNAUTHENTICATED', 'the caller assertion does not name a caller');
+    this.sweep(now);
     if (this.verified.size >= VERIFIED_CACHE_MAX) {
       for (const [k, v] of this.verified) if (v.expiresAt <= now) this.verified.delete(k);
       if (this.verified.size >= VERIFIED_CACHE_MAX) this.verified.clear();
