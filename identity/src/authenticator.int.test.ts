@@ -151,20 +151,28 @@ describe('TokenStore', () => {
   });
 
   it('remembers a verified token for a few seconds (a revocation elsewhere is seen once forgotten) and records its use', async () => {
+    // A process that does not follow the identity stream (no revocation listener): `identity` here
+    // follows it since an earlier test, and would forget the token as soon as the revocation's
+    // notification arrived — a race with the read below.
+    const unfollowed = await openIdentity({ databaseUrl: db.url, log: silentLogger() });
     const { token, record } = await identity.tokens.create({ name: 'cached', scopes: ['read'] }, admin);
-    await identity.tokens.authenticate(token);
-    await withJwt.tokens.revoke(record.id, admin);
-    // Within the cache window this process still knows the token; forgetting it (as the identity stream does) ends that.
-    await expect(identity.tokens.authenticate(token)).resolves.toMatchObject({ tokenId: record.id });
-    identity.tokens.forget(record.id);
-    await expect(identity.tokens.authenticate(token)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
-    const deadline = Date.now() + 5_000;
-    let used: Date | null = null;
-    while (!used && Date.now() < deadline) {
-      used = (await identity.tokens.byId(record.id))!.lastUsedAt;
-      if (!used) await new Promise((r) => setTimeout(r, 50));
+    try {
+      await unfollowed.tokens.authenticate(token);
+      await withJwt.tokens.revoke(record.id, admin);
+      // Within the cache window this process still knows the token; forgetting it (as the identity stream does) ends that.
+      await expect(unfollowed.tokens.authenticate(token)).resolves.toMatchObject({ tokenId: record.id });
+      unfollowed.tokens.forget(record.id);
+      await expect(unfollowed.tokens.authenticate(token)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+      const deadline = Date.now() + 5_000;
+      let used: Date | null = null;
+      while (!used && Date.now() < deadline) {
+        used = (await identity.tokens.byId(record.id))!.lastUsedAt;
+        if (!used) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(used).toBeInstanceOf(Date);
+    } finally {
+      await unfollowed.close();
     }
-    expect(used).toBeInstanceOf(Date);
   });
 });
 
