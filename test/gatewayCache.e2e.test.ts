@@ -33,9 +33,11 @@ const OPERATIONS = 2_400;
 const MAX_MS = 40_000;
 const READ =
   'query Read($f: Int) { projects { id name trusted runs(first: $f) { edges { node { id status nodes { id attempt } } } } } }';
+/** The same without `trusted`: its project list is not one a trust change drops. */
+const READ_NAMES = 'query ReadNames($f: Int) { projects { id name runs(first: $f) { edges { node { id status nodes { id attempt } } } } } }';
 
 interface ReadAnswer {
-  projects: { id: string; name: string; trusted: boolean; runs: { edges: { node: { id: string; status: string; nodes: { id: string; attempt: number }[] } }[] } }[];
+  projects: { id: string; name: string; trusted?: boolean; runs: { edges: { node: { id: string; status: string; nodes: { id: string; attempt: number }[] } }[] } }[];
 }
 
 /** One version of a variable: its value, from the start of the write that made it (the earliest it could commit). */
@@ -48,6 +50,8 @@ interface Version {
 
 interface Read {
   gateway: 'cached' | 'direct';
+  /** Whether it selected `trusted` (READ) or not (READ_NAMES). */
+  trust: boolean;
   start: number;
   end: number;
   values: Map<string, string>;
@@ -85,7 +89,7 @@ class History {
 function valuesOf(answer: ReadAnswer): Map<string, string> {
   const values = new Map<string, string>();
   for (const p of answer.projects) {
-    values.set(`trust:${p.id}`, String(p.trusted));
+    if (p.trusted !== undefined) values.set(`trust:${p.id}`, String(p.trusted));
     for (const { node: run } of p.runs.edges) for (const n of run.nodes) values.set(`attempt:${run.id}:${n.id}`, String(n.attempt));
   }
   return values;
@@ -185,10 +189,11 @@ describe('the gateway entity cache against the event log', () => {
 
     const read = async (gateway: Read['gateway'], credentials: Credentials) => {
       const variables = { f: Math.random() < 0.5 ? 10 : 20 };
+      const trust = Math.random() < 0.5;
       const send = async (url: string) => {
         const start = performance.now();
-        const answer = await gqlData<ReadAnswer>(url, READ, variables, { auth: credentials });
-        reads.push({ gateway, start, end: performance.now(), values: valuesOf(answer) });
+        const answer = await gqlData<ReadAnswer>(url, trust ? READ : READ_NAMES, variables, { auth: credentials });
+        reads.push({ gateway, trust, start, end: performance.now(), values: valuesOf(answer) });
       };
       if (gateway === 'cached') await onCached(send);
       else await send(mesh.gatewayUrl);
@@ -214,7 +219,7 @@ describe('the gateway entity cache against the event log', () => {
           const start = performance.now();
           const answer = await gqlData<ReadAnswer>(url, READ, { f: 10 }, { auth: admin });
           const values = valuesOf(answer);
-          reads.push({ gateway: 'cached', start, end: performance.now(), values });
+          reads.push({ gateway: 'cached', trust: true, start, end: performance.now(), values });
           if (values.get(variable) !== String(next)) ownReadFailures.push(`${variable}: wrote ${next}, read back ${values.get(variable)}`);
         });
         await new Promise((r) => setTimeout(r, 5 + Math.random() * 20));
@@ -297,6 +302,7 @@ describe('the gateway entity cache against the event log', () => {
     const violations: string[] = [];
     for (const r of reads) {
       for (const variable of history.versions.keys()) {
+        if (!r.trust && variable.startsWith('trust:')) continue;
         const value = r.values.get(variable);
         if (value === undefined) violations.push(`${r.gateway} read at ${r.start.toFixed(1)}: ${variable} missing`);
         else if (!history.admits(variable, value, r.start, r.end, delta)) {
@@ -325,6 +331,26 @@ describe('the gateway entity cache against the event log', () => {
     expect(await counter('keelson_gateway_cache_invalidations_total', { cause: 'mutation' })).toBeGreaterThan(before.mutation);
     expect(await counter('keelson_gateway_cache_invalidations_total', { cause: 'listener' })).toBeGreaterThan(before.listener);
   }, 90_000);
+
+  it('keeps, across a trust change, the project list of a read that does not select trust, and drops the one that does', async () => {
+    const misses = () => counter('keelson_gateway_cache_misses_total', { subgraph: 'projects' });
+    const hits = () => counter('keelson_gateway_cache_hits_total', { subgraph: 'projects' });
+    const project = projects[0]!;
+    const trustOf = (answer: ReadAnswer) => answer.projects.find((p) => p.id === project.id)!.trusted;
+    // Both lists cached (no writes now).
+    await gqlData(cached!.url, READ_NAMES, { f: 3 }, { auth: admin });
+    const was = trustOf(await gqlData<ReadAnswer>(cached!.url, READ, { f: 3 }, { auth: admin }));
+    const before = { misses: await misses(), hits: await hits() };
+    const head = cached!.cache!.seen('projects');
+    await gqlData(cached!.url, 'mutation ($id: ID!, $t: Boolean!) { setProjectTrust(projectId: $id, trusted: $t) { id } }', { id: project.id, t: !was }, { auth: admin });
+    // Its own NOTIFY arrives too (after the mutation's own drop): neither drops the names list.
+    await until('the trust change notified', () => cached!.cache!.seen('projects'), (seq) => seq > head);
+    await gqlData(cached!.url, READ_NAMES, { f: 3 }, { auth: admin });
+    expect(await misses()).toBe(before.misses);
+    expect(await hits()).toBe(before.hits + 1);
+    expect(trustOf(await gqlData<ReadAnswer>(cached!.url, READ, { f: 3 }, { auth: admin }))).toBe(!was);
+    expect(await misses()).toBe(before.misses + 1);
+  });
 
   it('never answers one caller with what another caller fetched', async () => {
     const variables = { f: 7 };

@@ -1,4 +1,21 @@
+import type { ProjectEventType } from '@keelson/schema';
 import { getNamedType, getOperationAST, parse, TypeInfo, visit, visitWithTypeInfo, type GraphQLSchema } from 'graphql';
+
+/** What `setProjectTrust` and its PROJECT_TRUSTED / PROJECT_UNTRUSTED events change: the row's `trusted` and `trusted_workflows`. */
+const TRUST_FIELDS = ['Project.trusted', 'Project.trustedWorkflowsDigest'] as const;
+
+export interface SubgraphCachePolicy {
+  /** The streams whose events drop this subgraph's entries. */
+  streams: readonly string[];
+  /** The fields (`Type.field`) a cacheable fetch may select. */
+  fields: ReadonlySet<string>;
+  /**
+   * Per stream, per event type: the listed fields an event of that type may change (none: it changes
+   * nothing cached). Only entries selecting one of them drop. A type not listed here — or a
+   * notification that names no type — may change anything: every entry of the subgraph drops.
+   */
+  changes?: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>>;
+}
 
 /**
  * What the gateway's entity cache may keep: per subgraph, the fields (`Type.field`) whose every
@@ -14,10 +31,23 @@ import { getNamedType, getOperationAST, parse, TypeInfo, visit, visitWithTypeInf
  * `EVENTED_MUTATIONS`) and `setCwd`/`setCheckout`/`recordPrompt` (so `cwd`, `checkout` and
  * `prompt` are not listed).
  */
-export const CACHEABLE: Readonly<Record<string, { streams: readonly string[]; fields: ReadonlySet<string> }>> = {
+export const CACHEABLE: Readonly<Record<string, SubgraphCachePolicy>> = {
   projects: {
     streams: ['projects'],
     fields: new Set(['Query.projects', 'Query.project', 'Query._entities', ...['id', 'name', 'rootPath', 'createdAt', 'trusted', 'trustedWorkflowsDigest'].map((f) => `Project.${f}`)]),
+    // Audited (2026-12): trust changes write `trusted`/`trusted_workflows` of one row; leases and
+    // locks are rows of their own tables (no listed field reads them). PROJECT_CREATED/CLONED add a
+    // row (every list changes): not listed, so they drop everything.
+    changes: {
+      projects: {
+        PROJECT_TRUSTED: TRUST_FIELDS,
+        PROJECT_UNTRUSTED: TRUST_FIELDS,
+        WORKSPACE_ACQUIRED: [],
+        WORKSPACE_RELEASED: [],
+        MUTATION_LOCK_ACQUIRED: [],
+        MUTATION_LOCK_RELEASED: [],
+      } satisfies Partial<Record<ProjectEventType, readonly string[]>>,
+    },
   },
   runs: {
     streams: ['runs'],
@@ -38,16 +68,28 @@ export const CACHEABLE: Readonly<Record<string, { streams: readonly string[]; fi
 };
 
 /**
- * Mutations (root fields) whose every write is in a transaction that appends its event: while one
- * is in flight cached answers keep being served (its commit's NOTIFY drops them), and when it
- * answers its subgraph's entries are dropped (read-your-writes before the NOTIFY arrives). Any
- * other mutation stops every cached answer while it is in flight and drops them all when it answers:
- * it may write without an event (a run's rows before its `RUN_STARTED`) or in another subgraph's tables.
+ * Mutations (root fields) whose every write is in a transaction that appends its event, with the
+ * listed fields each may change (the same as its events'): while one is in flight cached answers
+ * keep being served (its commit's NOTIFY drops them), and when it answers the entries selecting
+ * those fields are dropped (read-your-writes before the NOTIFY arrives). Any other mutation stops
+ * every cached answer while it is in flight and drops them all when it answers: it may write without
+ * an event (a run's rows before its `RUN_STARTED`) or in another subgraph's tables.
  */
-export const EVENTED_MUTATIONS: ReadonlySet<string> = new Set(['setProjectTrust', 'acquireMutationLock', 'releaseMutationLock']);
+export const EVENTED_MUTATIONS: Readonly<Record<string, readonly string[]>> = {
+  setProjectTrust: TRUST_FIELDS,
+  acquireMutationLock: [],
+  releaseMutationLock: [],
+};
 
-/** How one subgraph operation meets the cache. */
-export type FetchKind = { kind: 'cacheable' } | { kind: 'uncached' } | { kind: 'mutation'; evented: boolean };
+/**
+ * How one subgraph operation meets the cache: a cacheable query with the fields it selects; a
+ * mutation, evented with the fields it may change, or not (it may change anything).
+ */
+export type FetchKind =
+  | { kind: 'cacheable'; fields: ReadonlySet<string> }
+  | { kind: 'uncached' }
+  | { kind: 'mutation'; evented: true; changes: ReadonlySet<string> }
+  | { kind: 'mutation'; evented: false };
 
 /**
  * Classifies `query` (the operation the planner built for `subgraph`) against that subgraph's
@@ -64,14 +106,19 @@ export function classifyFetch(subgraph: string, schema: GraphQLSchema | undefine
   const operation = getOperationAST(document);
   if (!operation) return { kind: 'uncached' };
   if (operation.operation === 'mutation') {
-    const evented = operation.selectionSet.selections.every((s) => s.kind === 'Field' && (s.name.value === '__typename' || EVENTED_MUTATIONS.has(s.name.value)));
-    return { kind: 'mutation', evented };
+    const changes = new Set<string>();
+    for (const s of operation.selectionSet.selections) {
+      if (s.kind !== 'Field' || (s.name.value !== '__typename' && !Object.hasOwn(EVENTED_MUTATIONS, s.name.value))) return { kind: 'mutation', evented: false };
+      for (const field of EVENTED_MUTATIONS[s.name.value] ?? []) changes.add(field);
+    }
+    return { kind: 'mutation', evented: true, changes };
   }
   const policy = CACHEABLE[subgraph];
   if (operation.operation !== 'query' || !policy || !schema) return { kind: 'uncached' };
   if (document.definitions.length !== 1) return { kind: 'uncached' };
   const typeInfo = new TypeInfo(schema);
   let cacheable = true;
+  const fields = new Set<string>();
   visit(
     document,
     visitWithTypeInfo(typeInfo, {
@@ -79,7 +126,9 @@ export function classifyFetch(subgraph: string, schema: GraphQLSchema | undefine
         if (node.name.value === '__typename') return;
         const parent = typeInfo.getParentType();
         const field = typeInfo.getFieldDef();
-        if (!parent || !field || !policy.fields.has(`${getNamedType(parent).name}.${node.name.value}`)) cacheable = false;
+        const coordinate = parent ? `${getNamedType(parent).name}.${node.name.value}` : '';
+        if (!parent || !field || !policy.fields.has(coordinate)) cacheable = false;
+        else fields.add(coordinate);
       },
       // A directive (`@include`, `@skip` on variables) is fine; anything else in a fetch is not expected.
       FragmentSpread() {
@@ -87,7 +136,7 @@ export function classifyFetch(subgraph: string, schema: GraphQLSchema | undefine
       },
     }),
   );
-  return { kind: cacheable ? 'cacheable' : 'uncached' };
+  return cacheable ? { kind: 'cacheable', fields } : { kind: 'uncached' };
 }
 
 /** The subgraphs whose entries an event on `stream` drops. */
@@ -95,4 +144,14 @@ export function subgraphsOfStream(stream: string): string[] {
   return Object.entries(CACHEABLE)
     .filter(([, p]) => p.streams.includes(stream))
     .map(([name]) => name);
+}
+
+/**
+ * The listed fields of `subgraph` an event of `type` on `stream` may change, or undefined when it
+ * may change any (a type the policy does not list, or none named).
+ */
+export function changesOf(subgraph: string, stream: string, type: string | undefined): readonly string[] | undefined {
+  if (type === undefined) return undefined;
+  const byType = CACHEABLE[subgraph]?.changes?.[stream];
+  return byType && Object.hasOwn(byType, type) ? byType[type] : undefined;
 }

@@ -3,7 +3,7 @@ import type { Caller } from '@keelson/schema';
 import { metricsRegistry, type Logger } from '@keelson/service';
 import type { GraphQLSchema } from 'graphql';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { CACHEABLE, classifyFetch, subgraphsOfStream, type FetchKind } from './cachePolicy';
+import { CACHEABLE, changesOf, classifyFetch, subgraphsOfStream, type FetchKind } from './cachePolicy';
 
 export interface EntityCacheOptions {
   /** The mesh's database: the cache LISTENs on its event channel. */
@@ -22,8 +22,18 @@ export interface EntityCacheOptions {
 /** Where a fill started: stored only if nothing that could change its answer happened since. */
 export interface FillTicket {
   readonly subgraph: string;
-  readonly generation: number;
+  /** The fetch's operation text (its entries drop together) and the fields it selects. */
+  readonly query: string;
+  readonly fields: ReadonlySet<string>;
+  /** `stamp(subgraph, fields)` when the fetch was sent. */
+  readonly stamp: number;
   readonly epoch: number;
+}
+
+/** One subgraph operation's entries (per variables and caller), and the fields it selects. */
+interface Group {
+  readonly fields: ReadonlySet<string>;
+  readonly keys: Set<string>;
 }
 
 /** Why entries were dropped (`keelson_gateway_cache_invalidations_total{cause}`). */
@@ -85,17 +95,23 @@ export function callerCacheKey(caller: Caller): string {
  * The gateway's cache of subgraph answers, dropped by the event log. Entries are keyed by subgraph,
  * operation text, variables and caller; only fetches `classifyFetch` calls cacheable are kept.
  *
- * Exactness: an event on a stream drops the entries of the subgraphs it feeds as its NOTIFY arrives
- * (the commit is visible before it is notified), and a fill is stored only if no drop of its
- * subgraph happened between the fetch's start and its end (a generation per subgraph). While the
- * LISTEN connection is down nothing is served or stored; losing it and getting it back drop
- * everything. A mutation through this gateway drops what it may have changed when it answers, so a
- * caller reads its own writes; one not known to be evented also stops serving while in flight.
+ * Exactness: an event drops, as its NOTIFY arrives (the commit is visible before it is notified),
+ * the entries of the subgraphs its stream feeds that select a field its type may change (every
+ * entry of them for a type the policy does not list); a fill is stored only if no drop that could
+ * touch its fields happened between the fetch's start and its end (a generation per subgraph and
+ * per field, summed into the fetch's stamp). While the LISTEN connection is down nothing is served
+ * or stored; losing it and getting it back drop everything. A mutation through this gateway drops
+ * what it may have changed when it answers, so a caller reads its own writes; one not known to be
+ * evented also stops serving while in flight.
  */
 export class EntityCache {
-  /** Answers by subgraph, then key: a subgraph's entries drop at once. */
-  private readonly entries = new Map<string, Map<string, string>>();
+  /** Answers by subgraph, then key (insertion order: the oldest goes first past `maxEntries`). */
+  private readonly entries = new Map<string, Map<string, { json: string; query: string }>>();
+  /** The same entries by subgraph, then operation text: what an event's fields drop. */
+  private readonly groups = new Map<string, Map<string, Group>>();
+  /** Drops of a whole subgraph, and of entries selecting one field (`subgraph\0Type.field`): only ever counted up. */
   private readonly generations = new Map<string, number>();
+  private readonly fieldGenerations = new Map<string, number>();
   private readonly kinds = new Map<string, FetchKind>();
   private readonly heads = new Map<string, number>();
   private readonly schemas = new Map<string, GraphQLSchema>();
@@ -124,8 +140,8 @@ export class EntityCache {
       ...(opts.reconnectDelayMs !== undefined ? { reconnectDelayMs: opts.reconnectDelayMs } : {}),
     });
     this.notifier.watch({
-      event: (stream, seq) => {
-        for (const subgraph of subgraphsOfStream(stream)) this.drop(subgraph, 'event');
+      event: (stream, seq, type) => {
+        for (const subgraph of subgraphsOfStream(stream)) this.drop(subgraph, 'event', changesOf(subgraph, stream, type));
         if (Number.isSafeInteger(seq) && seq > (this.heads.get(stream) ?? 0)) this.heads.set(stream, seq);
         if (this.waiters.length) this.wakeWaiters();
       },
@@ -201,47 +217,56 @@ export class EntityCache {
 
   /** The cached answer's JSON, or undefined (counted as a hit or a miss). */
   get(subgraph: string, key: string): string | undefined {
-    const json = this.up && this.unevented === 0 ? this.entries.get(subgraph)?.get(key) : undefined;
+    const json = this.up && this.unevented === 0 ? this.entries.get(subgraph)?.get(key)?.json : undefined;
     if (json !== undefined) this.metrics.hits.inc({ subgraph });
     else this.metrics.misses.inc({ subgraph });
     return json;
   }
 
   /**
-   * Where `subgraph` stands: it changes with every drop of its entries (and with LISTEN's epoch). The
-   * data source's in-flight sharing keys on it, so a fetch sent after a change never joins one sent
-   * before it (whose answer may predate the change, and would otherwise be stored as current).
+   * Where a fetch of `fields` from `subgraph` stands: it changes with every drop that could touch
+   * them (and with LISTEN's epoch). The data source's in-flight sharing keys on it, so a fetch sent
+   * after a change never joins one sent before it (whose answer may predate the change, and would
+   * otherwise be stored as current).
    */
-  position(subgraph: string): string {
-    return `${this.generations.get(subgraph) ?? 0}.${this.epoch}`;
+  position(subgraph: string, fields: ReadonlySet<string>): string {
+    return `${this.stamp(subgraph, fields)}.${this.epoch}`;
   }
 
-  /** Taken before a cacheable fetch is sent. */
-  ticket(subgraph: string): FillTicket {
-    return { subgraph, generation: this.generations.get(subgraph) ?? 0, epoch: this.up ? this.epoch : -1 };
+  /** Taken before a cacheable fetch of `query` (selecting `fields`) is sent. */
+  ticket(subgraph: string, query: string, fields: ReadonlySet<string>): FillTicket {
+    return { subgraph, query, fields, stamp: this.stamp(subgraph, fields), epoch: this.up ? this.epoch : -1 };
   }
 
   /** Keeps `json` under `key` unless something may have changed the answer since `ticket`. */
   fill(ticket: FillTicket, key: string, json: string): void {
-    if (!this.up || this.stopped || ticket.epoch !== this.epoch || (this.generations.get(ticket.subgraph) ?? 0) !== ticket.generation) return;
+    const { subgraph, query } = ticket;
+    if (!this.up || this.stopped || ticket.epoch !== this.epoch || this.stamp(subgraph, ticket.fields) !== ticket.stamp) return;
     if (json.length > this.maxEntryBytes) return;
-    let held = this.entries.get(ticket.subgraph);
-    if (!held) this.entries.set(ticket.subgraph, (held = new Map()));
-    held.set(key, json);
-    if (held.size > this.maxEntries) held.delete(held.keys().next().value!);
+    let held = this.entries.get(subgraph);
+    if (!held) this.entries.set(subgraph, (held = new Map()));
+    let groups = this.groups.get(subgraph);
+    if (!groups) this.groups.set(subgraph, (groups = new Map()));
+    let group = groups.get(query);
+    if (!group) groups.set(query, (group = { fields: ticket.fields, keys: new Set() }));
+    held.delete(key);
+    held.set(key, { json, query });
+    group.keys.add(key);
+    if (held.size > this.maxEntries) this.evict(subgraph, held.keys().next().value!);
   }
 
   /**
-   * Called as a mutation is sent to `subgraph`; the returned function when it answered (or failed).
-   * Then the entries it may have changed are dropped: its subgraph's when it is evented, all otherwise.
+   * Called as a mutation (`kind` from `kindOf`) is sent to `subgraph`; the returned function when it
+   * answered (or failed). Then the entries it may have changed are dropped: those selecting the
+   * fields an evented one changes, all otherwise.
    */
-  mutationStarted(subgraph: string, evented: boolean): () => void {
-    if (!evented) this.unevented += 1;
+  mutationStarted(subgraph: string, kind: Extract<FetchKind, { kind: 'mutation' }>): () => void {
+    if (!kind.evented) this.unevented += 1;
     let done = false;
     return () => {
       if (done) return;
       done = true;
-      if (evented) this.drop(subgraph, 'mutation');
+      if (kind.evented) this.drop(subgraph, 'mutation', [...kind.changes]);
       else {
         this.dropAll('mutation');
         this.unevented -= 1;
@@ -254,6 +279,7 @@ export class EntityCache {
     this.up = false;
     entrySources.delete(this.countEntries);
     this.entries.clear();
+    this.groups.clear();
     // Nothing will be notified any more: whoever waits for a sequence stops waiting.
     for (const w of this.waiters.splice(0)) w.resolve();
     await this.notifier.stop();
@@ -268,9 +294,46 @@ export class EntityCache {
     }
   }
 
-  private drop(subgraph: string, cause: InvalidationCause): void {
-    this.generations.set(subgraph, (this.generations.get(subgraph) ?? 0) + 1);
-    this.entries.delete(subgraph);
+  /** Generations of the whole subgraph and of each of `fields`, summed: it changes whenever one of them does. */
+  private stamp(subgraph: string, fields: ReadonlySet<string>): number {
+    let stamp = this.generations.get(subgraph) ?? 0;
+    for (const field of fields) stamp += this.fieldGenerations.get(`${subgraph}\u0000${field}`) ?? 0;
+    return stamp;
+  }
+
+  private evict(subgraph: string, key: string): void {
+    const entry = this.entries.get(subgraph)?.get(key);
+    if (!entry) return;
+    this.entries.get(subgraph)!.delete(key);
+    const groups = this.groups.get(subgraph)!;
+    const group = groups.get(entry.query)!;
+    group.keys.delete(key);
+    if (group.keys.size === 0) groups.delete(entry.query);
+  }
+
+  /** Drops `subgraph`'s entries selecting one of `changed` (every entry when undefined; none when empty). */
+  private drop(subgraph: string, cause: InvalidationCause, changed?: readonly string[]): void {
+    if (changed === undefined) {
+      this.generations.set(subgraph, (this.generations.get(subgraph) ?? 0) + 1);
+      this.entries.delete(subgraph);
+      this.groups.delete(subgraph);
+      this.metrics.invalidations.inc({ subgraph, cause });
+      return;
+    }
+    if (changed.length === 0) return;
+    for (const field of changed) {
+      const id = `${subgraph}\u0000${field}`;
+      this.fieldGenerations.set(id, (this.fieldGenerations.get(id) ?? 0) + 1);
+    }
+    const groups = this.groups.get(subgraph);
+    const held = this.entries.get(subgraph);
+    if (groups && held) {
+      for (const [query, group] of groups) {
+        if (!changed.some((field) => group.fields.has(field))) continue;
+        for (const key of group.keys) held.delete(key);
+        groups.delete(query);
+      }
+    }
     this.metrics.invalidations.inc({ subgraph, cause });
   }
 

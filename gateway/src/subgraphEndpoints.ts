@@ -103,7 +103,7 @@ export class SubgraphDataSource extends RemoteGraphQLDataSource<{ caller?: Calle
     const query = options.request.query ?? '';
     const kind = cache.kindOf(name, query);
     if (kind.kind === 'mutation') {
-      const done = cache.mutationStarted(name, kind.evented);
+      const done = cache.mutationStarted(name, kind);
       try {
         return await this.send(options);
       } finally {
@@ -119,8 +119,9 @@ export class SubgraphDataSource extends RemoteGraphQLDataSource<{ caller?: Calle
       if (policy && 'restrict' in policy) policy.restrict({ maxAge: 0 });
       return JSON.parse(hit) as GatewayGraphQLResponse;
     }
-    const ticket = cache.ticket(name);
-    const response = await this.shared(options);
+    const ticket = cache.ticket(name, query, kind.fields);
+    // Only fetches sent since the last drop that could touch these fields share (see `EntityCache.position`).
+    const response = await this.shared(options, cache.position(name, kind.fields));
     if (response.data && !response.errors?.length) cache.fill(ticket, key, JSON.stringify({ data: response.data }));
     return response;
   }
@@ -131,12 +132,10 @@ export class SubgraphDataSource extends RemoteGraphQLDataSource<{ caller?: Calle
    * instead of fetching again. Mutations are never shared, and two callers never share a result.
    * Each sharer gets its own copy of the answer (execution may write into it).
    */
-  private async shared(options: GraphQLDataSourceProcessOptions<{ caller?: Caller }>): Promise<GatewayGraphQLResponse> {
+  private async shared(options: GraphQLDataSourceProcessOptions<{ caller?: Caller }>, position = ''): Promise<GatewayGraphQLResponse> {
     const caller = options.context?.caller;
     const query = options.request.query ?? '';
     if (!caller || !/^\s*(query\b|\{)/.test(query)) return this.send(options);
-    // With the entity cache, only fetches sent since its last drop of this subgraph share (see `EntityCache.position`).
-    const position = this.cache?.position(this.endpoint.name) ?? '';
     const key = JSON.stringify([query, options.request.variables ?? {}, caller.kind, caller.subject, caller.tokenId ?? '', caller.scopes, position]);
     const shared = this.inflight.get(key);
     if (shared) {

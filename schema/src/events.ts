@@ -32,7 +32,7 @@ export const streams = {
 } as const;
 export type StreamName = (typeof streams)[keyof typeof streams];
 
-/** The channel NOTIFY uses; its payload is `<stream>:<seq>` only, never a body. */
+/** The channel NOTIFY uses; its payload is `<stream>:<seq>:<type>` only (the event's type, for the gateway's cache), never a body. */
 export const EVENTS_CHANNEL = 'keelson_events';
 
 /** An event as the log stores it and tail() yields it. */

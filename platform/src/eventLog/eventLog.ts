@@ -50,6 +50,8 @@ function actorFor(event: NewEvent<unknown>): Actor | null {
  * One statement: sequence, row and notification commit or roll back with the state change.
  */
 export async function appendEvent<P>(manager: EntityManager, event: NewEvent<P>): Promise<EventEnvelope<P>> {
+  // The notification is `<stream>:<seq>:<type>`: a colon in a stream's name would make it ambiguous.
+  if (event.stream.length === 0 || event.stream.includes(':')) throw new Error(`invalid event stream name ${JSON.stringify(event.stream)}: a name without a colon expected`);
   const rows = (await manager.query(
     `WITH s AS (
        INSERT INTO event_streams (stream, last_seq) VALUES ($1, 1)
@@ -60,7 +62,7 @@ export async function appendEvent<P>(manager: EntityManager, event: NewEvent<P>)
        SELECT $1, s.last_seq, $2, $3, $4::jsonb, $6::jsonb FROM s
        RETURNING stream, seq, key, type, payload, at, actor
      )
-     SELECT e.*, pg_notify($5, e.stream || ':' || e.seq) AS notified FROM e`,
+     SELECT e.*, pg_notify($5, e.stream || ':' || e.seq || ':' || e.type) AS notified FROM e`,
     [event.stream, event.key, event.type, JSON.stringify(event.payload ?? {}), EVENTS_CHANNEL, JSON.stringify(actorFor(event))],
   )) as EventRow[];
   return toEnvelope<P>(rows[0]!);
@@ -69,7 +71,7 @@ export async function appendEvent<P>(manager: EntityManager, event: NewEvent<P>)
 /**
  * The durable, resumable event log (outbox). Writers append inside the transaction of the state
  * change they report; each stream's sequence is taken under its counter row's lock, so sequences
- * commit in order and `seq > cursor` never skips a row. NOTIFY carries `<stream>:<seq>` only.
+ * commit in order and `seq > cursor` never skips a row. NOTIFY carries `<stream>:<seq>:<type>` only.
  */
 export class EventLog {
   /** Tails' reads in flight, by stream, key, cursor and notification ticket (see `sharedRead`). */

@@ -54,6 +54,21 @@ describe('EventLog and cursor tables: defaults, options and edges', () => {
   });
 
   describe('append', () => {
+    it('notifies `<stream>:<seq>:<type>` (watchers hear the type), and refuses a stream name with a colon or none', async () => {
+      const heard: Array<[string, number, string | undefined]> = [];
+      const remove = notifier.watch({ event: (s, q, t) => s === 'typed' && heard.push([s, q, t]) });
+      try {
+        await notifier.ready();
+        await dataSource.transaction((m) => events.append(m, { stream: 'typed', key: 'k:1', type: 'THING_HAPPENED', payload: {} }));
+        await untilTrue('the typed event', () => heard.length >= 1);
+        expect(heard).toEqual([['typed', 1, 'THING_HAPPENED']]);
+        await expect(appendEvent(dataSource.manager, { stream: 'bad:name', key: 'k', type: 'T', payload: {} })).rejects.toThrow(/colon/);
+        await expect(appendEvent(dataSource.manager, { stream: '', key: 'k', type: 'T', payload: {} })).rejects.toThrow(/colon/);
+        expect(await events.read('bad:name', 0)).toEqual([]);
+      } finally {
+        remove();
+      }
+    });
     it('stores {} for an absent payload and returns the stored envelope', async () => {
       const event = await dataSource.transaction((m) => appendEvent(m, { stream: 'payloads', key: 'p', type: 'NONE', payload: undefined }));
       expect(event).toEqual({ cursor: encodeCursor(1), stream: 'payloads', seq: 1, key: 'p', type: 'NONE', payload: {}, at: expect.any(Date), actor: null });

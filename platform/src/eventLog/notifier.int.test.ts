@@ -96,28 +96,29 @@ describe('EventNotifier', () => {
     expect(warns.length).toBe(count);
   });
 
-  it('parses stream:seq payloads, keeps the highest head and ignores other channels and empty payloads', async () => {
+  it('parses stream:seq:type payloads (and the older stream:seq), keeps the highest head and ignores other channels and empty payloads', async () => {
     const n = make();
-    const events: Array<[string, number]> = [];
-    const remove = n.watch({ event: (s, q) => events.push([s, q]) });
+    const events: Array<[string, number, string | undefined]> = [];
+    const remove = n.watch({ event: (s, q, t) => events.push([s, q, t]) });
     await n.ready();
-    await notify('a:b:7');
-    await notify('a:b:3');
-    await notify('a:b:x');
+    await notify('a:7:PROJECT_TRUSTED');
+    await notify('a:3');
+    await notify('a:x:T');
+    await notify('a:12x:T');
     await notify('');
-    await notify('other:9', 'some_other_channel');
-    await notify('c:2');
-    await until('c', () => events.length >= 4);
-    expect(events.slice(0, 3)).toEqual([['a:b', 7], ['a:b', 3], ['a:b', NaN]]);
-    expect(events[3]).toEqual(['c', 2]);
-    expect(n.headOf('a:b')).toBe(7);
+    await notify('other:9:T', 'some_other_channel');
+    await notify('c:2:odd:type');
+    await until('c', () => events.length >= 5);
+    expect(events.slice(0, 4)).toEqual([['a', 7, 'PROJECT_TRUSTED'], ['a', 3, undefined], ['a', NaN, 'T'], ['a', NaN, 'T']]);
+    expect(events[4]).toEqual(['c', 2, 'odd:type']);
+    expect(n.headOf('a')).toBe(7);
     expect(n.headOf('c')).toBe(2);
     expect(n.headOf('other')).toBe(0);
     expect(n.headOf('')).toBe(0);
     remove();
-    await notify('c:5');
+    await notify('c:5:T');
     await until('head', () => n.headOf('c') === 5);
-    expect(events).toHaveLength(4);
+    expect(events).toHaveLength(5);
   });
 
   it('wait() resolves at once when changed since the ticket, wakes only waiters of that stream, and on abort', async () => {

@@ -14,10 +14,26 @@ interface Waiter {
   wake: () => void;
 }
 
+/**
+ * Reads a notification's payload, `<stream>:<seq>:<type>` (`appendEvent`'s; stream names hold no
+ * colon) or the older `<stream>:<seq>`, whose type is unknown. A malformed sequence reads as NaN.
+ */
+export function parseNotification(payload: string): { stream: string; seq: number; type: string | undefined } {
+  const first = payload.indexOf(':');
+  if (first < 0) return { stream: payload, seq: NaN, type: undefined };
+  const second = payload.indexOf(':', first + 1);
+  const seqText = second < 0 ? payload.slice(first + 1) : payload.slice(first + 1, second);
+  return {
+    stream: payload.slice(0, first),
+    seq: /^[0-9]+$/.test(seqText) ? Number(seqText) : NaN,
+    type: second < 0 ? undefined : payload.slice(second + 1),
+  };
+}
+
 /** What a watcher of the LISTEN connection hears (e.g. the gateway's entity cache, which drops what a commit changed). */
 export interface NotifierWatcher {
-  /** A commit on `stream` at sequence `seq`. */
-  event?(stream: string, seq: number): void;
+  /** A commit on `stream` at sequence `seq` of an event of `type` (undefined from a writer that did not say: anything may have changed). */
+  event?(stream: string, seq: number, type: string | undefined): void;
   /** The LISTEN connection went: commits go unheard until `listening`. */
   lost?(): void;
   /** LISTEN is active (the first time and after every reconnect); what committed before is not told. */
@@ -135,11 +151,10 @@ export class EventNotifier {
     });
     client.on('notification', (msg) => {
       if (msg.channel !== EVENTS_CHANNEL || !msg.payload) return;
-      const stream = msg.payload.slice(0, msg.payload.lastIndexOf(':'));
+      const { stream, seq, type } = parseNotification(msg.payload);
       this.versions.set(stream, (this.versions.get(stream) ?? 0) + 1);
-      const seq = Number(msg.payload.slice(msg.payload.lastIndexOf(':') + 1));
       if (Number.isSafeInteger(seq) && seq > (this.heads.get(stream) ?? 0)) this.heads.set(stream, seq);
-      for (const w of this.watchers) w.event?.(stream, seq);
+      for (const w of this.watchers) w.event?.(stream, seq, type);
       for (const w of [...this.waiters]) if (w.stream === stream) w.wake();
     });
     const lost = (err?: Error) => {

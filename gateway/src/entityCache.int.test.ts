@@ -1,0 +1,138 @@
+import { readFileSync } from 'node:fs';
+import { Supergraph } from '@apollo/federation-internals';
+import { appendEvent } from '@keelson/platform';
+import { EVENTS_CHANNEL } from '@keelson/schema';
+import { silentLogger } from '@keelson/service';
+import { openEventLogFixture, type EventLogFixture } from '../../test/support/eventLogFixture';
+import { untilTrue } from '../../test/support/until';
+import { supergraphForPlanning } from './auth/securityFeatures';
+import type { FetchKind } from './cachePolicy';
+import { supergraphPath } from './config';
+import { EntityCache } from './entityCache';
+
+jest.setTimeout(30_000);
+
+const supergraph = Supergraph.build(supergraphForPlanning(readFileSync(supergraphPath(), 'utf8')));
+const schemas = new Map(['projects', 'runs'].map((name) => [name, supergraph.subgraphs().get(name)!.schema.toGraphQLJSSchema()]));
+
+/** The planner's fetches a client's `projects { id name }` and `projects { id trusted }` become. */
+const NAMES = '{ projects { __typename id name } }';
+const TRUST = '{ projects { __typename id trusted } }';
+const RUNS = 'query ($representations: [_Any!]!) { _entities(representations: $representations) { ... on Project { runs { edges { node { id status } } } } } }';
+
+describe('the entity cache drops what an event changes', () => {
+  let fixture: EventLogFixture;
+  let cache: EntityCache;
+  let seq = 0;
+
+  const cacheable = (subgraph: string, query: string) => {
+    const kind = cache.kindOf(subgraph, query);
+    if (kind.kind !== 'cacheable') throw new Error(`${query} is not cacheable: ${kind.kind}`);
+    return kind;
+  };
+  /** Fills `query`'s answer as a fetch sent now and answered at once would. */
+  const fill = (subgraph: string, query: string, answer = `{"data":{"q":${JSON.stringify(query)}}}`) => {
+    cache.fill(cache.ticket(subgraph, query, cacheable(subgraph, query).fields), query, answer);
+  };
+  const held = (subgraph: string, query: string) => cache.get(subgraph, query) !== undefined;
+  /** Appends an event (its NOTIFY names its type) and waits until the cache heard it. */
+  const event = async (stream: string, type: string) => {
+    const appended = await appendEvent(fixture.dataSource.manager, { stream, key: `k${++seq}`, type, payload: {} });
+    await cache.whenSeen(stream, appended.seq);
+  };
+
+  beforeAll(async () => {
+    fixture = await openEventLogFixture('entity_cache', 2);
+    cache = new EntityCache({ databaseUrl: fixture.db.url, log: silentLogger(), applicationName: 'kl-entity-cache-test' });
+    cache.useSchemas(schemas);
+    await cache.start();
+    await untilTrue('the cache listening', () => cache.listening);
+  });
+
+  afterAll(async () => {
+    await cache?.stop();
+    await fixture?.close();
+  });
+
+  beforeEach(() => {
+    fill('projects', NAMES);
+    fill('projects', TRUST);
+    fill('runs', RUNS);
+    expect([held('projects', NAMES), held('projects', TRUST), held('runs', RUNS)]).toEqual([true, true, true]);
+  });
+
+  it('a trust change drops only the answers selecting trust; a lock or lease event drops nothing', async () => {
+    await event('projects', 'PROJECT_TRUSTED');
+    expect([held('projects', NAMES), held('projects', TRUST), held('runs', RUNS)]).toEqual([true, false, true]);
+    fill('projects', TRUST);
+    await event('projects', 'MUTATION_LOCK_ACQUIRED');
+    await event('projects', 'WORKSPACE_RELEASED');
+    expect([held('projects', NAMES), held('projects', TRUST), held('runs', RUNS)]).toEqual([true, true, true]);
+  });
+
+  it('a new project, a type the policy does not list, or a notification without a type drops every answer of the subgraph', async () => {
+    await event('projects', 'PROJECT_CREATED');
+    expect([held('projects', NAMES), held('projects', TRUST), held('runs', RUNS)]).toEqual([false, false, true]);
+    fill('projects', NAMES);
+    await event('projects', 'SOMETHING_NEW');
+    expect(held('projects', NAMES)).toBe(false);
+    fill('projects', NAMES);
+    // The older payload, `<stream>:<seq>`: the type is unknown.
+    const next = cache.seen('projects') + 1;
+    await fixture.db.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, `projects:${next}`]);
+    await cache.whenSeen('projects', next);
+    expect(held('projects', NAMES)).toBe(false);
+    await event('runs', 'NODE_STARTED');
+    expect(held('runs', RUNS)).toBe(false);
+  });
+
+  it('refuses a fill whose fields changed while it was out, and keeps one whose fields did not', async () => {
+    await event('projects', 'PROJECT_CREATED');
+    const names = cache.ticket('projects', NAMES, cacheable('projects', NAMES).fields);
+    const trust = cache.ticket('projects', TRUST, cacheable('projects', TRUST).fields);
+    const before = { names: cache.position('projects', cacheable('projects', NAMES).fields), trust: cache.position('projects', cacheable('projects', TRUST).fields) };
+    await event('projects', 'PROJECT_UNTRUSTED');
+    // In-flight sharing: a trust fetch sent now does not join one sent before; a names fetch does.
+    expect(cache.position('projects', cacheable('projects', NAMES).fields)).toBe(before.names);
+    expect(cache.position('projects', cacheable('projects', TRUST).fields)).not.toBe(before.trust);
+    cache.fill(names, NAMES, '{"data":{}}');
+    cache.fill(trust, TRUST, '{"data":{}}');
+    expect([held('projects', NAMES), held('projects', TRUST)]).toEqual([true, false]);
+  });
+
+  it('an evented mutation drops, as it answers, what it changes; any other mutation stops serving while out and drops everything', () => {
+    const kind = (query: string) => cache.kindOf('projects', query) as Extract<FetchKind, { kind: 'mutation' }>;
+    const trust = cache.mutationStarted('projects', kind('mutation ($id: ID!) { setProjectTrust(projectId: $id, trusted: true) { id } }'));
+    expect([held('projects', NAMES), held('projects', TRUST)]).toEqual([true, true]);
+    trust();
+    expect([held('projects', NAMES), held('projects', TRUST), held('runs', RUNS)]).toEqual([true, false, true]);
+    cache.mutationStarted('projects', kind('mutation ($id: ID!) { releaseMutationLock(id: $id) }'))();
+    expect(held('projects', NAMES)).toBe(true);
+    const create = cache.mutationStarted('projects', kind('mutation { createProject(input: { name: "x" }) { id } }'));
+    expect([held('projects', NAMES), held('runs', RUNS)]).toEqual([false, false]);
+    create();
+    fill('projects', NAMES);
+    expect([held('projects', NAMES), held('runs', RUNS)]).toEqual([true, false]);
+  });
+
+  it('keeps at most maxEntries per subgraph, dropping the oldest, and a dropped group leaves no trace', async () => {
+    const small = new EntityCache({ databaseUrl: fixture.db.url, log: silentLogger(), applicationName: 'kl-entity-cache-small', maxEntries: 2 });
+    try {
+      small.useSchemas(schemas);
+      await small.start();
+      await untilTrue('listening', () => small.listening);
+      const fields = (small.kindOf('projects', NAMES) as { fields: ReadonlySet<string> }).fields;
+      for (const key of ['a', 'b', 'c']) small.fill(small.ticket('projects', NAMES, fields), key, '{}');
+      expect(['a', 'b', 'c'].map((k) => small.get('projects', k) !== undefined)).toEqual([false, true, true]);
+      expect(small.size).toBe(2);
+      small.fill(small.ticket('projects', NAMES, fields), 'b', '{"again":1}');
+      small.fill(small.ticket('projects', NAMES, fields), 'd', '{}');
+      // `b` was refreshed, so `c` is now the oldest.
+      expect(['b', 'c', 'd'].map((k) => small.get('projects', k) !== undefined)).toEqual([true, false, true]);
+      small.mutationStarted('projects', { kind: 'mutation', evented: true, changes: new Set(['Project.name']) })();
+      expect(small.size).toBe(0);
+    } finally {
+      await small.stop();
+    }
+  });
+});
