@@ -65,17 +65,26 @@ interface Cell {
   perRoundRps: number[];
   hits: number;
   misses: number;
+  responseHits: number;
+  responseMisses: number;
 }
 
-/** The cache counters of the cached gateway, summed over subgraphs, from its `/metrics`. */
-async function cacheCounters(metricsUrl: string, headers: Record<string, string>): Promise<{ hits: number; misses: number }> {
+type Counters = Pick<Cell, 'hits' | 'misses' | 'responseHits' | 'responseMisses'>;
+
+/** The cache counters of the cached gateway (fetches summed over subgraphs; whole responses), from its `/metrics`. */
+async function cacheCounters(metricsUrl: string, headers: Record<string, string>): Promise<Counters> {
   const text = await (await fetch(metricsUrl, { headers })).text();
-  const sum = (name: string) =>
+  const sum = (name: string, labels = '') =>
     text
       .split('\n')
-      .filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `))
+      .filter((l) => l.startsWith(`${name}{${labels}`) || (!labels && l.startsWith(`${name} `)))
       .reduce((total, l) => total + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
-  return { hits: sum('keelson_gateway_cache_hits_total'), misses: sum('keelson_gateway_cache_misses_total') };
+  return {
+    hits: sum('keelson_gateway_cache_hits_total'),
+    misses: sum('keelson_gateway_cache_misses_total'),
+    responseHits: sum('keelson_gateway_cache_responses_total', 'outcome="hit"'),
+    responseMisses: sum('keelson_gateway_cache_responses_total', 'outcome="miss"'),
+  };
 }
 
 /** Posts each of `bodies` once to `url`, 10 at a time; an answer with errors fails the bench. */
@@ -120,7 +129,7 @@ export async function measureMixed(
         const after = before ? await cacheCounters(metricsUrl, await headers()) : undefined;
         const key = `${nameOf(w)}/${t}`;
         let c = cells.get(key);
-        if (!c) cells.set(key, (c = { samplesMs: [], completed: 0, elapsedMs: 0, perRoundRps: [], hits: 0, misses: 0 }));
+        if (!c) cells.set(key, (c = { samplesMs: [], completed: 0, elapsedMs: 0, perRoundRps: [], hits: 0, misses: 0, responseHits: 0, responseMisses: 0 }));
         c.samplesMs.push(...r.samplesMs);
         c.completed += r.completed;
         c.elapsedMs += r.elapsedMs;
@@ -128,6 +137,8 @@ export async function measureMixed(
         if (before && after) {
           c.hits += after.hits - before.hits;
           c.misses += after.misses - before.misses;
+          c.responseHits += after.responseHits - before.responseHits;
+          c.responseMisses += after.responseMisses - before.responseMisses;
         }
       }
     }
@@ -148,6 +159,7 @@ export function reportMixed(list: MixedWorkload[], cells: Map<string, Cell>, rea
     const off = stat('uncached');
     const on = stat('cached');
     const hitRate = on.c.hits + on.c.misses > 0 ? on.c.hits / (on.c.hits + on.c.misses) : NaN;
+    const responseRate = on.c.responseHits + on.c.responseMisses > 0 ? on.c.responseHits / (on.c.responseHits + on.c.responseMisses) : NaN;
     const before = BEFORE_RPS[w.query];
     const ref = readOnly[w.query];
     const seen = w.seen ? 'yes' : 'no';
@@ -160,13 +172,14 @@ export function reportMixed(list: MixedWorkload[], cells: Map<string, Cell>, rea
       times(on.p99 / off.p99),
       ref && !w.seen ? times(on.rps / ref) : '',
       w.reads === 95 ? times(on.rps / before) : '',
+      `${fixed(responseRate * 100, 1)}%`,
       `${fixed(hitRate * 100, 1)}%`,
     ]);
     for (const [t, s] of [['uncached', off], ['cached', on]] as const) {
       rows.push([w.query, `${w.reads}%`, seen, t, fixed(s.rps, 0), `${fixed(Math.min(...s.c.perRoundRps), 0)}–${fixed(Math.max(...s.c.perRoundRps), 0)}`, fixed(s.p50, 2), fixed(s.p99, 2)]);
     }
     if (w.seen) {
-      targets.push(`(not a target) ${w.query} varied + trusted at 95% reads, writes the reads see: cached ${times(on.rps / off.rps)} uncached, ${times(on.rps / before)} ${before} req/s, hit rate ${fixed(hitRate * 100, 1)}%`);
+      targets.push(`(not a target) ${w.query} varied + trusted at 95% reads, writes the reads see: cached ${times(on.rps / off.rps)} uncached, ${times(on.rps / before)} ${before} req/s, response hit rate ${fixed(responseRate * 100, 1)}%`);
     } else if (w.reads === 95) {
       targets.push(`target: ${w.query} varied at 95% reads, cached ≥ 3× ${before} req/s (before the cache) → ${on.rps >= 3 * before ? 'met' : 'MISSED'} (${fixed(on.rps, 0)} req/s, ${times(on.rps / before)})`);
     } else {
@@ -177,10 +190,11 @@ export function reportMixed(list: MixedWorkload[], cells: Map<string, Cell>, rea
     `Mixed: our gateway with its entity cache (KEELSON_GATEWAY_CACHE=on) vs without, ${CONNECTIONS} connections, reads = the varied bodies, writes = setProjectTrust`,
     '  (writes seen: no = the reads as they are, selecting no field a trust change touches; yes = the same reads selecting trusted too, so each write drops the project lists)',
     '',
-    table(['query', 'reads', 'writes seen', 'cached/uncached req/s', 'p50 ratio', 'p99 ratio', 'cached/ours read-only', `cached/before (${BEFORE_RPS.federated}, ${BEFORE_RPS.deep})`, 'fetch hit rate'], ratioRows, [
+    table(['query', 'reads', 'writes seen', 'cached/uncached req/s', 'p50 ratio', 'p99 ratio', 'cached/ours read-only', `cached/before (${BEFORE_RPS.federated}, ${BEFORE_RPS.deep})`, 'response hit rate', 'fetch hit rate'], ratioRows, [
       'left',
       'right',
       'left',
+      'right',
       'right',
       'right',
       'right',
@@ -188,6 +202,7 @@ export function reportMixed(list: MixedWorkload[], cells: Map<string, Cell>, rea
       'right',
       'right',
     ]),
+    '  (response hit rate: queries answered whole from kept responses; fetch hit rate: of the fetches the others made, those answered from the cache)',
     '  (cached/ours read-only: over this run\'s ours on the same varied reads alone at 20 connections, no writes, no cache)',
     '',
     ...targets.map((t) => `  ${t}`),

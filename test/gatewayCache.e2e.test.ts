@@ -35,9 +35,13 @@ const READ =
   'query Read($f: Int) { projects { id name trusted runs(first: $f) { edges { node { id status nodes { id attempt } } } } } }';
 /** The same without `trusted`: its project list is not one a trust change drops. */
 const READ_NAMES = 'query ReadNames($f: Int) { projects { id name runs(first: $f) { edges { node { id status nodes { id attempt } } } } } }';
+/** Trust alone: one fetch, its whole response kept between trust changes (run events do not touch it). */
+const READ_TRUST = 'query ReadTrust { projects { id name trusted } }';
+/** What each read shape selects: the variables (by prefix) it can be checked against. */
+const SHAPES = { full: { query: READ, covers: ['trust:', 'attempt:'] }, names: { query: READ_NAMES, covers: ['attempt:'] }, trust: { query: READ_TRUST, covers: ['trust:'] } } as const;
 
 interface ReadAnswer {
-  projects: { id: string; name: string; trusted?: boolean; runs: { edges: { node: { id: string; status: string; nodes: { id: string; attempt: number }[] } }[] } }[];
+  projects: { id: string; name: string; trusted?: boolean; runs?: { edges: { node: { id: string; status: string; nodes: { id: string; attempt: number }[] } }[] } }[];
 }
 
 /** One version of a variable: its value, from the start of the write that made it (the earliest it could commit). */
@@ -50,8 +54,8 @@ interface Version {
 
 interface Read {
   gateway: 'cached' | 'direct';
-  /** Whether it selected `trusted` (READ) or not (READ_NAMES). */
-  trust: boolean;
+  /** What it selected. */
+  shape: keyof typeof SHAPES;
   start: number;
   end: number;
   values: Map<string, string>;
@@ -90,7 +94,7 @@ function valuesOf(answer: ReadAnswer): Map<string, string> {
   const values = new Map<string, string>();
   for (const p of answer.projects) {
     if (p.trusted !== undefined) values.set(`trust:${p.id}`, String(p.trusted));
-    for (const { node: run } of p.runs.edges) for (const n of run.nodes) values.set(`attempt:${run.id}:${n.id}`, String(n.attempt));
+    for (const { node: run } of p.runs?.edges ?? []) for (const n of run.nodes) values.set(`attempt:${run.id}:${n.id}`, String(n.attempt));
   }
   return values;
 }
@@ -160,6 +164,7 @@ describe('the gateway entity cache against the event log', () => {
 
     const before = {
       hits: await counter('keelson_gateway_cache_hits_total', {}),
+      responseHits: await counter('keelson_gateway_cache_responses_total', { outcome: 'hit' }),
       event: await counter('keelson_gateway_cache_invalidations_total', { cause: 'event' }),
       mutation: await counter('keelson_gateway_cache_invalidations_total', { cause: 'mutation' }),
       listener: await counter('keelson_gateway_cache_invalidations_total', { cause: 'listener' }),
@@ -189,11 +194,11 @@ describe('the gateway entity cache against the event log', () => {
 
     const read = async (gateway: Read['gateway'], credentials: Credentials) => {
       const variables = { f: Math.random() < 0.5 ? 10 : 20 };
-      const trust = Math.random() < 0.5;
+      const shape = (['full', 'names', 'trust'] as const)[Math.floor(Math.random() * 3)]!;
       const send = async (url: string) => {
         const start = performance.now();
-        const answer = await gqlData<ReadAnswer>(url, trust ? READ : READ_NAMES, variables, { auth: credentials });
-        reads.push({ gateway, trust, start, end: performance.now(), values: valuesOf(answer) });
+        const answer = await gqlData<ReadAnswer>(url, SHAPES[shape].query, shape === 'trust' ? {} : variables, { auth: credentials });
+        reads.push({ gateway, shape, start, end: performance.now(), values: valuesOf(answer) });
       };
       if (gateway === 'cached') await onCached(send);
       else await send(mesh.gatewayUrl);
@@ -219,7 +224,7 @@ describe('the gateway entity cache against the event log', () => {
           const start = performance.now();
           const answer = await gqlData<ReadAnswer>(url, READ, { f: 10 }, { auth: admin });
           const values = valuesOf(answer);
-          reads.push({ gateway: 'cached', trust: true, start, end: performance.now(), values });
+          reads.push({ gateway: 'cached', shape: 'full', start, end: performance.now(), values });
           if (values.get(variable) !== String(next)) ownReadFailures.push(`${variable}: wrote ${next}, read back ${values.get(variable)}`);
         });
         await new Promise((r) => setTimeout(r, 5 + Math.random() * 20));
@@ -302,7 +307,7 @@ describe('the gateway entity cache against the event log', () => {
     const violations: string[] = [];
     for (const r of reads) {
       for (const variable of history.versions.keys()) {
-        if (!r.trust && variable.startsWith('trust:')) continue;
+        if (!SHAPES[r.shape].covers.some((prefix) => variable.startsWith(prefix))) continue;
         const value = r.values.get(variable);
         if (value === undefined) violations.push(`${r.gateway} read at ${r.start.toFixed(1)}: ${variable} missing`);
         else if (!history.admits(variable, value, r.start, r.end, delta)) {
@@ -311,11 +316,12 @@ describe('the gateway entity cache against the event log', () => {
       }
     }
     const hits = (await counter('keelson_gateway_cache_hits_total', {})) - before.hits;
+    const responseHits = (await counter('keelson_gateway_cache_responses_total', { outcome: 'hit' })) - before.responseHits;
     const cachedReads = reads.filter((r) => r.gateway === 'cached').length;
     process.stdout.write(
       `gateway cache differential: ${reads.length} reads (${cachedReads} cached, ${reads.length - cachedReads} direct), ${gateWrites} gateway writes, ${workflowWrites} workflow writes ` +
         `in ${((performance.now() - started) / 1000).toFixed(1)} s; NOTIFY hop p50 ${percentile(hops, 50).toFixed(2)} ms, p99 (δ) ${delta.toFixed(2)} ms over ${hops.length} probes; ` +
-        `${hits} subgraph fetches from the cache; ${violations.length} values not current within δ, ${ownReadFailures.length} own writes not read back\n`,
+        `${hits} subgraph fetches and ${responseHits} whole responses from the cache; ${violations.length} values not current within δ, ${ownReadFailures.length} own writes not read back\n`,
     );
 
     for (const line of [...violations.slice(0, 5), ...ownReadFailures.slice(0, 5)]) process.stdout.write(`  ${line}\n`);
@@ -327,28 +333,36 @@ describe('the gateway entity cache against the event log', () => {
     expect(hops.length).toBeGreaterThan(0);
     // Not vacuous: the cache answered, and events and mutations dropped entries.
     expect(hits).toBeGreaterThan(0);
+    expect(responseHits).toBeGreaterThan(0);
     expect(await counter('keelson_gateway_cache_invalidations_total', { cause: 'event' })).toBeGreaterThan(before.event);
     expect(await counter('keelson_gateway_cache_invalidations_total', { cause: 'mutation' })).toBeGreaterThan(before.mutation);
     expect(await counter('keelson_gateway_cache_invalidations_total', { cause: 'listener' })).toBeGreaterThan(before.listener);
   }, 90_000);
 
-  it('keeps, across a trust change, the project list of a read that does not select trust, and drops the one that does', async () => {
+  it('keeps, across a trust change, what a read that does not select trust was made of, and drops what one that does was', async () => {
     const misses = () => counter('keelson_gateway_cache_misses_total', { subgraph: 'projects' });
-    const hits = () => counter('keelson_gateway_cache_hits_total', { subgraph: 'projects' });
+    const responseHits = () => counter('keelson_gateway_cache_responses_total', { outcome: 'hit' });
     const project = projects[0]!;
     const trustOf = (answer: ReadAnswer) => answer.projects.find((p) => p.id === project.id)!.trusted;
-    // Both lists cached (no writes now).
+    // Both reads kept (no writes now): the second time each is answered whole.
     await gqlData(cached!.url, READ_NAMES, { f: 3 }, { auth: admin });
+    await gqlData(cached!.url, READ, { f: 3 }, { auth: admin });
+    let hitsBefore = await responseHits();
+    const names = await gqlData<ReadAnswer>(cached!.url, READ_NAMES, { f: 3 }, { auth: admin });
     const was = trustOf(await gqlData<ReadAnswer>(cached!.url, READ, { f: 3 }, { auth: admin }));
-    const before = { misses: await misses(), hits: await hits() };
+    expect(await responseHits()).toBe(hitsBefore + 2);
+    const before = { misses: await misses(), responseHits: await responseHits() };
     const head = cached!.cache!.seen('projects');
     await gqlData(cached!.url, 'mutation ($id: ID!, $t: Boolean!) { setProjectTrust(projectId: $id, trusted: $t) { id } }', { id: project.id, t: !was }, { auth: admin });
-    // Its own NOTIFY arrives too (after the mutation's own drop): neither drops the names list.
+    // Its own NOTIFY arrives too (after the mutation's own drop): neither drops what the names read was made of.
     await until('the trust change notified', () => cached!.cache!.seen('projects'), (seq) => seq > head);
-    await gqlData(cached!.url, READ_NAMES, { f: 3 }, { auth: admin });
+    expect(await gqlData<ReadAnswer>(cached!.url, READ_NAMES, { f: 3 }, { auth: admin })).toEqual(names);
+    expect(await responseHits()).toBe(before.responseHits + 1);
     expect(await misses()).toBe(before.misses);
-    expect(await hits()).toBe(before.hits + 1);
+    // The read of trust executes again, its project list fetched anew: the value just written.
+    hitsBefore = await responseHits();
     expect(trustOf(await gqlData<ReadAnswer>(cached!.url, READ, { f: 3 }, { auth: admin }))).toBe(!was);
+    expect(await responseHits()).toBe(hitsBefore);
     expect(await misses()).toBe(before.misses + 1);
   });
 

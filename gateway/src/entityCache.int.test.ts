@@ -82,6 +82,9 @@ describe('the entity cache drops what an event changes', () => {
     await fixture.db.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, `projects:${next}`]);
     await cache.whenSeen('projects', next);
     expect(held('projects', NAMES)).toBe(false);
+    // The real event at that sequence, then one more, so that its notification is not heard in a later test.
+    await event('projects', 'MUTATION_LOCK_RELEASED');
+    await event('projects', 'MUTATION_LOCK_RELEASED');
     await event('runs', 'NODE_STARTED');
     expect(held('runs', RUNS)).toBe(false);
   });
@@ -115,8 +118,64 @@ describe('the entity cache drops what an event changes', () => {
     expect([held('projects', NAMES), held('runs', RUNS)]).toEqual([true, false]);
   });
 
+  describe('whole responses', () => {
+    const names = () => cacheable('projects', NAMES).fields;
+    const runs = () => cacheable('runs', RUNS).fields;
+    /** Records a query that fetched NAMES then RUNS (both current now) and offers its data. */
+    const respond = (key: string, data: Record<string, unknown>, between?: () => Promise<void>) => async () => {
+      const context = {};
+      cache.beginResponse(context);
+      cache.noteFetch(context, 'projects', names(), cache.ticket('projects', NAMES, names()).stamp, 100);
+      await between?.();
+      cache.noteFetch(context, 'runs', runs(), cache.ticket('runs', RUNS, runs()).stamp, 100);
+      cache.keepResponse(context, key, data);
+    };
+
+    it('answers with a kept response while every fetch it was made of is current, and not after one changed', async () => {
+      await respond('q1', { projects: [1] })();
+      expect(cache.response('q1')).toEqual({ projects: [1] });
+      await event('projects', 'PROJECT_TRUSTED');
+      await event('projects', 'MUTATION_LOCK_RELEASED');
+      expect(cache.response('q1')).toEqual({ projects: [1] });
+      await event('runs', 'NODE_STARTED');
+      expect(cache.response('q1')).toBeUndefined();
+      await respond('q1', { projects: [2] })();
+      expect(cache.response('q1')).toEqual({ projects: [2] });
+      cache.mutationStarted('projects', { kind: 'mutation', evented: true, changes: new Set(['Project.name']) })();
+      expect(cache.response('q1')).toBeUndefined();
+    });
+
+    it('keeps nothing when a fetch changed while the query executed, one was not cacheable, or none was made', async () => {
+      await respond('raced', { a: 1 }, () => event('projects', 'PROJECT_CREATED'))();
+      expect(cache.response('raced')).toBeUndefined();
+      await respond('unrelated', { a: 1 }, () => event('projects', 'WORKSPACE_ACQUIRED'))();
+      expect(cache.response('unrelated')).toEqual({ a: 1 });
+      const context = {};
+      cache.beginResponse(context);
+      cache.noteFetch(context, 'projects', names(), cache.ticket('projects', NAMES, names()).stamp, 10);
+      cache.noteUncacheable(context);
+      cache.keepResponse(context, 'mixed', { a: 1 });
+      expect(cache.response('mixed')).toBeUndefined();
+      const none = {};
+      cache.beginResponse(none);
+      cache.keepResponse(none, 'none', { a: 1 });
+      expect(cache.response('none')).toBeUndefined();
+      // Never begun (another gateway's context, or the cache was off): nothing kept.
+      cache.keepResponse({}, 'unbegun', { a: 1 });
+      expect(cache.response('unbegun')).toBeUndefined();
+    });
+
+    it('forgets every response when a mutation not known to be evented answers, and serves none while it is out', async () => {
+      await respond('q2', { b: 1 })();
+      const done = cache.mutationStarted('projects', { kind: 'mutation', evented: false });
+      expect(cache.response('q2')).toBeUndefined();
+      done();
+      expect(cache.responseCount).toBe(0);
+    });
+  });
+
   it('keeps at most maxEntries per subgraph, dropping the oldest, and a dropped group leaves no trace', async () => {
-    const small = new EntityCache({ databaseUrl: fixture.db.url, log: silentLogger(), applicationName: 'kl-entity-cache-small', maxEntries: 2 });
+    const small = new EntityCache({ databaseUrl: fixture.db.url, log: silentLogger(), applicationName: 'kl-entity-cache-small', maxEntries: 2, maxResponses: 2, maxResponseBytes: 100 });
     try {
       small.useSchemas(schemas);
       await small.start();
@@ -131,6 +190,21 @@ describe('the entity cache drops what an event changes', () => {
       expect(['b', 'c', 'd'].map((k) => small.get('projects', k) !== undefined)).toEqual([true, false, true]);
       small.mutationStarted('projects', { kind: 'mutation', evented: true, changes: new Set(['Project.name']) })();
       expect(small.size).toBe(0);
+      // Responses: at most maxResponses, and at most maxResponseBytes of their fetches' answers.
+      const keep = (key: string, bytes: number) => {
+        const context = {};
+        small.beginResponse(context);
+        small.noteFetch(context, 'projects', fields, small.ticket('projects', NAMES, fields).stamp, bytes);
+        small.keepResponse(context, key, { key });
+      };
+      keep('r1', 10);
+      keep('r2', 10);
+      keep('r3', 10);
+      expect(['r1', 'r2', 'r3'].map((k) => small.response(k) !== undefined)).toEqual([false, true, true]);
+      keep('big', 90);
+      expect(['r2', 'r3', 'big'].map((k) => small.response(k) !== undefined)).toEqual([false, true, true]);
+      keep('bigger', 95);
+      expect(['r3', 'big', 'bigger'].map((k) => small.response(k) !== undefined)).toEqual([false, false, true]);
     } finally {
       await small.stop();
     }

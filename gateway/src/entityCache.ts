@@ -13,6 +13,9 @@ export interface EntityCacheOptions {
   maxEntries?: number;
   /** Answers larger than this (bytes of JSON) are not kept. @default 1 MiB */
   maxEntryBytes?: number;
+  /** Whole responses kept at most, and the bytes of JSON their fetches' answers add up to, over all of them. @default 20000, 64 MiB */
+  maxResponses?: number;
+  maxResponseBytes?: number;
   /** First reconnect delay after the LISTEN connection drops; doubles up to 5 s. @default 100 */
   reconnectDelayMs?: number;
   /** application_name of the LISTEN connection (tests find it by this). @default keelson-gateway-cache */
@@ -30,6 +33,30 @@ export interface FillTicket {
   readonly epoch: number;
 }
 
+/** A fetch a response was made of: current while its fields' stamp is. */
+interface FetchStamp {
+  readonly subgraph: string;
+  readonly fields: ReadonlySet<string>;
+  readonly stamp: number;
+}
+
+/** What one client query's fetches were, while it executes (keyed by its context object). */
+interface ResponseRecord {
+  readonly epoch: number;
+  readonly fetches: FetchStamp[];
+  bytes: number;
+  /** A fetch that is not cacheable (or failed): the response is not kept. */
+  uncacheable: boolean;
+}
+
+/** A kept response: its data, current while every fetch it was made of is. */
+interface KeptResponse {
+  readonly data: Record<string, unknown>;
+  readonly fetches: readonly FetchStamp[];
+  readonly epoch: number;
+  readonly bytes: number;
+}
+
 /** One subgraph operation's entries (per variables and caller), and the fields it selects. */
 interface Group {
   readonly fields: ReadonlySet<string>;
@@ -40,6 +67,7 @@ interface Group {
 export type InvalidationCause = 'event' | 'mutation' | 'listener' | 'reload';
 
 interface CacheMetrics {
+  responses: Counter<'outcome'>;
   hits: Counter<'subgraph'>;
   misses: Counter<'subgraph'>;
   invalidations: Counter<'subgraph' | 'cause'>;
@@ -52,6 +80,14 @@ const entrySources = new Set<() => number>();
 function cacheMetrics(registry: Registry): CacheMetrics {
   const existing = <T>(name: string) => registry.getSingleMetric(name) as T | undefined;
   return {
+    responses:
+      existing<Counter<'outcome'>>('keelson_gateway_cache_responses_total') ??
+      new Counter({
+        name: 'keelson_gateway_cache_responses_total',
+        help: 'Client queries the gateway looked up whole in its entity cache, by outcome: hit (answered without executing its plan) or miss',
+        labelNames: ['outcome'],
+        registers: [registry],
+      }),
     hits:
       existing<Counter<'subgraph'>>('keelson_gateway_cache_hits_total') ??
       new Counter({ name: 'keelson_gateway_cache_hits_total', help: 'Subgraph fetches the gateway answered from its entity cache, per subgraph', labelNames: ['subgraph'], registers: [registry] }),
@@ -86,6 +122,11 @@ function cacheMetrics(registry: Registry): CacheMetrics {
   };
 }
 
+/** A client query's key among kept responses: its text, operation name, variables and caller. */
+export function responseKey(source: string, operationName: string | null | undefined, variables: Record<string, unknown> | undefined, caller: Caller): string {
+  return JSON.stringify([source, operationName ?? null, variables ?? {}, callerCacheKey(caller)]);
+}
+
 /** The part of the key that says who asked: two callers never share an answer, whatever their scopes. */
 export function callerCacheKey(caller: Caller): string {
   return `${caller.kind}\u0000${caller.subject}\u0000${caller.tokenId ?? ''}\u0000${[...caller.scopes].sort().join(',')}`;
@@ -113,6 +154,13 @@ export class EntityCache {
   private readonly generations = new Map<string, number>();
   private readonly fieldGenerations = new Map<string, number>();
   private readonly kinds = new Map<string, FetchKind>();
+  /** Whole responses by client query, variables and caller (insertion order: the oldest goes first). */
+  private readonly responses = new Map<string, KeptResponse>();
+  private responseBytes = 0;
+  private readonly maxResponses: number;
+  private readonly maxResponseBytes: number;
+  /** The fetches of client queries executing now, by their context object. */
+  private readonly records = new WeakMap<object, ResponseRecord>();
   private readonly heads = new Map<string, number>();
   private readonly schemas = new Map<string, GraphQLSchema>();
   private readonly metrics: CacheMetrics;
@@ -133,6 +181,8 @@ export class EntityCache {
     entrySources.add(this.countEntries);
     this.maxEntries = opts.maxEntries ?? 20_000;
     this.maxEntryBytes = opts.maxEntryBytes ?? 1 << 20;
+    this.maxResponses = opts.maxResponses ?? 20_000;
+    this.maxResponseBytes = opts.maxResponseBytes ?? 64 << 20;
     this.notifier = new EventNotifier({
       url: opts.databaseUrl,
       log: opts.log,
@@ -224,6 +274,62 @@ export class EntityCache {
   }
 
   /**
+   * The data of a kept response to a client query (`key` from `responseKey`) if every fetch it was
+   * made of is still current — then executing its plan again would fetch the same answers and shape
+   * the same data — or undefined (counted as a hit or a miss).
+   */
+  response(key: string): Record<string, unknown> | undefined {
+    const kept = this.responses.get(key);
+    let data: Record<string, unknown> | undefined;
+    if (kept && this.up && this.unevented === 0 && kept.epoch === this.epoch) {
+      if (kept.fetches.every((f) => this.stamp(f.subgraph, f.fields) === f.stamp)) data = kept.data;
+      else this.forgetResponse(key);
+    }
+    this.metrics.responses.inc({ outcome: data ? 'hit' : 'miss' });
+    return data;
+  }
+
+  /** Starts recording the fetches of a client query about to execute (`context`: its context object). */
+  beginResponse(context: object): void {
+    this.records.set(context, { epoch: this.up ? this.epoch : -1, fetches: [], bytes: 0, uncacheable: false });
+  }
+
+  /** A fetch of that query: cacheable, from `subgraph` selecting `fields`, current at `stamp`, its answer `bytes` long. */
+  noteFetch(context: object, subgraph: string, fields: ReadonlySet<string>, stamp: number, bytes: number): void {
+    const record = this.records.get(context);
+    if (!record) return;
+    record.fetches.push({ subgraph, fields, stamp });
+    record.bytes += bytes;
+  }
+
+  /** A fetch of that query the cache does not keep (or one that failed): its response is not kept either. */
+  noteUncacheable(context: object): void {
+    const record = this.records.get(context);
+    if (record) record.uncacheable = true;
+  }
+
+  /**
+   * Keeps `data`, the answer to the query `context` executed, under `key` when every fetch it made
+   * was cacheable and is still current (nothing it read changed while it executed).
+   */
+  keepResponse(context: object, key: string, data: Record<string, unknown>): void {
+    const record = this.records.get(context);
+    this.records.delete(context);
+    if (!record || record.uncacheable || record.fetches.length === 0 || record.bytes > this.maxEntryBytes) return;
+    if (!this.up || this.stopped || this.unevented > 0 || record.epoch !== this.epoch) return;
+    if (!record.fetches.every((f) => this.stamp(f.subgraph, f.fields) === f.stamp)) return;
+    this.forgetResponse(key);
+    this.responses.set(key, { data, fetches: record.fetches, epoch: record.epoch, bytes: record.bytes });
+    this.responseBytes += record.bytes;
+    while (this.responses.size > this.maxResponses || this.responseBytes > this.maxResponseBytes) this.forgetResponse(this.responses.keys().next().value!);
+  }
+
+  /** Responses kept now (valid or not yet found stale). */
+  get responseCount(): number {
+    return this.responses.size;
+  }
+
+  /**
    * Where a fetch of `fields` from `subgraph` stands: it changes with every drop that could touch
    * them (and with LISTEN's epoch). The data source's in-flight sharing keys on it, so a fetch sent
    * after a change never joins one sent before it (whose answer may predate the change, and would
@@ -280,6 +386,8 @@ export class EntityCache {
     entrySources.delete(this.countEntries);
     this.entries.clear();
     this.groups.clear();
+    this.responses.clear();
+    this.responseBytes = 0;
     // Nothing will be notified any more: whoever waits for a sequence stops waiting.
     for (const w of this.waiters.splice(0)) w.resolve();
     await this.notifier.stop();
@@ -299,6 +407,13 @@ export class EntityCache {
     let stamp = this.generations.get(subgraph) ?? 0;
     for (const field of fields) stamp += this.fieldGenerations.get(`${subgraph}\u0000${field}`) ?? 0;
     return stamp;
+  }
+
+  private forgetResponse(key: string): void {
+    const kept = this.responses.get(key);
+    if (!kept) return;
+    this.responses.delete(key);
+    this.responseBytes -= kept.bytes;
   }
 
   private evict(subgraph: string, key: string): void {
@@ -338,6 +453,9 @@ export class EntityCache {
   }
 
   private dropAll(cause: InvalidationCause): void {
+    // Every response's fetches are stale now; forget them at once rather than one lookup at a time.
+    this.responses.clear();
+    this.responseBytes = 0;
     for (const subgraph of Object.keys(CACHEABLE)) this.drop(subgraph, cause);
   }
 }

@@ -12,6 +12,7 @@ import { acceptDeviceConnection, anonymousCaller, authenticateRequest, type Cred
 import { supergraphForPlanning } from './auth/securityFeatures';
 import { CACHEABLE } from './cachePolicy';
 import { EntityCache } from './entityCache';
+import { responseCachePlugin } from './responseCache';
 import { createGatewayErrorFormatter } from './errors';
 import { graphiqlRoutes, loadGraphiQL } from './graphiql';
 import { MCP_SUBGRAPH, mcpProxy } from './mcpProxy';
@@ -141,6 +142,7 @@ function gatewayApollo(
   gateway: ApolloGateway,
   serving: { host: string; security: MeshSecurity; log: Logger; formatError: ReturnType<typeof createGatewayErrorFormatter> },
   graph: () => ReturnType<typeof gatewayGraph>,
+  cache?: EntityCache,
 ): ApolloServer<CallerContext> {
   const { security, log, formatError } = serving;
   const introspection = isLoopback(serving.host);
@@ -157,7 +159,13 @@ function gatewayApollo(
     logger: log,
     // The process owner handles SIGINT/SIGTERM and stops services in order.
     stopOnTerminationSignals: false,
-    plugins: [ApolloServerPluginLandingPageDisabled(), httpSubscriptionsPlugin('/graphql'), scopePlugin(() => ({ schema: graph().apiSchema, map: graph().scopeMap })), ...protection.plugins],
+    plugins: [
+      ApolloServerPluginLandingPageDisabled(),
+      httpSubscriptionsPlugin('/graphql'),
+      scopePlugin(() => ({ schema: graph().apiSchema, map: graph().scopeMap })),
+      ...protection.plugins,
+      ...(cache ? [responseCachePlugin(cache)] : []),
+    ],
   });
 }
 
@@ -224,7 +232,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     logger: log,
   });
   const formatError = createGatewayErrorFormatter(log);
-  const apollo = gatewayApollo(gateway, { host, security, log, formatError }, () => graph);
+  const apollo = gatewayApollo(gateway, { host, security, log, formatError }, () => graph, cache);
   const graphiql = graphiqlRoutes(await loadGraphiQL(log));
   const authenticate = async (authorization: string | undefined, request?: IncomingMessage): Promise<{ caller: Caller; expiresAt?: number }> =>
     security.auth === 'off' ? { caller: anonymousCaller } : authenticateRequest(request, authorization, options.credentials!, deviceMode);

@@ -102,7 +102,10 @@ export class SubgraphDataSource extends RemoteGraphQLDataSource<{ caller?: Calle
     const name = this.endpoint.name;
     const query = options.request.query ?? '';
     const kind = cache.kindOf(name, query);
+    // The client query's whole response is kept only if every fetch it makes is cacheable (`keepResponse`).
+    const context = options.context;
     if (kind.kind === 'mutation') {
+      cache.noteUncacheable(context);
       const done = cache.mutationStarted(name, kind);
       try {
         return await this.send(options);
@@ -110,19 +113,28 @@ export class SubgraphDataSource extends RemoteGraphQLDataSource<{ caller?: Calle
         done();
       }
     }
-    if (kind.kind !== 'cacheable' || incoming !== 'query') return this.shared(options);
+    if (kind.kind !== 'cacheable' || incoming !== 'query') {
+      cache.noteUncacheable(context);
+      return this.shared(options);
+    }
     const key = `${query}\u0000${JSON.stringify(options.request.variables ?? {})}\u0000${callerCacheKey(caller)}`;
     const hit = cache.get(name, key);
     if (hit !== undefined) {
       // As a subgraph answering without cache-control would: the overall policy is not cacheable.
       const policy = options.incomingRequestContext.overallCachePolicy;
       if (policy && 'restrict' in policy) policy.restrict({ maxAge: 0 });
+      // An entry held is current (a drop removes it as it bumps its fields' stamp).
+      cache.noteFetch(context, name, kind.fields, cache.ticket(name, query, kind.fields).stamp, hit.length);
       return JSON.parse(hit) as GatewayGraphQLResponse;
     }
     const ticket = cache.ticket(name, query, kind.fields);
     // Only fetches sent since the last drop that could touch these fields share (see `EntityCache.position`).
     const response = await this.shared(options, cache.position(name, kind.fields));
-    if (response.data && !response.errors?.length) cache.fill(ticket, key, JSON.stringify({ data: response.data }));
+    if (response.data && !response.errors?.length) {
+      const json = JSON.stringify({ data: response.data });
+      cache.fill(ticket, key, json);
+      cache.noteFetch(context, name, kind.fields, ticket.stamp, json.length);
+    } else cache.noteUncacheable(context);
     return response;
   }
 
