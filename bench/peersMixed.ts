@@ -69,10 +69,19 @@ interface Cell {
   responseMisses: number;
 }
 
+/** What the cached gateway holds at the end: whole responses, and the bytes of the answers they were made of. */
+export interface MixedHeld {
+  responses: number;
+  responseBytes: number;
+}
+
+/** The measured cells (by workload and target), and what the cached gateway held at the end. */
+export type MixedResult = Map<string, Cell> & { held?: MixedHeld };
+
 type Counters = Pick<Cell, 'hits' | 'misses' | 'responseHits' | 'responseMisses'>;
 
 /** The cache counters of the cached gateway (fetches summed over subgraphs; whole responses), from its `/metrics`. */
-async function cacheCounters(metricsUrl: string, headers: Record<string, string>): Promise<Counters> {
+async function cacheCounters(metricsUrl: string, headers: Record<string, string>): Promise<Counters & { held: MixedHeld }> {
   const text = await (await fetch(metricsUrl, { headers })).text();
   const sum = (name: string, labels = '') =>
     text
@@ -80,6 +89,7 @@ async function cacheCounters(metricsUrl: string, headers: Record<string, string>
       .filter((l) => l.startsWith(`${name}{${labels}`) || (!labels && l.startsWith(`${name} `)))
       .reduce((total, l) => total + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
   return {
+    held: { responses: sum('keelson_gateway_cache_responses', 'measure="count"'), responseBytes: sum('keelson_gateway_cache_responses', 'measure="bytes"') },
     hits: sum('keelson_gateway_cache_hits_total'),
     misses: sum('keelson_gateway_cache_misses_total'),
     responseHits: sum('keelson_gateway_cache_responses_total', 'outcome="hit"'),
@@ -111,8 +121,8 @@ export async function measureMixed(
   urls: Record<MixedTarget, string>,
   headers: () => Promise<Record<string, string>>,
   opts: { rounds: number; cellMs: number; warmupMs: number; progress: (line: string) => void },
-): Promise<Map<string, Cell>> {
-  const cells = new Map<string, Cell>();
+): Promise<MixedResult> {
+  const cells: MixedResult = new Map<string, Cell>();
   const metricsUrl = urls.cached.replace(/\/graphql$/, '/metrics');
   // Steady state, not a cold start: every read body once through the cached gateway (its working set).
   const reads = new Set(list.flatMap((w) => w.bodies.filter((b) => !b.includes('setProjectTrust'))));
@@ -143,11 +153,12 @@ export async function measureMixed(
       }
     }
   }
+  cells.held = (await cacheCounters(metricsUrl, await headers())).held;
   return cells;
 }
 
 /** Ratios first (cached over uncached; the read-mostly cells against the figures before the cache), then the detail. */
-export function reportMixed(list: MixedWorkload[], cells: Map<string, Cell>, readOnly: Partial<Record<MixedWorkload['query'], number>> = {}): string {
+export function reportMixed(list: MixedWorkload[], cells: MixedResult, readOnly: Partial<Record<MixedWorkload['query'], number>> = {}): string {
   const ratioRows: string[][] = [];
   const rows: string[][] = [];
   const targets: string[] = [];
@@ -203,6 +214,9 @@ export function reportMixed(list: MixedWorkload[], cells: Map<string, Cell>, rea
       'right',
     ]),
     '  (response hit rate: queries answered whole from kept responses; fetch hit rate: of the fetches the others made, those answered from the cache)',
+    ...(cells.held
+      ? [`  (the cached gateway held ${cells.held.responses} whole responses at the end, made of ${fixed(cells.held.responseBytes / 2 ** 20, 1)} MiB of answers: the bound is 64 MiB and 20,000 responses)`]
+      : []),
     '  (cached/ours read-only: over this run\'s ours on the same varied reads alone at 20 connections, no writes, no cache)',
     '',
     ...targets.map((t) => `  ${t}`),

@@ -72,9 +72,10 @@ interface CacheMetrics {
   misses: Counter<'subgraph'>;
   invalidations: Counter<'subgraph' | 'cause'>;
   entries: Gauge;
+  responsesHeld: Gauge<'measure'>;
 }
 
-const entrySources = new Set<() => number>();
+const entrySources = new Set<() => { entries: number; responses: number; responseBytes: number }>();
 
 /** The cache's series in the process registry, created once per process (tests start several gateways). */
 function cacheMetrics(registry: Registry): CacheMetrics {
@@ -115,8 +116,27 @@ function cacheMetrics(registry: Registry): CacheMetrics {
         registers: [registry],
         collect() {
           let n = 0;
-          for (const source of entrySources) n += source();
+          for (const source of entrySources) n += source().entries;
           this.set(n);
+        },
+      }),
+    responsesHeld:
+      existing<Gauge<'measure'>>('keelson_gateway_cache_responses') ??
+      new Gauge({
+        name: 'keelson_gateway_cache_responses',
+        help: 'Whole responses held in the gateway\'s entity cache now: count, and bytes (the JSON of the fetch answers they were made of, what maxResponseBytes bounds)',
+        labelNames: ['measure'],
+        registers: [registry],
+        collect() {
+          let count = 0;
+          let bytes = 0;
+          for (const source of entrySources) {
+            const held = source();
+            count += held.responses;
+            bytes += held.responseBytes;
+          }
+          this.set({ measure: 'count' }, count);
+          this.set({ measure: 'bytes' }, bytes);
         },
       }),
   };
@@ -166,7 +186,7 @@ export class EntityCache {
   private readonly metrics: CacheMetrics;
   private readonly maxEntries: number;
   private readonly maxEntryBytes: number;
-  private readonly countEntries = () => this.size;
+  private readonly countEntries = () => ({ entries: this.size, responses: this.responses.size, responseBytes: this.responseBytes });
   /** The LISTEN connection (the platform's notifier, a private one: its own connection and name). */
   private readonly notifier: EventNotifier;
   private epoch = 0;
