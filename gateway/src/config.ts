@@ -65,9 +65,9 @@ export function subscriptionLimitsFromEnv(env: MeshEnv): NonNullable<GatewayOpti
   };
 }
 
-/** The entity cache's option, as KEELSON_GATEWAY_CACHE sets it (on: LISTEN on DATABASE_URL). */
-export function gatewayCacheFromEnv(env: MeshEnv): Pick<GatewayOptions, 'cache'> {
-  return env.KEELSON_GATEWAY_CACHE === 'on' ? { cache: { databaseUrl: env.DATABASE_URL } } : {};
+/** The entity cache's option, as KEELSON_GATEWAY_CACHE sets it (on: LISTEN on DATABASE_URL), and KEELSON_GATEWAY_COALESCE's. */
+export function gatewayCacheFromEnv(env: MeshEnv): Pick<GatewayOptions, 'cache' | 'coalesce'> {
+  return { ...(env.KEELSON_GATEWAY_CACHE === 'on' ? { cache: { databaseUrl: env.DATABASE_URL } } : {}), coalesce: env.KEELSON_GATEWAY_COALESCE === 'on' };
 }
 
 /**

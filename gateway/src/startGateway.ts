@@ -13,6 +13,7 @@ import { supergraphForPlanning } from './auth/securityFeatures';
 import { CACHEABLE } from './cachePolicy';
 import { EntityCache } from './entityCache';
 import { responseCachePlugin } from './responseCache';
+import { coalescePlugin } from './coalesce';
 import { createGatewayErrorFormatter } from './errors';
 import { graphiqlRoutes, loadGraphiQL } from './graphiql';
 import { MCP_SUBGRAPH, mcpProxy } from './mcpProxy';
@@ -55,6 +56,11 @@ export interface GatewayOptions {
    * event log's NOTIFY on this database (see `EntityCache`). Absent: every fetch goes to its subgraph.
    */
   cache?: { databaseUrl: string; maxEntries?: number };
+  /**
+   * Identical queries in flight share one execution (`KEELSON_GATEWAY_COALESCE`, see `coalescePlugin`);
+   * not with `cache`. @default true
+   */
+  coalesce?: boolean;
   /** Tuning of the subscription router (see `SubscriptionRouterOptions`). */
   subscriptions?: Pick<
     SubscriptionRouterOptions,
@@ -142,7 +148,8 @@ function gatewayApollo(
   gateway: ApolloGateway,
   serving: { host: string; security: MeshSecurity; log: Logger; formatError: ReturnType<typeof createGatewayErrorFormatter> },
   graph: () => ReturnType<typeof gatewayGraph>,
-  cache?: EntityCache,
+  cache: EntityCache | undefined,
+  coalesce: boolean,
 ): ApolloServer<CallerContext> {
   const { security, log, formatError } = serving;
   const introspection = isLoopback(serving.host);
@@ -164,7 +171,8 @@ function gatewayApollo(
       httpSubscriptionsPlugin('/graphql'),
       scopePlugin(() => ({ schema: graph().apiSchema, map: graph().scopeMap })),
       ...protection.plugins,
-      ...(cache ? [responseCachePlugin(cache)] : []),
+      // Whole responses from the cache when it is on; identical queries in flight share one execution when it is off.
+      ...(cache ? [responseCachePlugin(cache)] : coalesce ? [coalescePlugin()] : []),
     ],
   });
 }
@@ -232,7 +240,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     logger: log,
   });
   const formatError = createGatewayErrorFormatter(log);
-  const apollo = gatewayApollo(gateway, { host, security, log, formatError }, () => graph, cache);
+  const apollo = gatewayApollo(gateway, { host, security, log, formatError }, () => graph, cache, options.coalesce !== false);
   const graphiql = graphiqlRoutes(await loadGraphiQL(log));
   const authenticate = async (authorization: string | undefined, request?: IncomingMessage): Promise<{ caller: Caller; expiresAt?: number }> =>
     security.auth === 'off' ? { caller: anonymousCaller } : authenticateRequest(request, authorization, options.credentials!, deviceMode);

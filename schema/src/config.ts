@@ -99,6 +99,8 @@ export const envSchema = z.object({
   KEELSON_GATEWAY_PORT: port(4000),
   /** The gateway's entity cache: subgraph answers kept per caller, dropped by the event log's NOTIFY (README "Entity cache"). @default off */
   KEELSON_GATEWAY_CACHE: z.enum(['on', 'off']).default('off'),
+  /** Identical queries in flight at the gateway (text, operation, variables, caller) share one execution; not with the entity cache. @default on */
+  KEELSON_GATEWAY_COALESCE: z.enum(['on', 'off']).default('on'),
   /**
    * The supergraph the gateway process serves; it reloads it when the file changes or on SIGHUP,
    * keeping open subscriptions open. @default the checked-in `schema/supergraph.graphql`

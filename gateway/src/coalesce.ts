@@ -1,0 +1,77 @@
+import { HeaderMap, type ApolloServerPlugin } from '@apollo/server';
+import { metricsRegistry, type CallerContext } from '@keelson/service';
+import { Counter } from 'prom-client';
+import { responseKey } from './entityCache';
+
+/** Data of a query's answer when it had no errors (nothing else is shared). */
+type Shared = Record<string, unknown> | undefined;
+
+function coalescedCounter(): Counter {
+  const registry = metricsRegistry();
+  return (
+    (registry.getSingleMetric('keelson_gateway_coalesced_total') as Counter | undefined) ??
+    new Counter({
+      name: 'keelson_gateway_coalesced_total',
+      help: 'Client queries answered with the answer of an identical query (same text, operation, variables and caller) the gateway was executing when they arrived',
+      registers: [registry],
+    })
+  );
+}
+
+/**
+ * Identical queries in flight share one execution: a query with the text, operation name and
+ * variables of one this gateway is executing for the same caller (kind, subject, token, scopes)
+ * waits for that one's answer instead of executing its plan again. Only an answer without errors is
+ * shared; otherwise each waiting query executes on its own. Read-your-writes: a query never joins an
+ * execution that began before a mutation through this gateway answered (a count of answered
+ * mutations is part of the key). It runs after parsing, validation and the scope checks, so every
+ * request that shares passed them. Not used with the entity cache, whose answers must be current
+ * from the request's own start (`KEELSON_GATEWAY_CACHE`).
+ */
+export function coalescePlugin(): ApolloServerPlugin<CallerContext> {
+  const executing = new Map<string, Promise<Shared>>();
+  const coalesced = coalescedCounter();
+  /** Mutations this gateway has answered: part of every key. */
+  let mutationsAnswered = 0;
+  return {
+    async requestDidStart() {
+      /** Set while this request leads: the key it executes under and how its followers are told. */
+      let leading: { key: string; promise: Promise<Shared>; settle: (data: Shared) => void } | undefined;
+      const finish = (data: Shared) => {
+        if (!leading) return;
+        if (executing.get(leading.key) === leading.promise) executing.delete(leading.key);
+        leading.settle(data);
+        leading = undefined;
+      };
+      return {
+        async responseForOperation(request) {
+          const caller = request.contextValue.caller;
+          if (request.operation.operation !== 'query' || !caller || request.source === undefined) return null;
+          const key = `${mutationsAnswered}\u0000${responseKey(request.source, request.request.operationName, request.request.variables, caller)}`;
+          const leader = executing.get(key);
+          if (leader) {
+            const data = await leader;
+            if (!data) return null;
+            coalesced.inc();
+            // As an answer that reached no subgraph: the overall policy is not cacheable.
+            request.overallCachePolicy.restrict({ maxAge: 0 });
+            return { http: { status: undefined, headers: new HeaderMap() }, body: { kind: 'single', singleResult: { data } } };
+          }
+          let settle!: (data: Shared) => void;
+          const promise = new Promise<Shared>((resolve) => (settle = resolve));
+          leading = { key, promise, settle };
+          executing.set(key, promise);
+          return null;
+        },
+        async didEncounterErrors() {
+          finish(undefined);
+        },
+        async willSendResponse(request) {
+          if (request.operation?.operation === 'mutation') mutationsAnswered += 1;
+          const body = request.response.body;
+          finish(body.kind === 'single' && !body.singleResult.errors?.length && !body.singleResult.extensions && body.singleResult.data ? body.singleResult.data : undefined);
+        },
+      };
+    },
+  };
+}
