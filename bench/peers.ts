@@ -131,13 +131,22 @@ interface Cell {
   completed: number;
   elapsedMs: number;
   perRoundRps: number[];
+  /** Ours only: answers shared with an identical query in flight (its `keelson_gateway_coalesced_total`). */
+  coalesced: number;
+}
+
+/** Our gateway's count of queries answered by an identical one in flight, from its `/metrics`. */
+async function coalescedOf(url: string, headers: Record<string, string>): Promise<number> {
+  const text = await (await fetch(url.replace(/\/graphql$/, '/metrics'), { headers })).text();
+  const line = text.split('\n').find((l) => l.startsWith('keelson_gateway_coalesced_total '));
+  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
 }
 
 async function measure(load: LoadClient, list: Workload[], urls: Record<Target, string>, headers: Record<Target, () => Promise<Record<string, string>>>) {
   const cells = new Map<string, Cell>();
   const cell = (key: string) => {
     let c = cells.get(key);
-    if (!c) cells.set(key, (c = { samplesMs: [], completed: 0, elapsedMs: 0, perRoundRps: [] }));
+    if (!c) cells.set(key, (c = { samplesMs: [], completed: 0, elapsedMs: 0, perRoundRps: [], coalesced: 0 }));
     return c;
   };
   progress(`warm-up: ${WARMUP_MS} ms per workload and target at 20 connections`);
@@ -149,8 +158,10 @@ async function measure(load: LoadClient, list: Workload[], urls: Record<Target, 
         // The target that goes first rotates per round: drift and noise fall on all alike.
         const order = w.targets.map((_, i) => w.targets[(i + round) % w.targets.length]!);
         for (const t of order) {
+          const before = t === 'ours' ? await coalescedOf(urls.ours, await headers.ours()) : 0;
           const r = await load.mixed(urls[t], w.bodies, connections, CELL_MS, await headers[t]());
           const c = cell(`${w.query}/${w.variant}/${connections}/${t}`);
+          if (t === 'ours') c.coalesced += (await coalescedOf(urls.ours, await headers.ours())) - before;
           c.samplesMs.push(...r.samplesMs);
           c.completed += r.completed;
           c.elapsedMs += r.elapsedMs;
@@ -184,6 +195,10 @@ function report(list: Workload[], cells: Map<string, Cell>): string {
       }
       const ours = stat('ours');
       if (!ours) continue;
+      const oursCell = cells.get(`${w.query}/${w.variant}/${connections}/ours`)!;
+      if (oursCell.coalesced > 0) {
+        notes.push(`${w.query} ${w.variant} @${connections}: ${fixed((oursCell.coalesced / oursCell.completed) * 100, 1)}% of ours' answers were an identical query's in flight (KEELSON_GATEWAY_COALESCE)`);
+      }
       const peer = Object.fromEntries(PEERS.map((t) => [t, stat(t)]));
       const rps = (t: (typeof PEERS)[number]) => (peer[t] ? times(ours.rps / peer[t].rps) : '');
       const rust = peer['hive-rust'];
