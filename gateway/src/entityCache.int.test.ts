@@ -62,6 +62,8 @@ describe('the entity cache drops what an event changes', () => {
   });
 
   it('a trust change drops only the answers selecting trust; a lock or lease event drops nothing', async () => {
+    // Refilled (the only answer of its operation): still found by the drop.
+    fill('projects', TRUST);
     await event('projects', 'PROJECT_TRUSTED');
     expect([held('projects', NAMES), held('projects', TRUST), held('runs', RUNS)]).toEqual([true, false, true]);
     fill('projects', TRUST);
@@ -172,6 +174,37 @@ describe('the entity cache drops what an event changes', () => {
       done();
       expect(cache.responseCount).toBe(0);
     });
+  });
+
+  it('keeps at most maxBytes of answers over every subgraph, the filled subgraph\'s oldest going first, then the others\'', async () => {
+    const small = new EntityCache({ databaseUrl: fixture.db.url, log: silentLogger(), applicationName: 'kl-entity-cache-bytes', maxBytes: 10 });
+    try {
+      small.useSchemas(schemas);
+      await small.start();
+      await untilTrue('listening', () => small.listening);
+      const keep = (subgraph: string, query: string, key: string, json: string) => {
+        const fields = (small.kindOf(subgraph, query) as { fields: ReadonlySet<string> }).fields;
+        small.fill(small.ticket(subgraph, query, fields), key, json);
+      };
+      const held = () => ['a', 'b', 'c'].filter((k) => small.get('projects', k) !== undefined).concat(small.get('runs', 'r') !== undefined ? ['r'] : []);
+      keep('projects', NAMES, 'a', '12345');
+      keep('projects', NAMES, 'b', '12345');
+      expect([held(), small.heldBytes]).toEqual([['a', 'b'], 10]);
+      keep('projects', NAMES, 'c', '123');
+      expect([held(), small.heldBytes]).toEqual([['b', 'c'], 8]);
+      keep('runs', RUNS, 'r', '1234');
+      expect([held(), small.heldBytes]).toEqual([['c', 'r'], 7]);
+      // A refill counts once.
+      keep('runs', RUNS, 'r', '12');
+      expect([held(), small.heldBytes]).toEqual([['c', 'r'], 5]);
+      await event('projects', 'PROJECT_CREATED');
+      expect([held(), small.heldBytes]).toEqual([['r'], 2]);
+      keep('projects', TRUST, 'a', '1');
+      await event('projects', 'PROJECT_TRUSTED');
+      expect([held(), small.heldBytes]).toEqual([['r'], 2]);
+    } finally {
+      await small.stop();
+    }
   });
 
   it('keeps at most maxEntries per subgraph, dropping the oldest, and a dropped group leaves no trace', async () => {

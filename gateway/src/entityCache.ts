@@ -13,6 +13,8 @@ export interface EntityCacheOptions {
   maxEntries?: number;
   /** Answers larger than this (bytes of JSON) are not kept. @default 1 MiB */
   maxEntryBytes?: number;
+  /** Bytes of JSON all answers hold together, over every subgraph (the oldest go first). @default 64 MiB */
+  maxBytes?: number;
   /** Whole responses kept at most, and the bytes of JSON their fetches' answers add up to, over all of them. @default 20000, 64 MiB */
   maxResponses?: number;
   maxResponseBytes?: number;
@@ -186,6 +188,9 @@ export class EntityCache {
   private readonly metrics: CacheMetrics;
   private readonly maxEntries: number;
   private readonly maxEntryBytes: number;
+  private readonly maxBytes: number;
+  /** Bytes of JSON the answers hold, per subgraph. */
+  private readonly bytes = new Map<string, number>();
   private readonly countEntries = () => ({ entries: this.size, responses: this.responses.size, responseBytes: this.responseBytes });
   /** The LISTEN connection (the platform's notifier, a private one: its own connection and name). */
   private readonly notifier: EventNotifier;
@@ -201,6 +206,7 @@ export class EntityCache {
     entrySources.add(this.countEntries);
     this.maxEntries = opts.maxEntries ?? 20_000;
     this.maxEntryBytes = opts.maxEntryBytes ?? 1 << 20;
+    this.maxBytes = opts.maxBytes ?? 64 << 20;
     this.maxResponses = opts.maxResponses ?? 20_000;
     this.maxResponseBytes = opts.maxResponseBytes ?? 64 << 20;
     this.notifier = new EventNotifier({
@@ -369,16 +375,31 @@ export class EntityCache {
     const { subgraph, query } = ticket;
     if (!this.up || this.stopped || ticket.epoch !== this.epoch || this.stamp(subgraph, ticket.fields) !== ticket.stamp) return;
     if (json.length > this.maxEntryBytes) return;
+    // A refill replaces the answer (and moves it to the newest); first out, so its group is found or made after.
+    this.evict(subgraph, key);
     let held = this.entries.get(subgraph);
     if (!held) this.entries.set(subgraph, (held = new Map()));
     let groups = this.groups.get(subgraph);
     if (!groups) this.groups.set(subgraph, (groups = new Map()));
     let group = groups.get(query);
     if (!group) groups.set(query, (group = { fields: ticket.fields, keys: new Set() }));
-    held.delete(key);
     held.set(key, { json, query });
     group.keys.add(key);
-    if (held.size > this.maxEntries) this.evict(subgraph, held.keys().next().value!);
+    this.bytes.set(subgraph, (this.bytes.get(subgraph) ?? 0) + json.length);
+    while (held.size > this.maxEntries) this.evict(subgraph, held.keys().next().value!);
+    // Past the byte bound: this subgraph's oldest first, then the other subgraphs' (never the answer just kept).
+    while (this.heldBytes > this.maxBytes) {
+      const victim = held.size > 1 ? subgraph : [...this.entries.keys()].find((name) => name !== subgraph && this.entries.get(name)!.size > 0);
+      if (!victim) break;
+      this.evict(victim, this.entries.get(victim)!.keys().next().value!);
+    }
+  }
+
+  /** Bytes of JSON all answers hold now. */
+  get heldBytes(): number {
+    let n = 0;
+    for (const b of this.bytes.values()) n += b;
+    return n;
   }
 
   /**
@@ -406,6 +427,7 @@ export class EntityCache {
     entrySources.delete(this.countEntries);
     this.entries.clear();
     this.groups.clear();
+    this.bytes.clear();
     this.responses.clear();
     this.responseBytes = 0;
     // Nothing will be notified any more: whoever waits for a sequence stops waiting.
@@ -436,10 +458,12 @@ export class EntityCache {
     this.responseBytes -= kept.bytes;
   }
 
+  /** Removes one answer (from its subgraph's entries, its group and the byte count), if held. */
   private evict(subgraph: string, key: string): void {
     const entry = this.entries.get(subgraph)?.get(key);
     if (!entry) return;
     this.entries.get(subgraph)!.delete(key);
+    this.bytes.set(subgraph, this.bytes.get(subgraph)! - entry.json.length);
     const groups = this.groups.get(subgraph)!;
     const group = groups.get(entry.query)!;
     group.keys.delete(key);
@@ -452,6 +476,7 @@ export class EntityCache {
       this.generations.set(subgraph, (this.generations.get(subgraph) ?? 0) + 1);
       this.entries.delete(subgraph);
       this.groups.delete(subgraph);
+      this.bytes.delete(subgraph);
       this.metrics.invalidations.inc({ subgraph, cause });
       return;
     }
@@ -461,12 +486,11 @@ export class EntityCache {
       this.fieldGenerations.set(id, (this.fieldGenerations.get(id) ?? 0) + 1);
     }
     const groups = this.groups.get(subgraph);
-    const held = this.entries.get(subgraph);
-    if (groups && held) {
-      for (const [query, group] of groups) {
+    if (groups) {
+      for (const group of [...groups.values()]) {
         if (!changed.some((field) => group.fields.has(field))) continue;
-        for (const key of group.keys) held.delete(key);
-        groups.delete(query);
+        // Evicting a group's last key removes the group.
+        for (const key of [...group.keys]) this.evict(subgraph, key);
       }
     }
     this.metrics.invalidations.inc({ subgraph, cause });
