@@ -12,9 +12,9 @@
  *
  * Floors are what a healthy process moves by without leaking: 3 handles (a socket or timer coming and
  * going), 5 fds, 2 Postgres connections (the pool grows to its working size), 25 events of lag (one
- * burst of load caught mid-flight), 64 MB of RSS (npm start runs with --max-semi-space-size=64: V8
- * commits and releases young-generation space in steps that size; a 5-minute run saw the mesh's RSS
- * fall 713 → 522 MB in its first 85 s and climb back to 604 MB), and 8 MB of live heap (a process under
+ * burst of load caught mid-flight), 64 MB of RSS (a Node process's is judged outside the V8 heap: npm
+ * start runs with --max-semi-space-size=64, and V8 growing its young generation moved the mesh's whole
+ * RSS 533 → 620 MB over the judged window of healthy 5-minute runs — see `seriesOf`), and 8 MB of live heap (a process under
  * 100 MB, the gateway, fills its operation and plan caches by a few MB after warm-up; 5% of it is less).
  */
 

@@ -31,10 +31,10 @@ const mb = (b: number | undefined) => (b === undefined ? '-' : (b / 1024 / 1024)
 /** The table of the latest sample; the heap column is what was live after the process's last full GC. */
 function table(samples: Sample[], stats: LoadStats): string {
   const sample = samples.at(-1)!;
-  const rows = [`t=${sample.t.toFixed(0)}s  cursor lag ${sample.cursorLag}  live-tail lag ${sample.tailLag}`, 'process   cpu%   rss MB  heap MB (live after full GC)  handles  fds  pg'];
+  const rows = [`t=${sample.t.toFixed(0)}s  cursor lag ${sample.cursorLag}  live-tail lag ${sample.tailLag}`, 'process   cpu%   rss MB  outside V8 heap MB  heap MB (live after full GC)  handles  fds  pg'];
   for (const [name, p] of Object.entries(sample.processes)) {
     rows.push(
-      `${name.padEnd(9)} ${p.cpu.toFixed(1).padStart(5)} ${mb(p.rss).padStart(8)} ${mb(p.heap).padStart(29)} ${String(p.handles ?? '-').padStart(8)} ${String(p.fds).padStart(4)} ${String(p.pg).padStart(3)}`,
+      `${name.padEnd(9)} ${p.cpu.toFixed(1).padStart(5)} ${mb(p.rss).padStart(8)} ${mb(p.offHeap).padStart(19)} ${mb(p.heap).padStart(29)} ${String(p.handles ?? '-').padStart(8)} ${String(p.fds).padStart(4)} ${String(p.pg).padStart(3)}`,
     );
   }
   rows.push('operation           count   p50 ms   p99 ms');

@@ -1,4 +1,4 @@
-import { GCProfiler } from 'node:v8';
+import { GCProfiler, getHeapStatistics } from 'node:v8';
 import type { ApolloServerPlugin, BaseContext } from '@apollo/server';
 import { getOperationAST, type DocumentNode } from 'graphql';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -170,6 +170,23 @@ function liveHeapGauge(registry: Registry): void {
   });
 }
 
+/**
+ * `keelson_heap_resident_bytes`: the V8 heap's pages resident in memory (`total_physical_size`), so
+ * that RSS less it is what the process holds outside V8's heap. The committed heap
+ * (`nodejs_heap_size_total_bytes`) is no substitute: V8 commits young-generation space before it
+ * touches it, so it runs ahead of what is resident.
+ */
+function residentHeapGauge(registry: Registry): void {
+  new Gauge({
+    name: 'keelson_heap_resident_bytes',
+    help: 'V8 heap pages resident in memory (v8 total_physical_size): RSS less this is what the process holds outside the V8 heap',
+    registers: [registry],
+    collect() {
+      this.set(getHeapStatistics().total_physical_size);
+    },
+  });
+}
+
 function meshMetrics(): MeshMetrics {
   if (metrics) return metrics;
   const registry = new Registry();
@@ -184,6 +201,7 @@ function meshMetrics(): MeshMetrics {
   approvalGauges(registry, approvalSources);
   lagGauge(registry, lagSources);
   liveHeapGauge(registry);
+  residentHeapGauge(registry);
   return metrics;
 }
 

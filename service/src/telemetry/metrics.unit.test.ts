@@ -40,3 +40,20 @@ describe('keelson_heap_live_bytes', () => {
     expect(await liveHeap()).toBe(before);
   });
 });
+
+describe('keelson_heap_resident_bytes', () => {
+  const resident = async () => (await metricsRegistry().getSingleMetric('keelson_heap_resident_bytes')!.get()).values[0]!.value;
+
+  it('is the V8 heap resident in memory: within the RSS, and it grows with what the heap holds', async () => {
+    fullGc();
+    const before = await resident();
+    expect(before).toBeGreaterThan(0);
+    expect(before).toBeLessThan(process.memoryUsage().rss);
+    // About 60 MB of small objects, kept referenced while it is read again.
+    const kept = Array.from({ length: 1_000_000 }, (_, i) => ({ i, s: `item-${i}` }));
+    const after = await resident();
+    expect(after - before).toBeGreaterThan(20 * 1024 * 1024);
+    expect(after).toBeLessThan(process.memoryUsage().rss);
+    expect(kept).toHaveLength(1_000_000);
+  });
+});
