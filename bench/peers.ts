@@ -12,7 +12,7 @@ import { freePort, heapFlags, serviceIdentity } from '@keelson/service';
 import type { RunningMesh } from '@keelson/stack';
 import { benchRounds, runBench, startBenchStack, stderrProgress, type Teardown } from './benchStack';
 import { startLoadClient, type LoadClient } from './loadClient';
-import { measureMixed, mixedWorkloads, reportMixed } from './peersMixed';
+import { CACHED_GATEWAY_MAX_MB, measureMixed, mixedWorkloads, reportMixed } from './peersMixed';
 import { fixed, percentile, table, times } from './report';
 import { seedProjects } from './seed';
 
@@ -282,6 +282,7 @@ async function main(teardown: Teardown): Promise<string> {
         KEELSON_SUPERGRAPH_FILE: supergraphFile,
         KEELSON_LOG_LEVEL: 'warn',
         KEELSON_GATEWAY_CACHE: 'on',
+        KEELSON_GATEWAY_CACHE_MAX_MB: String(CACHED_GATEWAY_MAX_MB),
       })
     : undefined;
   const hiveEnv = { ...process.env, KEELSON_BENCH_SUPERGRAPH: supergraphFile };

@@ -67,7 +67,11 @@ export function subscriptionLimitsFromEnv(env: MeshEnv): NonNullable<GatewayOpti
 
 /** The entity cache's option, as KEELSON_GATEWAY_CACHE sets it (on: LISTEN on DATABASE_URL), and KEELSON_GATEWAY_COALESCE's. */
 export function gatewayCacheFromEnv(env: MeshEnv): Pick<GatewayOptions, 'cache' | 'coalesce'> {
-  return { ...(env.KEELSON_GATEWAY_CACHE === 'on' ? { cache: { databaseUrl: env.DATABASE_URL } } : {}), coalesce: env.KEELSON_GATEWAY_COALESCE === 'on' };
+  const maxBytes = env.KEELSON_GATEWAY_CACHE_MAX_MB * 1024 * 1024;
+  return {
+    ...(env.KEELSON_GATEWAY_CACHE === 'on' ? { cache: { databaseUrl: env.DATABASE_URL, maxBytes, maxResponseBytes: maxBytes } } : {}),
+    coalesce: env.KEELSON_GATEWAY_COALESCE === 'on',
+  };
 }
 
 /**

@@ -55,7 +55,7 @@ export interface GatewayOptions {
    * The entity cache (`KEELSON_GATEWAY_CACHE`): subgraph answers kept per caller and dropped by the
    * event log's NOTIFY on this database (see `EntityCache`). Absent: every fetch goes to its subgraph.
    */
-  cache?: { databaseUrl: string; maxEntries?: number };
+  cache?: { databaseUrl: string; maxEntries?: number; maxBytes?: number; maxResponseBytes?: number };
   /**
    * Identical queries in flight share one execution (`KEELSON_GATEWAY_COALESCE`, see `coalescePlugin`);
    * not with `cache`. @default true
