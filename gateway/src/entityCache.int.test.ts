@@ -35,10 +35,10 @@ describe('the entity cache drops what an event changes', () => {
     cache.fill(cache.ticket(subgraph, query, cacheable(subgraph, query).fields), query, answer);
   };
   const held = (subgraph: string, query: string) => cache.get(subgraph, query) !== undefined;
-  /** Appends an event (its NOTIFY names its type) and waits until the cache heard it. */
-  const event = async (stream: string, type: string) => {
+  /** Appends an event (its NOTIFY names its type) and waits until `heard` (the shared cache by default) heard it. */
+  const event = async (stream: string, type: string, heard: EntityCache = cache) => {
     const appended = await appendEvent(fixture.dataSource.manager, { stream, key: `k${++seq}`, type, payload: {} });
-    await cache.whenSeen(stream, appended.seq);
+    await heard.whenSeen(stream, appended.seq);
   };
 
   beforeAll(async () => {
@@ -197,10 +197,10 @@ describe('the entity cache drops what an event changes', () => {
       // A refill counts once.
       keep('runs', RUNS, 'r', '12');
       expect([held(), small.heldBytes]).toEqual([['c', 'r'], 5]);
-      await event('projects', 'PROJECT_CREATED');
+      await event('projects', 'PROJECT_CREATED', small);
       expect([held(), small.heldBytes]).toEqual([['r'], 2]);
       keep('projects', TRUST, 'a', '1');
-      await event('projects', 'PROJECT_TRUSTED');
+      await event('projects', 'PROJECT_TRUSTED', small);
       expect([held(), small.heldBytes]).toEqual([['r'], 2]);
     } finally {
       await small.stop();
