@@ -218,12 +218,22 @@ describe('memory in the mesh, through the gateway', () => {
   });
 
   describe('HarnessSession.history through federation', () => {
-    /** SQL statements the memory subgraph ran for one request. */
+    /**
+     * SQL statements the memory subgraph ran for one request. The counter is the subgraph's, so a
+     * statement of its own background work (capture catching a late session event, the search mode's
+     * watcher) can land inside the window and only ever adds: the fewest over three sends is the
+     * request's own count (an N+1 shows in every one).
+     */
     async function sqlOf<T>(url: string, query: string, variables?: Record<string, unknown>): Promise<{ statements: number; data: T }> {
-      await captureSettled();
-      const before = mesh.memory.queryCount();
-      const data = await gqlData<T>(url, query, variables);
-      return { statements: mesh.memory.queryCount() - before, data };
+      let best: { statements: number; data: T } | undefined;
+      for (let i = 0; i < 3; i++) {
+        await captureSettled();
+        const before = mesh.memory.queryCount();
+        const data = await gqlData<T>(url, query, variables);
+        const statements = mesh.memory.queryCount() - before;
+        if (!best || statements < best.statements) best = { statements, data };
+      }
+      return best!;
     }
 
     it('session(id) { history { content } } costs the same SQL for 10 and for 100 messages', async () => {
