@@ -1,7 +1,7 @@
-import { HeaderMap, type ApolloServerPlugin } from '@apollo/server';
+import type { ApolloServerPlugin } from '@apollo/server';
 import { metricsRegistry, type CallerContext } from '@keelson/service';
 import { Counter } from 'prom-client';
-import { responseKey } from './entityCache';
+import { answerWith, cleanData, queryKeyOf } from './keptAnswers';
 
 /** Data of a query's answer when it had no errors (nothing else is shared). */
 type Shared = Record<string, unknown> | undefined;
@@ -45,17 +45,15 @@ export function coalescePlugin(): ApolloServerPlugin<CallerContext> {
       };
       return {
         async responseForOperation(request) {
-          const caller = request.contextValue.caller;
-          if (request.operation.operation !== 'query' || !caller || request.source === undefined) return null;
-          const key = `${mutationsAnswered}\u0000${responseKey(request.source, request.request.operationName, request.request.variables, caller)}`;
+          const query = queryKeyOf(request);
+          if (query === undefined) return null;
+          const key = `${mutationsAnswered}\u0000${query}`;
           const leader = executing.get(key);
           if (leader) {
             const data = await leader;
             if (!data) return null;
             coalesced.inc();
-            // As an answer that reached no subgraph: the overall policy is not cacheable.
-            request.overallCachePolicy.restrict({ maxAge: 0 });
-            return { http: { status: undefined, headers: new HeaderMap() }, body: { kind: 'single', singleResult: { data } } };
+            return answerWith(request, data);
           }
           let settle!: (data: Shared) => void;
           const promise = new Promise<Shared>((resolve) => (settle = resolve));
@@ -68,8 +66,7 @@ export function coalescePlugin(): ApolloServerPlugin<CallerContext> {
         },
         async willSendResponse(request) {
           if (request.operation?.operation === 'mutation') mutationsAnswered += 1;
-          const body = request.response.body;
-          finish(body.kind === 'single' && !body.singleResult.errors?.length && !body.singleResult.extensions && body.singleResult.data ? body.singleResult.data : undefined);
+          finish(cleanData(request.response));
         },
       };
     },

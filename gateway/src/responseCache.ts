@@ -1,6 +1,7 @@
-import { HeaderMap, type ApolloServerPlugin } from '@apollo/server';
+import type { ApolloServerPlugin } from '@apollo/server';
 import type { CallerContext } from '@keelson/service';
-import { responseKey, type EntityCache } from './entityCache';
+import type { EntityCache } from './entityCache';
+import { answerWith, cleanData, queryKeyOf } from './keptAnswers';
 
 /**
  * Whole responses from the entity cache: a client query whose every fetch was cacheable keeps its
@@ -16,25 +17,18 @@ export function responseCachePlugin(cache: EntityCache): ApolloServerPlugin<Call
       let key: string | undefined;
       return {
         async responseForOperation(request) {
-          const caller = request.contextValue.caller;
-          if (request.operation.operation !== 'query' || !caller || request.source === undefined) return null;
-          const candidate = responseKey(request.source, request.request.operationName, request.request.variables, caller);
+          const candidate = queryKeyOf(request);
+          if (candidate === undefined) return null;
           const data = cache.response(candidate);
-          if (data) {
-            // As an answer from cached fetches: the overall policy is not cacheable.
-            request.overallCachePolicy.restrict({ maxAge: 0 });
-            return { http: { status: undefined, headers: new HeaderMap() }, body: { kind: 'single', singleResult: { data } } };
-          }
+          if (data) return answerWith(request, data);
           key = candidate;
           cache.beginResponse(request.contextValue);
           return null;
         },
         async willSendResponse(request) {
           if (key === undefined) return;
-          const body = request.response.body;
-          if (body.kind === 'single' && !body.singleResult.errors?.length && !body.singleResult.extensions && body.singleResult.data) {
-            cache.keepResponse(request.contextValue, key, body.singleResult.data);
-          }
+          const data = cleanData(request.response);
+          if (data) cache.keepResponse(request.contextValue, key, data);
         },
       };
     },
