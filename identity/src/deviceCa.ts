@@ -54,9 +54,13 @@ async function importKeyPem(pem: string): Promise<CryptoKey> {
   return webcrypto.subtle.importKey('pkcs8', der, ALGORITHM, false, ['sign']);
 }
 
-const serial = () => {
+/**
+ * A certificate serial: 16 random bytes read as a positive integer that needs all 16 — its first byte
+ * 0x01–0x7f (0x80 and up would make it negative; 0x00 would drop from its DER encoding, leaving 15).
+ */
+export const deviceSerial = (): string => {
   const bytes = randomBytes(16);
-  bytes[0]! &= 0x7f; // a positive integer
+  bytes[0] = 1 + (bytes[0]! % 0x7f);
   return bytes.toString('hex');
 };
 
@@ -83,7 +87,7 @@ export async function ensureDeviceCa(home: string): Promise<Ca & { created: bool
   const keys = (await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify'])) as CryptoKeyPair;
   const notBefore = new Date(Date.now() - 60_000);
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: serial(),
+    serialNumber: deviceSerial(),
     name: 'CN=Keelson Mesh device CA',
     notBefore,
     notAfter: new Date(notBefore.getTime() + CA_DAYS * 86_400_000),
@@ -118,7 +122,7 @@ export async function issueDeviceCertificate(ca: Ca, name: string, days: number)
   const notBefore = new Date(Date.now() - 60_000);
   const notAfter = new Date(Math.min(notBefore.getTime() + days * 86_400_000, ca.cert.notAfter.getTime()));
   const cert = await x509.X509CertificateGenerator.create({
-    serialNumber: serial(),
+    serialNumber: deviceSerial(),
     subject: `CN=${name}, O=Keelson Mesh device`,
     issuer: ca.cert.subject,
     notBefore,
