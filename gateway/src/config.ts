@@ -65,12 +65,13 @@ export function subscriptionLimitsFromEnv(env: MeshEnv): NonNullable<GatewayOpti
   };
 }
 
-/** The entity cache's option, as KEELSON_GATEWAY_CACHE sets it (on: LISTEN on DATABASE_URL), and KEELSON_GATEWAY_COALESCE's. */
-export function gatewayCacheFromEnv(env: MeshEnv): Pick<GatewayOptions, 'cache' | 'coalesce'> {
+/** The entity cache's option, as KEELSON_GATEWAY_CACHE sets it (on: LISTEN on DATABASE_URL), KEELSON_GATEWAY_COALESCE's and KEELSON_GATEWAY_SHAPING's. */
+export function gatewayCacheFromEnv(env: MeshEnv): Pick<GatewayOptions, 'cache' | 'coalesce' | 'shaping'> {
   const maxBytes = env.KEELSON_GATEWAY_CACHE_MAX_MB * 1024 * 1024;
   return {
     ...(env.KEELSON_GATEWAY_CACHE === 'on' ? { cache: { databaseUrl: env.DATABASE_URL, maxBytes, maxResponseBytes: maxBytes } } : {}),
     coalesce: env.KEELSON_GATEWAY_COALESCE === 'on',
+    shaping: env.KEELSON_GATEWAY_SHAPING,
   };
 }
 

@@ -14,6 +14,7 @@ import { CACHEABLE } from './cachePolicy';
 import { EntityCache } from './entityCache';
 import { responseCachePlugin } from './responseCache';
 import { coalescePlugin } from './coalesce';
+import { installResultShaping } from './resultShaping';
 import { createGatewayErrorFormatter } from './errors';
 import { graphiqlRoutes, loadGraphiQL } from './graphiql';
 import { MCP_SUBGRAPH, mcpProxy } from './mcpProxy';
@@ -61,6 +62,12 @@ export interface GatewayOptions {
    * not with `cache`. @default true
    */
   coalesce?: boolean;
+  /**
+   * Who shapes a query's result from its fetches' answers (`KEELSON_GATEWAY_SHAPING`, see
+   * `resultShaping.ts`): the gateway's own, or Apollo's. Process-wide: the last gateway started in a
+   * process sets it. @default 'keelson'
+   */
+  shaping?: 'keelson' | 'apollo';
   /** Tuning of the subscription router (see `SubscriptionRouterOptions`). */
   subscriptions?: Pick<
     SubscriptionRouterOptions,
@@ -226,6 +233,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   cache?.useSchemas(graph.subgraphSchemas);
   let updateGateway: ((planningSdl: string) => void) | undefined;
 
+  installResultShaping(options.shaping ?? 'keelson');
   const gateway = new ApolloGateway({
     // A function, so a reload can hand Apollo the next supergraph (`update`).
     supergraphSdl: async ({ update }) => {

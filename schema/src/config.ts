@@ -103,6 +103,8 @@ export const envSchema = z.object({
   KEELSON_GATEWAY_CACHE_MAX_MB: z.coerce.number().int().min(1).max(65_536).default(64),
   /** Identical queries in flight at the gateway (text, operation, variables, caller) share one execution; not with the entity cache. @default on */
   KEELSON_GATEWAY_COALESCE: z.enum(['on', 'off']).default('on'),
+  /** Who shapes a query's result from its fetches' answers: the gateway's own, compiled per operation, or Apollo's `computeResponse`. @default keelson */
+  KEELSON_GATEWAY_SHAPING: z.enum(['keelson', 'apollo']).default('keelson'),
   /**
    * The supergraph the gateway process serves; it reloads it when the file changes or on SIGHUP,
    * keeping open subscriptions open. @default the checked-in `schema/supergraph.graphql`
