@@ -7,7 +7,7 @@ import {
   isNonNullType,
   isObjectType,
   isSubtype,
-  isValidLeafValue,
+  isEnumType,
   typenameFieldName,
   Variable,
   type CompositeType,
@@ -62,6 +62,8 @@ interface FieldStep {
   introspection: boolean;
   typename: boolean;
   shape: Shape;
+  /** The leaf check of a field whose type is a leaf or a non-null leaf: its valid values are copied as they are. */
+  leaf: ((value: unknown) => boolean) | undefined;
   selection: FieldSelection;
   selectionSet: SelectionSet | undefined;
 }
@@ -83,6 +85,16 @@ interface Params {
   introspectionHandling: (selection: FieldSelection) => unknown;
 }
 
+// Bound once: TypeScript reads an imported name from the module's exports at each use, and
+// federation-internals' exports are getters.
+const TYPENAME = typenameFieldName;
+const failed = (message: string): never => {
+  assert(false, message);
+  throw new Error(message);
+};
+const isComposite = isCompositeType;
+const isObject = isObjectType;
+
 /** Per selection set (they belong to an operation, itself per schema): its steps. */
 const compiled = new WeakMap<SelectionSet, Step[]>();
 /** Per operation: its variables' defaults. */
@@ -97,8 +109,8 @@ function condition(directive: { arguments(): { if: boolean | Variable }; toStrin
 function holds(c: Condition, variables: Record<string, unknown>): boolean {
   if ('literal' in c) return c.literal;
   const value = variables[c.variable];
-  assert(value !== undefined && typeof value === 'boolean', () => `Unexpected value ${String(value)} for variable $${c.variable} of ${c.directive}`);
-  return value;
+  if (typeof value !== 'boolean') failed(`Unexpected value ${String(value)} for variable $${c.variable} of ${c.directive}`);
+  return value as boolean;
 }
 
 function skipped(step: Step, variables: Record<string, unknown>): boolean {
@@ -109,8 +121,29 @@ function shapeOf(schema: Schema, type: Type): Shape {
   if (isNonNullType(type)) return { kind: 'nonNull', type, of: shapeOf(schema, type.ofType) };
   if (isListType(type)) return { kind: 'list', type, of: shapeOf(schema, type.ofType) };
   if (isCompositeType(type)) return { kind: 'composite', type };
-  const leaf = type as Parameters<typeof isValidLeafValue>[2];
-  return { kind: 'leaf', type, valid: isCustomScalarType(type) ? () => true : (value) => isValidLeafValue(schema, value, leaf) };
+  return { kind: 'leaf', type, valid: leafCheck(schema, type) };
+}
+
+const INTEGER = /^-?(?:0|[1-9][0-9]*)$/;
+
+/**
+ * federation-internals' `isValidLeafValue` for one type, with what it asks of the schema asked once:
+ * a custom scalar takes anything; a boolean only Boolean; a finite number Int and ID when integral,
+ * Float always; a string an enum's value, or any scalar but Boolean, Int and Float.
+ */
+function leafCheck(schema: Schema, type: Type): (value: unknown) => boolean {
+  if (isCustomScalarType(type)) return () => true;
+  const enumType = isEnumType(type) ? type : undefined;
+  const boolean = type === schema.booleanType();
+  const int = type === schema.intType();
+  const integral = int || type === schema.idType();
+  const float = type === schema.floatType();
+  return (value) => {
+    if (typeof value === 'boolean') return boolean;
+    if (typeof value === 'number' && Number.isFinite(value)) return integral ? INTEGER.test(String(value)) : float;
+    if (typeof value === 'string') return enumType ? enumType.value(value) !== undefined : !boolean && !int && !float;
+    return false;
+  };
 }
 
 function stepsOf(schema: Schema, selectionSet: SelectionSet): Step[] {
@@ -122,6 +155,7 @@ function stepsOf(schema: Schema, selectionSet: SelectionSet): Step[] {
     const include = condition(element.appliedDirectivesOf(schema.includeDirective())[0]);
     if (selection.kind === 'FieldSelection') {
       const field = selection.element;
+      const shape = shapeOf(schema, field.definition.type!);
       return {
         kind: 'field',
         skip,
@@ -129,7 +163,8 @@ function stepsOf(schema: Schema, selectionSet: SelectionSet): Step[] {
         responseName: field.responseName(),
         introspection: field.definition.isSchemaIntrospectionField(),
         typename: field.name === typenameFieldName,
-        shape: shapeOf(schema, field.definition.type!),
+        shape,
+        leaf: shape.kind === 'leaf' ? shape.valid : shape.kind === 'nonNull' && shape.of.kind === 'leaf' ? shape.of.valid : undefined,
         selection,
         selectionSet: selection.selectionSet,
       };
@@ -170,11 +205,16 @@ function apply(input: Record<string, unknown>, selectionSet: SelectionSet, outpu
       let inputValue = getOwn(input, name) ?? null;
       if (step.typename) {
         if (outputValue === undefined) {
-          if (inputValue === null && name !== typenameFieldName) inputValue = input[typenameFieldName] ?? null;
+          if (inputValue === null && name !== TYPENAME) inputValue = input[TYPENAME] ?? null;
           const type = typeof inputValue === 'string' ? (params.schema.type(inputValue) ?? parentType) : parentType;
-          if (!isObjectType(type)) return true;
+          if (!isObject(type)) return true;
           output[name] = type.name;
         }
+        continue;
+      }
+      // The common case, a valid leaf seen first: what the general path below would store.
+      if (step.leaf !== undefined && outputValue === undefined && inputValue !== null && step.leaf(inputValue)) {
+        output[name] = inputValue;
         continue;
       }
       path.push(name);
@@ -183,8 +223,8 @@ function apply(input: Record<string, unknown>, selectionSet: SelectionSet, outpu
       path.pop();
       if (result.invalid) return true;
     } else {
-      const typename = input[typenameFieldName];
-      assert(!typename || typeof typename === 'string', () => `Got unexpected value for __typename: ${String(typename)}`);
+      const typename = input[TYPENAME];
+      if (typename && typeof typename !== 'string') failed(`Got unexpected value for __typename: ${String(typename)}`);
       if (applies(step, params.schema, typename as string | undefined, parentType)) {
         if (apply(input, step.selectionSet, output, params, path, step.typeCondition ?? parentType)) return true;
       }
@@ -224,7 +264,7 @@ interface Updated {
 
 /** One value of the answer, shaped by its type; merged into what an earlier selection of the same response name left. */
 function value(outputValue: unknown, shape: Shape, inputValue: unknown, selectionSet: SelectionSet | undefined, path: (string | number)[], params: Params, parentType: Type): Updated {
-  assert(inputValue !== undefined, 'Should not pass undefined for `inputValue` to this method');
+  if (inputValue === undefined) failed('Should not pass undefined for `inputValue` to this method');
   if (outputValue === null || (outputValue !== undefined && !selectionSet)) return { updated: outputValue };
   switch (shape.kind) {
     case 'nonNull': {
@@ -237,11 +277,11 @@ function value(outputValue: unknown, shape: Shape, inputValue: unknown, selectio
     }
     case 'list': {
       if (inputValue === null) return { updated: null };
-      assert(Array.isArray(inputValue), () => `Invalid non-list value ${String(inputValue)} returned by subgraph for list type ${String(shape.type)}`);
-      assert(outputValue === undefined || Array.isArray(outputValue), () => `Invalid non-list value ${String(outputValue)} returned by subgraph for list type ${String(shape.type)}`);
+      if (!Array.isArray(inputValue)) failed(`Invalid non-list value ${String(inputValue)} returned by subgraph for list type ${String(shape.type)}`);
+      if (outputValue !== undefined && !Array.isArray(outputValue)) failed(`Invalid non-list value ${String(outputValue)} returned by subgraph for list type ${String(shape.type)}`);
       const input = inputValue as unknown[];
       const outputs = outputValue as unknown[] | undefined;
-      assert(outputs === undefined || input.length === outputs.length, () => `[${String(input)}].length (${input.length}) !== [${String(outputs)}].length (${outputs!.length})`);
+      if (outputs !== undefined && input.length !== outputs.length) failed(`[${String(input)}].length (${input.length}) !== [${String(outputs)}].length (${outputs.length})`);
       let nullify = false;
       let errors = false;
       const updated = new Array<unknown>(input.length);
@@ -257,16 +297,16 @@ function value(outputValue: unknown, shape: Shape, inputValue: unknown, selectio
     }
     case 'composite': {
       if (inputValue === null) return { updated: null };
-      assert(selectionSet, () => `Invalid empty selection set for composite type ${String(shape.type)}`);
-      assert(typeof inputValue === 'object', () => `Invalid non-object value ${String(inputValue)} returned by subgraph for composite type ${String(shape.type)}`);
-      assert(outputValue === undefined || typeof outputValue === 'object', () => `Invalid non-object value ${String(inputValue)} returned by subgraph for composite type ${String(shape.type)}`);
+      if (!selectionSet) return failed(`Invalid empty selection set for composite type ${String(shape.type)}`);
+      if (typeof inputValue !== 'object') failed(`Invalid non-object value ${String(inputValue)} returned by subgraph for composite type ${String(shape.type)}`);
+      if (outputValue !== undefined && typeof outputValue !== 'object') failed(`Invalid non-object value ${String(inputValue)} returned by subgraph for composite type ${String(shape.type)}`);
       const object = inputValue as Record<string, unknown>;
-      const inputTypename = object[typenameFieldName];
-      assert(inputTypename === undefined || typeof inputTypename === 'string', () => `Invalid non-string value ${String(inputTypename)} for __typename at ${String(path)}`);
+      const inputTypename = object[TYPENAME];
+      if (inputTypename !== undefined && typeof inputTypename !== 'string') failed(`Invalid non-string value ${String(inputTypename)} for __typename at ${String(path)}`);
       let objectType: Type = shape.type;
       if (inputTypename) {
-        const named = params.schema.type(inputTypename);
-        if (!named || !isCompositeType(named)) {
+        const named = params.schema.type(inputTypename as string);
+        if (!named || !isComposite(named)) {
           params.errors.push(graphqlError(`Invalid __typename found for object at ${describe(path, shape.type, parentType)}.`, path));
           return { updated: null, errors: true };
         }
@@ -278,7 +318,7 @@ function value(outputValue: unknown, shape: Shape, inputValue: unknown, selectio
     }
     case 'leaf': {
       if (inputValue === null) return { updated: null };
-      assert(outputValue === undefined, () => `Excepted output to be undefined but got ${String(shape.type)} for type ${String(shape.type)}`);
+      if (outputValue !== undefined) failed(`Excepted output to be undefined but got ${String(shape.type)} for type ${String(shape.type)}`);
       if (shape.valid(inputValue)) return { updated: inputValue, errors: false };
       params.errors.push(graphqlError(`Invalid value found for ${describe(path, shape.type, parentType)}.`, path));
       return { updated: null, errors: true };

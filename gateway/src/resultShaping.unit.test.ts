@@ -10,6 +10,7 @@ import {
 } from '@apollo/federation-internals';
 import { Kind, parse } from 'graphql';
 import { createRequire } from 'node:module';
+import { prng } from '../../test/support/prng';
 import { apolloComputeResponse, installResultShaping, shapeResponse, type ShapeArgs } from './resultShaping';
 
 /**
@@ -68,18 +69,6 @@ const OPERATIONS: { name: string; text: string; variables: Record<string, unknow
   },
 ];
 
-/** mulberry32: a small seeded generator, so a failing seed can be replayed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const TYPENAMES: unknown[] = ['Project', 'Run', 'RunNode', 'Person', 'Node', 'Thing', 'Status', 'Nope', '', 42];
 const LEAVES: unknown[] = ['text', '12', 'RUNNING', 'DONE', 'running', 7, -3, 1.5, Number.NaN, true, false, null, {}, ['x'], 9007199254740993];
 
@@ -133,7 +122,7 @@ describe('result shaping: the same answer as Apollo’s computeResponse', () => 
       const root = schema.schemaDefinition.rootType('query')!;
       const kinds = { data: 0, errors: 0, threw: 0 };
       for (let seed = 1; seed <= 1_500; seed++) {
-        const next = random(seed);
+        const next = prng(seed);
         const input = answer(operation.selectionSet, root, next, 0) ?? {};
         const variables = op.variables[seed % op.variables.length];
         const args = { operation, variables, input: input as Record<string, unknown>, introspectionHandling: () => ({ introspected: true }) };

@@ -1,16 +1,7 @@
+import { prng } from '../../../../test/support/prng';
 import type { MemoryEntry } from '../../src/index';
 
-/** A small, fast, seedable PRNG (mulberry32): the same seed gives the same corpus on every machine. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { prng };
 
 const VERBS = ['fixed', 'refactored', 'added', 'removed', 'investigated', 'renamed', 'tested', 'reverted', 'documented', 'profiled', 'simplified', 'split'];
 const NOUNS = [
