@@ -58,6 +58,12 @@ export interface BenchStackOptions {
 }
 
 /**
+ * The benches measure the gateway's work per request with its entity cache off (a read repeated would
+ * otherwise be answered from it); the cache has a workload of its own (`bench:peers`' mixed).
+ */
+export const UNCACHED_GATEWAY: NodeJS.ProcessEnv = { KEELSON_GATEWAY_CACHE: 'off' };
+
+/**
  * The whole mesh booted in this process on free ports, against a throwaway database, its own
  * in-memory Temporal dev server and a temp workspace with its own git identity (as
  * test/support/mesh.ts does for the e2e tests). Everything started is registered on `teardown`
@@ -92,6 +98,7 @@ export async function startBenchStack(teardown: Teardown, progress: Progress, op
     GIT_CONFIG_GLOBAL: gitconfig,
     GIT_CONFIG_NOSYSTEM: '1',
     TEMPORAL_ADDRESS: undefined,
+    ...UNCACHED_GATEWAY,
     ...options.env,
   };
   const mesh = await startMesh({

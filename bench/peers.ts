@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { supergraphForPlanning, supergraphPath } from '@keelson/gateway';
 import { freePort, heapFlags, serviceIdentity } from '@keelson/service';
 import type { RunningMesh } from '@keelson/stack';
-import { benchRounds, runBench, startBenchStack, stderrProgress, type Teardown } from './benchStack';
+import { benchRounds, runBench, startBenchStack, stderrProgress, UNCACHED_GATEWAY, type Teardown } from './benchStack';
 import { startLoadClient, type LoadClient } from './loadClient';
 import { CACHED_GATEWAY_MAX_MB, measureMixed, mixedWorkloads, reportMixed } from './peersMixed';
 import { fixed, percentile, table, times } from './report';
@@ -272,6 +272,7 @@ async function main(teardown: Teardown): Promise<string> {
     KEELSON_GATEWAY_PORT: String(oursPort),
     KEELSON_SUPERGRAPH_FILE: supergraphFile,
     KEELSON_LOG_LEVEL: 'warn',
+    ...UNCACHED_GATEWAY,
   });
   // The mixed workload's second instance of ours, with the entity cache on (LISTEN on the same database).
   const cachedGateway = withMixed

@@ -24,6 +24,8 @@ export type ReceiversJob =
       /** The fields of an event whose values, joined by `:`, name it in `delivered` (e.g. `['cursor']`). */
       keyFields: string[];
     }
+  /** Plain WebSocket clients (no GraphQL): every text message is `{"key": …}` and arrives as the event named `key`. */
+  | { id: number; kind: 'openRaw'; url: string; count: number; parallel: number }
   | { id: number; kind: 'close' }
   | { id: number; kind: 'echo'; url: string; count: number }
   /** Receive NOTIFYs on `channel` (one LISTEN connection, kept until the worker stops). */
@@ -92,7 +94,7 @@ export function startReceivers(teardown: Teardown, timeoutMs = 30_000): Receiver
  * a list) are split evenly between the processes; an event is delivered once every process got it to
  * all of its subscribers, first and last taken over all of them.
  */
-export function startReceiverProcesses(teardown: Teardown, processes: number, timeoutMs = 60_000): Receivers {
+export function startReceiverProcesses(teardown: Teardown, processes: number, timeoutMs = 60_000): Receivers & { pids: number[] } {
   const children = Array.from({ length: processes }, () => fork(join(__dirname, 'receivers.worker.ts'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
   let stopping = false;
   teardown.push('stop the receivers processes', async () => {
@@ -107,7 +109,7 @@ export function startReceiverProcesses(teardown: Teardown, processes: number, ti
       }),
     );
   });
-  return receiversOn(
+  const receivers = receiversOn(
     children.map((child) => ({
       send: (job) => void child.send(job),
       listen(onReply, onEnd) {
@@ -119,6 +121,7 @@ export function startReceiverProcesses(teardown: Teardown, processes: number, ti
     })),
     timeoutMs,
   );
+  return { ...receivers, pids: children.map((child) => child.pid!) };
 }
 
 /**
@@ -172,9 +175,13 @@ function receiversOn(endpoints: ReceiverEndpoint[], timeoutMs: number): Receiver
   for (const endpoint of endpoints) endpoint.listen(onReply, failAll);
   /** The share of `job` endpoint `i` runs. */
   const share = (job: Unnumbered<ReceiversJob>, i: number): Unnumbered<ReceiversJob> => {
+    const split = (n: number) => [Math.floor((n * i) / parts), Math.floor((n * (i + 1)) / parts)] as const;
+    if (job.kind === 'openRaw') {
+      const [from, to] = split(job.count);
+      return { ...job, count: to - from };
+    }
     if (job.kind !== 'open') return job;
     const params = job.connectionParams;
-    const split = (n: number) => [Math.floor((n * i) / parts), Math.floor((n * (i + 1)) / parts)] as const;
     if (!Array.isArray(params) || params.length < parts) {
       const [from, to] = split(job.count);
       return { ...job, count: to - from };
@@ -186,7 +193,7 @@ function receiversOn(endpoints: ReceiverEndpoint[], timeoutMs: number): Receiver
   };
   return {
     run(job) {
-      if (job.kind === 'open' && job.count < parts) throw new Error(`open: ${job.count} subscribers cannot be split over ${parts} processes`);
+      if ((job.kind === 'open' || job.kind === 'openRaw') && job.count < parts) throw new Error(`${job.kind}: ${job.count} subscribers cannot be split over ${parts} processes`);
       return new Promise((resolve, reject) => {
         const id = nextId++;
         jobs.set(id, { pending: parts, resolve, reject });

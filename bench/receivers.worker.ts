@@ -15,6 +15,8 @@ if (!parentPort) process.once('disconnect', () => process.exit(0));
 
 /** Open subscribers: one graphql-ws client (one socket) each. */
 let clients: WsClient[] = [];
+/** Open plain WebSocket receivers (`openRaw`). */
+let rawSockets: WebSocket[] = [];
 /** Per event key: how many subscribers got it, when the first and the last did, the first's event. */
 const arrivals = new Map<string, { count: number; first: number; last: number; event: Record<string, unknown> }>();
 let expected = 0;
@@ -32,11 +34,23 @@ function arrived(key: string, event: Record<string, unknown>): void {
   }
 }
 
+/** Runs `open` `count` times, `parallel` at a time. */
+async function openEach(count: number, parallel: number, open: () => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(parallel, count) }, async () => {
+      while (next < count) {
+        next += 1;
+        await open();
+      }
+    }),
+  );
+}
+
 /** Opens `count` subscribers, `parallel` sockets at a time; resolves once every socket is acknowledged. */
 async function open(job: Extract<ReceiversJob, { kind: 'open' }>): Promise<void> {
   expected = job.count;
   arrivals.clear();
-  let next = 0;
   const one = () =>
     new Promise<void>((resolve, reject) => {
       const client = createClient({
@@ -63,21 +77,33 @@ async function open(job: Extract<ReceiversJob, { kind: 'open' }>): Promise<void>
         },
       );
     });
-  await Promise.all(
-    Array.from({ length: Math.min(job.parallel, job.count) }, async () => {
-      while (next < job.count) {
-        next += 1;
-        await one();
-      }
-    }),
-  );
+  await openEach(job.count, job.parallel, one);
+}
+
+/** Opens `count` plain WebSocket receivers, `parallel` at a time; every text message `{"key": …}` arrives as the event `key`. */
+async function openRaw(job: Extract<ReceiversJob, { kind: 'openRaw' }>): Promise<void> {
+  expected = job.count;
+  arrivals.clear();
+  const one = () =>
+    new Promise<void>((resolve, reject) => {
+      const socket = new WebSocket(job.url, { perMessageDeflate: false });
+      rawSockets.push(socket);
+      socket.once('open', () => resolve()).once('error', reject);
+      socket.on('message', (data) => arrived((JSON.parse(data.toString()) as { key: string }).key, {}));
+    });
+  await openEach(job.count, job.parallel, one);
 }
 
 async function close(): Promise<void> {
   const closing = clients;
+  const closingRaw = rawSockets;
   clients = [];
+  rawSockets = [];
   expected = 0;
-  await Promise.all(closing.map((c) => c.dispose()));
+  await Promise.all([
+    ...closing.map((c) => c.dispose()),
+    ...closingRaw.map((socket) => new Promise<void>((resolve) => (socket.readyState === WebSocket.CLOSED ? resolve() : (socket.once('close', () => resolve()), socket.close())))),
+  ]);
 }
 
 /** `count` round trips of a small frame to an echo server, one after another; each in ms. */
@@ -106,6 +132,9 @@ const onJob = (job: ReceiversJob) => {
       switch (job.kind) {
         case 'open':
           await open(job);
+          return post({ kind: 'done', id: job.id });
+        case 'openRaw':
+          await openRaw(job);
           return post({ kind: 'done', id: job.id });
         case 'close':
           await close();

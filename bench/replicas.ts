@@ -14,7 +14,7 @@ import { freePort } from '@keelson/service';
 import type { RunningMesh } from '@keelson/stack';
 import { startAppProcess } from '../test/support/appProcess';
 import { definitionOf, registerRun } from '../test/support/registerRun';
-import { benchRounds, runBench, startBenchStack, stderrProgress, type Teardown } from './benchStack';
+import { benchRounds, runBench, startBenchStack, stderrProgress, UNCACHED_GATEWAY, type Teardown } from './benchStack';
 import { startLoadClient } from './loadClient';
 import type { ProxyReply, ProxyRequest } from './proxies.worker';
 import { fixed, percentile, table, times } from './report';
@@ -133,7 +133,7 @@ async function proxiesSetup(teardown: Teardown): Promise<ReplicaSetup> {
   const runsProxy = await proxies.start(runsPorts);
   const front = await proxies.start(gatewayPorts);
   // The mesh's database (API tokens, runs) and home (the assertion key); runs through the runs proxy.
-  const base: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: mesh.env.DATABASE_URL, KEELSON_HOME: mesh.env.KEELSON_HOME, KEELSON_HOST: '127.0.0.1', KEELSON_LOG_LEVEL: 'warn' };
+  const base: NodeJS.ProcessEnv = { ...process.env, ...UNCACHED_GATEWAY, DATABASE_URL: mesh.env.DATABASE_URL, KEELSON_HOME: mesh.env.KEELSON_HOME, KEELSON_HOST: '127.0.0.1', KEELSON_LOG_LEVEL: 'warn' };
   const urls = { ...mesh.subgraphUrls, runs: `http://127.0.0.1:${runsProxy.port}/graphql` };
   const urlEnv = Object.fromEntries(Object.entries(urls).map(([name, url]) => [`KEELSON_${name.toUpperCase()}_URL`, url]));
   progress(`two runs processes (:${runsPorts.join(', :')}) behind :${runsProxy.port}, two gateway processes (:${gatewayPorts.join(', :')}) behind :${front.port}`);

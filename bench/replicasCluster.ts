@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { haproxyCommand, startCluster } from '@keelson/stack';
 import { adminUrl, createTestDatabase } from '../test/support/db';
-import type { Progress, Teardown } from './benchStack';
+import { UNCACHED_GATEWAY, type Progress, type Teardown } from './benchStack';
 
 /** What bench:replicas measures through: the front URL, and a switch between one and two replicas. */
 export interface ReplicaSetup {
@@ -48,7 +48,7 @@ export async function clusterReplicaSetup(teardown: Teardown, progress: Progress
   teardown.push(`remove ${dir}`, () => rm(dir, { recursive: true, force: true }));
   const gitconfig = join(dir, 'gitconfig');
   await writeFile(gitconfig, '[user]\n\tname = Keelson Bench\n\temail = bench@keelson.invalid\n[init]\n\tdefaultBranch = main\n');
-  const env = { ...process.env, KEELSON_HOME: join(dir, 'home'), KEELSON_WORKSPACE: join(dir, 'workspace'), GIT_CONFIG_GLOBAL: gitconfig, GIT_CONFIG_NOSYSTEM: '1', TEMPORAL_ADDRESS: undefined, KEELSON_LOG_LEVEL: 'warn' };
+  const env = { ...process.env, ...UNCACHED_GATEWAY, KEELSON_HOME: join(dir, 'home'), KEELSON_WORKSPACE: join(dir, 'workspace'), GIT_CONFIG_GLOBAL: gitconfig, GIT_CONFIG_NOSYSTEM: '1', TEMPORAL_ADDRESS: undefined, KEELSON_LOG_LEVEL: 'warn' };
   const binDir = join(process.env.KEELSON_HOME ?? join(process.env.HOME ?? '/root', '.keelson'), 'bin');
   const cluster = await startCluster({ env, databaseUrl: db.url, temporalDatabase, binDir, dir: join(dir, 'cluster'), progress: (line) => progress(`cluster: ${line}`) });
   teardown.push('stop the cluster', () => cluster.stop());

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { freePort, heapFlags, loadAssertionKey, serviceIdentity } from '@keelson/service';
 import { findTemporalCli, TEMPORAL_CLI_VERSION } from '@keelson/temporal';
 import { createTestDatabase } from '../test/support/db';
-import { benchRounds, runBench, stderrProgress, type Teardown } from './benchStack';
+import { benchRounds, runBench, stderrProgress, UNCACHED_GATEWAY, type Teardown } from './benchStack';
 import { startLoadClient } from './loadClient';
 
 const { rounds: ROUNDS, cellMs: CELL_MS } = benchRounds({ rounds: 5, cellMs: 2_000 });
@@ -69,6 +69,7 @@ async function main(teardown: Teardown): Promise<string> {
     GIT_CONFIG_NOSYSTEM: '1',
     KEELSON_MEMORY_COMPACTION_INTERVAL_MS: '0',
     KEELSON_LOG_LEVEL: 'warn',
+    ...UNCACHED_GATEWAY,
     ...ports,
   };
   delete env.TEMPORAL_ADDRESS;

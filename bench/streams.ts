@@ -12,7 +12,7 @@ import { cpus, loadavg } from 'node:os';
 import { createDataSource, EventLog, EventNotifier } from '@keelson/platform';
 import { streams } from '@keelson/schema';
 import { freePort, serviceIdentity, silentLogger } from '@keelson/service';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import WebSocket, { WebSocketServer } from 'ws';
 import { runBench, startBenchStack, stderrProgress, type Teardown } from './benchStack';
 import { now, startReceiverProcesses, startReceivers, type Receivers } from './receivers';
@@ -223,10 +223,87 @@ interface Fanout {
   rssPerSubscription?: number;
   /** The gateway's open files before the storm and once all are live and idle (client sockets, upstream links). */
   gatewayFiles?: { before: number; idle: number };
+  /** CPU time per commit over the commits, ms. */
+  cpu?: CpuPerEvent;
+}
+
+/** CPU ms of the gateway's process (through the gateway), the subscribers' processes and the bench's (the subgraphs, the writer). */
+interface CpuPerEvent {
+  gateway?: number;
+  subscribers: number;
+  bench: number;
+}
+
+/** One unmasked WebSocket text frame (a server's) of `text`, header included. */
+function textFrame(text: string): Buffer {
+  const body = Buffer.from(text);
+  const header = body.length < 126 ? Buffer.from([0x81, body.length]) : Buffer.from([0x81, 126, body.length >> 8, body.length & 0xff]);
+  if (body.length > 0xffff) throw new Error('a floor message over 64 KiB');
+  return Buffer.concat([header, body]);
+}
+
+/** One process writing one frame to every socket: the loop and the last arrival, per message. */
+interface WriteFloor {
+  loop: number[];
+  last: number[];
+  bytes: number;
+}
+
+/**
+ * The floor of any fan-out from one event loop on this machine: `FANOUT` plain WebSocket receivers
+ * (in the subscriber processes) on a server in this process, and per message one write of a frame
+ * made beforehand to each socket — no GraphQL, no JSON and no framing per socket. The message is the
+ * size of a subscription's `next` message through the gateway.
+ */
+async function writeFloor(teardown: Teardown, receivers: Receivers): Promise<WriteFloor> {
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false });
+  const sockets: Socket[] = [];
+  wss.on('connection', (_ws, request) => sockets.push(request.socket));
+  await new Promise((resolve) => wss.once('listening', resolve));
+  teardown.push('stop the write floor server', () => new Promise((resolve) => wss.close(() => resolve())));
+  await receivers.run({ kind: 'openRaw', url: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}`, count: FANOUT, parallel: STORM_PARALLEL });
+  const result: WriteFloor = { loop: [], last: [], bytes: 0 };
+  try {
+    for (let i = 0; i < FANOUT_COMMITS; i++) {
+      const key = `floor-${i}`;
+      const frame = textFrame(
+        JSON.stringify({ key, id: randomUUID(), type: 'next', payload: { data: { projectEvents: { cursor: String(1_000_000 + i), type: 'MUTATION_LOCK_ACQUIRED', lockId: randomUUID() } } } }),
+      );
+      result.bytes = frame.length;
+      const t0 = now();
+      for (const socket of sockets) socket.write(frame);
+      result.loop.push(now() - t0);
+      result.last.push((await receivers.delivered(key)).last - t0);
+      await pause(50);
+    }
+  } finally {
+    await receivers.run({ kind: 'close' });
+  }
+  return result;
 }
 
 /** How many files a process of this machine holds open. */
 const openFiles = (pid: number): number => readdirSync(`/proc/${pid}/fd`).length;
+
+/** Clock ticks per second of /proc's CPU times. */
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+/** CPU time (user + system, the kernel's work in its system calls included) a process has used, ms. */
+function cpuMs(pid: number): number {
+  // Fields after the command (in parentheses, which may hold spaces): utime and stime are the 12th and 13th.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+}
+
+/** CPU time used so far by the processes an event goes through: the gateway (when in its own process), the subscribers' processes and this one. */
+function cpuNow(gatewayPid: number | undefined, subscriberPids: number[]): CpuPerEvent {
+  return {
+    ...(gatewayPid !== undefined ? { gateway: cpuMs(gatewayPid) } : {}),
+    subscribers: subscriberPids.reduce((sum, pid) => sum + cpuMs(pid), 0),
+    bench: cpuMs(process.pid),
+  };
+}
 
 async function main(teardown: Teardown): Promise<string> {
   const tokenCount = Math.ceil(FANOUT / SOCKETS_PER_TOKEN);
@@ -288,12 +365,17 @@ async function main(teardown: Teardown): Promise<string> {
         result.gatewayFiles = { before: filesBefore, idle: openFiles(mesh.gatewayProcess!.pid) };
         progress(`the gateway holds ${result.gatewayFiles.idle} open files (${filesBefore} before the storm)`);
       }
+      const gatewayPid = t === 'gateway' ? mesh.gatewayProcess?.pid : undefined;
+      const cpuBefore = cpuNow(gatewayPid, fanReceivers.pids);
       for (let i = 0; i < FANOUT_COMMITS; i++) {
         const d = await writer.commit(fanReceivers);
         result.first.push(d.firstMs);
         result.last.push(d.lastMs);
         await pause(50);
       }
+      const cpuAfter = cpuNow(gatewayPid, fanReceivers.pids);
+      const perCommit = (key: keyof CpuPerEvent) => (cpuAfter[key]! - cpuBefore[key]!) / FANOUT_COMMITS;
+      result.cpu = { ...(gatewayPid !== undefined ? { gateway: perCommit('gateway') } : {}), subscribers: perCommit('subscribers'), bench: perCommit('bench') };
       fanout.set(t, result);
     } catch (err) {
       // A fan-out the target cannot carry is a result too: it is reported, and the other target still runs.
@@ -303,10 +385,34 @@ async function main(teardown: Teardown): Promise<string> {
     progress(`${FANOUT} subscribers through ${t}: closing`);
     await fanReceivers.run({ kind: 'close' }).catch((err: unknown) => progress(`closing the ${t} subscribers failed: ${(err as Error).message}`));
   }
-  return report(samples, fanout, { files, tokens: tokenCount });
+  progress(`the write floor: ${FANOUT} plain WebSocket receivers, one frame written to each per message`);
+  const floor = await writeFloor(teardown, fanReceivers);
+  return report(samples, fanout, floor, { files, tokens: tokenCount });
 }
 
-function report(samples: Map<Target, number[]>, fanout: Map<'gateway' | 'direct', Fanout | { failed: string }>, setup: { files: string; tokens: number }): string {
+/**
+ * What one commit's fan-out costs in CPU and the least time from commit to last delivery that leaves
+ * on this machine's cores, were they all busy with it and nothing else (Postgres not counted).
+ */
+function cpuLine(target: 'gateway' | 'direct', cpu: CpuPerEvent): string {
+  const total = (cpu.gateway ?? 0) + cpu.subscribers + cpu.bench;
+  const parts = [
+    ...(cpu.gateway !== undefined ? [`the gateway ${fixed(cpu.gateway, 1)}`] : []),
+    `the ${SUBSCRIBER_PROCESSES} subscriber processes ${fixed(cpu.subscribers, 1)}`,
+    `the bench's process (subgraphs, writer) ${fixed(cpu.bench, 1)}`,
+  ];
+  const cores = cpus().length;
+  const line = `  ${target}: CPU per commit (its ${FANOUT} deliveries), ms: ${parts.join(', ')}; ${fixed(total, 1)} in all, ${fixed(total / cores, 1)} ms on ${cores} cores at best`;
+  if (cpu.gateway === undefined) return line;
+  // What the other processes leave the gateway for the last delivery to come within the target, were the cores all theirs.
+  const left = cores * TARGET_LAST_P50_MS - cpu.subscribers - cpu.bench;
+  return (
+    `${line}\n  gateway: ${fixed((cpu.gateway * 1000) / FANOUT, 1)} µs of its CPU per delivery; within ${TARGET_LAST_P50_MS} ms on ${cores} cores the others leave it ` +
+    (left > 0 ? `${fixed(left, 1)} ms per commit, ${fixed((left * 1000) / FANOUT, 1)} µs per delivery` : 'nothing')
+  );
+}
+
+function report(samples: Map<Target, number[]>, fanout: Map<'gateway' | 'direct', Fanout | { failed: string }>, floor: WriteFloor, setup: { files: string; tokens: number }): string {
   const s = (t: Target) => {
     const xs = samples.get(t)!;
     return { n: xs.length, p50: percentile(xs, 50), p99: percentile(xs, 99), mean: xs.reduce((a, b) => a + b, 0) / xs.length };
@@ -359,6 +465,9 @@ function report(samples: Map<Target, number[]>, fanout: Map<'gateway' | 'direct'
             `${gwFan.gatewayFiles.idle - gwFan.gatewayFiles.before - FANOUT} more than one per subscriber (upstream links, one per caller: ${setup.tokens} tokens)`,
         ]
       : []),
+    ...[...fanout].flatMap(([t, f]) => ('failed' in f || !f.cpu ? [] : [cpuLine(t, f.cpu)])),
+    `  the write floor: this process writing one ${floor.bytes}-byte frame, made once, to each of ${FANOUT} plain WebSocket sockets (no GraphQL): ` +
+      `the loop p50 ${fixed(percentile(floor.loop, 50), 1)} ms (${fixed((percentile(floor.loop, 50) * 1000) / FANOUT, 1)} µs per socket), last delivery p50 ${fixed(percentile(floor.last, 50), 1)} ms, p99 ${fixed(percentile(floor.last, 99), 1)} ms`,
     `  target: the connect storm of ${FANOUT} sockets through the gateway completes without errors: ${gwOk ? `met (${fixed(gwFan.ackedMs / 1000, 1)} s)` : 'MISSED'}`,
     `  target: commit → last delivery p50 ≤ ${TARGET_LAST_P50_MS} ms through the gateway → ${fixed(lastP50, 1)} ms: ${lastP50 <= TARGET_LAST_P50_MS ? 'met' : 'MISSED'}`,
     `  target: the gateway's heap per idle subscription (after GC) ≤ ${TARGET_KB_PER_SUBSCRIPTION} KB → ${fixed(heapKb, 1)} KB: ${heapKb <= TARGET_KB_PER_SUBSCRIPTION ? 'met' : 'MISSED'}`,

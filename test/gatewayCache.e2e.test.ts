@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
-import { startGateway, supergraphPath, type RunningGateway } from '@keelson/gateway';
+import { gatewayExecutionFromEnv, startGateway, supergraphPath, type GatewayOptions, type RunningGateway } from '@keelson/gateway';
+import { parseEnv } from '@keelson/schema';
 import { appendEvent, EventLog, EventNotifier } from '@keelson/platform';
 import { RunStore } from '@keelson/runs';
 import { metricsRegistry, silentLogger } from '@keelson/service';
@@ -123,7 +124,8 @@ describe('the gateway entity cache against the event log', () => {
   const projects: { id: string; name: string }[] = [];
   const runIds: string[] = [];
 
-  const startCached = async () =>
+  /** A gateway of its own over the mesh's subgraphs, executing as `options` say. */
+  const startOwn = async (options: Pick<GatewayOptions, 'cache' | 'coalesce' | 'shaping'>) =>
     startGateway({
       supergraphSdl: await readFile(supergraphPath(), 'utf8'),
       host: '127.0.0.1',
@@ -131,9 +133,10 @@ describe('the gateway entity cache against the event log', () => {
       security: mesh.security,
       credentials: mesh.identity.identity.authenticator,
       subgraphUrls: mesh.subgraphUrls,
-      cache: { databaseUrl: mesh.env.DATABASE_URL },
       log: silentLogger(),
+      ...options,
     });
+  const startCached = () => startOwn({ cache: { databaseUrl: mesh.env.DATABASE_URL } });
 
   beforeAll(async () => {
     mesh = await startTestMesh();
@@ -381,12 +384,51 @@ describe('the gateway entity cache against the event log', () => {
     expect(await misses()).toBeGreaterThan(beforeAgain);
   });
 
-  it('serves uncached with KEELSON_GATEWAY_CACHE=off, and never caches a field outside its policy', async () => {
+  it('shows a run registered, or resumed, straight through the store within the NOTIFY hop, before any event of it', async () => {
+    const project = projects[1]!;
+    const responseHits = () => counter('keelson_gateway_cache_responses_total', { outcome: 'hit' });
+    const runsOf = (answer: ReadAnswer) => answer.projects.find((p) => p.id === project.id)!.runs!.edges.map((e) => e.node);
+    const read = async () => runsOf(await gqlData<ReadAnswer>(cached!.url, READ_NAMES, { f: 50 }, { auth: admin }));
+    const kept = async () => {
+      await read();
+      const hits = await responseHits();
+      const answer = await read();
+      expect(await responseHits()).toBe(hits + 1);
+      return answer;
+    };
+    // As a rib starting a run in the background would: its rows, and no RUN_STARTED (no executor here).
+    const before = await kept();
+    const run = await registerRun(store, definitionOf({ name: 'unstarted', nodes: [{ id: 'only', type: 'bash', bash: 'true' }] }), {
+      cwd: mesh.dir,
+      projectId: project.id,
+      projectName: project.name,
+    });
+    expect(before.map((r) => r.id)).not.toContain(run.id);
+    const shown = await until('the new run in the cached page', read, (runs) => runs.some((r) => r.id === run.id), 5_000);
+    expect(shown.find((r) => r.id === run.id)!.status).toBe('RUNNING');
+    // Failed (an evented change), then resumed: RUNNING again before its launch's RUN_STARTED.
+    await store.failToStart(run.id, 1, 'no executor in this test');
+    await until('the failure in the cached page', read, (runs) => runs.find((r) => r.id === run.id)?.status === 'FAILED', 5_000);
+    expect((await kept()).find((r) => r.id === run.id)!.status).toBe('FAILED');
+    await store.prepareResume(run.id);
+    await until('the resumed run in the cached page', read, (runs) => runs.find((r) => r.id === run.id)?.status === 'RUNNING', 5_000);
+  });
+
+  it('serves uncached with KEELSON_GATEWAY_CACHE=off (on by default), and never caches a field outside its policy', async () => {
     const hits = () => counter('keelson_gateway_cache_hits_total', {});
+    const responseHits = () => counter('keelson_gateway_cache_responses_total', { outcome: 'hit' });
+    const fromEnv = (env: Record<string, string>) => gatewayExecutionFromEnv(parseEnv({ DATABASE_URL: mesh.env.DATABASE_URL, ...env }));
+    expect(fromEnv({}).cache?.databaseUrl).toBe(mesh.env.DATABASE_URL);
+    const off = await startOwn(fromEnv({ KEELSON_GATEWAY_CACHE: 'off' }));
+    try {
+      expect(off.cache).toBeUndefined();
+      const before = { hits: await hits(), responses: await responseHits() };
+      for (let i = 0; i < 3; i++) await gqlData(off.url, READ, { f: 10 }, { auth: admin });
+      expect({ hits: await hits(), responses: await responseHits() }).toEqual(before);
+    } finally {
+      await off.stop();
+    }
     const before = await hits();
-    // The mesh's own gateway runs with the default (off).
-    for (let i = 0; i < 3; i++) await gqlData(mesh.gatewayUrl, READ, { f: 10 });
-    expect(await hits()).toBe(before);
     // isGitRepo is read from git at request time: never from the cache.
     const git = 'query { projects { id isGitRepo } }';
     const projectsMisses = () => counter('keelson_gateway_cache_misses_total', { subgraph: 'projects' });

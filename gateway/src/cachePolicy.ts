@@ -27,9 +27,9 @@ export interface SubgraphCachePolicy {
  * Audited writers (2026-12): `projects` rows only through `ProjectService` and the lock and
  * workspace services, each appending its `projects` event; `runs`/`run_nodes` only through
  * `RunStore`, whose transitions append `runs` events, except `createRun` and `prepareResume` (a
- * new or resumed run's rows, then `RUN_STARTED` from the same mutation before it answers: see
- * `EVENTED_MUTATIONS`) and `setCwd`/`setCheckout`/`recordPrompt` (so `cwd`, `checkout` and
- * `prompt` are not listed).
+ * new or resumed run's rows before the executor's `RUN_STARTED`: their transactions notify the
+ * stream without an event, `notifyStreamChange`, which drops every `runs` entry) and
+ * `setCwd`/`setCheckout`/`recordPrompt` (so `cwd`, `checkout` and `prompt` are not listed).
  */
 export const CACHEABLE: Readonly<Record<string, SubgraphCachePolicy>> = {
   projects: {
@@ -72,8 +72,8 @@ export const CACHEABLE: Readonly<Record<string, SubgraphCachePolicy>> = {
  * listed fields each may change (the same as its events'): while one is in flight cached answers
  * keep being served (its commit's NOTIFY drops them), and when it answers the entries selecting
  * those fields are dropped (read-your-writes before the NOTIFY arrives). Any other mutation stops
- * every cached answer while it is in flight and drops them all when it answers: it may write without
- * an event (a run's rows before its `RUN_STARTED`) or in another subgraph's tables.
+ * every cached answer while it is in flight and drops them all when it answers: it may write what
+ * no event reports or in another subgraph's tables.
  */
 export const EVENTED_MUTATIONS: Readonly<Record<string, readonly string[]>> = {
   setProjectTrust: TRUST_FIELDS,

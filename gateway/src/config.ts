@@ -65,8 +65,8 @@ export function subscriptionLimitsFromEnv(env: MeshEnv): NonNullable<GatewayOpti
   };
 }
 
-/** The entity cache's option, as KEELSON_GATEWAY_CACHE sets it (on: LISTEN on DATABASE_URL), KEELSON_GATEWAY_COALESCE's and KEELSON_GATEWAY_SHAPING's. */
-export function gatewayCacheFromEnv(env: MeshEnv): Pick<GatewayOptions, 'cache' | 'coalesce' | 'shaping'> {
+/** How the gateway executes queries, as the environment says: the entity cache (KEELSON_GATEWAY_CACHE, on: LISTEN on DATABASE_URL), in-flight sharing (KEELSON_GATEWAY_COALESCE) and result shaping (KEELSON_GATEWAY_SHAPING). */
+export function gatewayExecutionFromEnv(env: MeshEnv): Pick<GatewayOptions, 'cache' | 'coalesce' | 'shaping'> {
   const maxBytes = env.KEELSON_GATEWAY_CACHE_MAX_MB * 1024 * 1024;
   return {
     ...(env.KEELSON_GATEWAY_CACHE === 'on' ? { cache: { databaseUrl: env.DATABASE_URL, maxBytes, maxResponseBytes: maxBytes } } : {}),
@@ -94,7 +94,7 @@ export async function loadGatewayConfig(
     security: meshSecurityFromEnv(env),
     subgraphUrls: subgraphUrlsFromEnv(env, names, rawEnv),
     subscriptions: subscriptionLimitsFromEnv(env),
-    ...gatewayCacheFromEnv(env),
+    ...gatewayExecutionFromEnv(env),
     ...(await tlsOptions(env)),
     logLevel: env.KEELSON_LOG_LEVEL,
     supergraphFile,

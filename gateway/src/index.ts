@@ -10,7 +10,7 @@ export { resolveSubgraphEndpoints, SubgraphDataSource } from './subgraphEndpoint
 export type { SubgraphEndpoint } from './subgraphEndpoints';
 export { EntityCache, callerCacheKey } from './entityCache';
 export { CACHEABLE, EVENTED_MUTATIONS, classifyFetch } from './cachePolicy';
-export { gatewayCacheFromEnv, gatewayTlsFromEnv, loadGatewayConfig, subgraphUrlsFromEnv, subscriptionLimitsFromEnv, supergraphPath, tlsOptions } from './config';
+export { gatewayExecutionFromEnv, gatewayTlsFromEnv, loadGatewayConfig, subgraphUrlsFromEnv, subscriptionLimitsFromEnv, supergraphPath, tlsOptions } from './config';
 export { anonymousCaller, credentialKey } from './auth/credentials';
 export type { CredentialCheck, AcceptedCredential } from './auth/credentials';
 export { readScopeMap, undeclaredRootFields, checkScopes } from '@keelson/service';

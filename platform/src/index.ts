@@ -29,7 +29,7 @@ export { sqlMigration, orderedEntityKey } from './data/sqlMigration';
 export type { SqlMigration, SqlRunner } from './data/sqlMigration';
 export { openDomainState } from './data/domainState';
 export type { DomainState, DomainStateOptions } from './data/domainState';
-export { EventLog, appendEvent } from './eventLog/eventLog';
+export { EventLog, appendEvent, notifyStreamChange } from './eventLog/eventLog';
 export type { NewEvent, ReadOptions } from './eventLog/eventLog';
 export { EventNotifier } from './eventLog/notifier';
 export { followStream } from './eventLog/followStream';

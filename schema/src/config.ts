@@ -97,8 +97,8 @@ export const envSchema = z.object({
    */
   KEELSON_ALLOWED_ORIGINS: z.string().optional(),
   KEELSON_GATEWAY_PORT: port(4000),
-  /** The gateway's entity cache: subgraph answers kept per caller, dropped by the event log's NOTIFY (README "Entity cache"). @default off */
-  KEELSON_GATEWAY_CACHE: z.enum(['on', 'off']).default('off'),
+  /** The gateway's entity cache: subgraph answers kept per caller, dropped by the event log's NOTIFY (README "The gateway's entity cache"). @default on */
+  KEELSON_GATEWAY_CACHE: z.enum(['on', 'off']).default('on'),
   /** The entity cache's bound, in MiB of answers (their JSON): the subgraph answers it keeps, and again the whole responses. @default 64 */
   KEELSON_GATEWAY_CACHE_MAX_MB: z.coerce.number().int().min(1).max(65_536).default(64),
   /** Identical queries in flight at the gateway (text, operation, variables, caller) share one execution; not with the entity cache. @default on */

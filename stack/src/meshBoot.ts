@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { startGateway, gatewayCacheFromEnv, subscriptionLimitsFromEnv, supergraphPath, tlsOptions } from '@keelson/gateway';
+import { startGateway, gatewayExecutionFromEnv, subscriptionLimitsFromEnv, supergraphPath, tlsOptions } from '@keelson/gateway';
 import { keelsonHome, parseEnv, type MeshEnv } from '@keelson/schema';
 import { createLogger, meshSecurityFromEnv, startTracing, tracingFromEnv, type Logger, type MeshSecurity } from '@keelson/service';
 import type { RunningIdentity } from '@keelson/subgraph-identity';
@@ -166,7 +166,7 @@ export async function bootGateway(
     subgraphUrls,
     ...(security.auth === 'on' ? { credentials: identity.identity.authenticator } : {}),
     subscriptions: subscriptionLimitsFromEnv(env),
-    ...gatewayCacheFromEnv(env),
+    ...gatewayExecutionFromEnv(env),
     ...(await tlsOptions(env)),
     log: root.child({ service: 'gateway' }),
   });

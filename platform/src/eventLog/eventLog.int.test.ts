@@ -6,7 +6,7 @@ import type { TestDatabase } from '../../../test/support/db';
 import { openEventLogFixture, range, type EventLogFixture } from '../../../test/support/eventLogFixture';
 import { settled, sleep, within } from '../../../test/support/until';
 import { createDataSource, type QueryCounter } from '../data/dataSource';
-import { EventLog } from './eventLog';
+import { EventLog, notifyStreamChange } from './eventLog';
 import { EventNotifier } from './notifier';
 
 // The integration project's `testTimeout` is not applied (jest-circus reads only the global one).
@@ -244,6 +244,48 @@ describe('EventLog on real Postgres', () => {
       [2, { n: 2 }],
       [3, { n: 3 }],
     ]);
+  });
+
+  it('notifies a change without an event at commit (the stream\'s last sequence, no type), nothing on rollback, and tails read nothing new', async () => {
+    const stream = 'unevented';
+    await appendOne(stream, 'k', { n: 1 });
+    await appendOne(stream, 'k', { n: 2 });
+    const heard: [string, number, string | undefined][] = [];
+    // Only notifications without a type (the appends' own may still be on their way).
+    const unwatch = notifier.watch({ event: (s, seq, type) => void (type === undefined && (s === stream || s === 'never-appended') ? heard.push([s, seq, type]) : undefined) });
+    const reader = startReader(events, 'after 2', stream, 2, 3);
+    try {
+      await expect(
+        dataSource.transaction(async (manager) => {
+          await notifyStreamChange(manager, stream);
+          throw new Error('state change failed');
+        }),
+      ).rejects.toThrow('state change failed');
+      let told!: () => void;
+      const heardCommit = new Promise<void>((resolve) => (told = resolve));
+      const unwatchCommit = notifier.watch({ event: (s) => void (s === 'never-appended' ? told() : undefined) });
+      // Sent at the commit, not before: held open, the transaction has told nobody yet.
+      await dataSource.transaction(async (manager) => {
+        await notifyStreamChange(manager, stream);
+        await sleep(100);
+        expect(heard).toEqual([]);
+      });
+      await dataSource.transaction((manager) => notifyStreamChange(manager, 'never-appended'));
+      await within(5_000, 'notifications', heardCommit);
+      unwatchCommit();
+      expect(heard).toEqual([
+        [stream, 2, undefined],
+        ['never-appended', 0, undefined],
+      ]);
+      // The tail woke and found nothing past its cursor; the next event is the first it gets.
+      expect(await settled(reader.done)).toBe(false);
+      expect((await appendOne(stream, 'k', { n: 3 })).seq).toBe(3);
+      await within(5_000, 'reader', reader.done);
+      expect(reader.seqs).toEqual([3]);
+      await expect(dataSource.transaction((manager) => notifyStreamChange(manager, 'a:b'))).rejects.toThrow('a name without a colon expected');
+    } finally {
+      unwatch();
+    }
   });
 
   describe('when the LISTEN connection is terminated', () => {

@@ -50,8 +50,7 @@ function actorFor(event: NewEvent<unknown>): Actor | null {
  * One statement: sequence, row and notification commit or roll back with the state change.
  */
 export async function appendEvent<P>(manager: EntityManager, event: NewEvent<P>): Promise<EventEnvelope<P>> {
-  // The notification is `<stream>:<seq>:<type>`: a colon in a stream's name would make it ambiguous.
-  if (event.stream.length === 0 || event.stream.includes(':')) throw new Error(`invalid event stream name ${JSON.stringify(event.stream)}: a name without a colon expected`);
+  checkStreamName(event.stream);
   const rows = (await manager.query(
     `WITH s AS (
        INSERT INTO event_streams (stream, last_seq) VALUES ($1, 1)
@@ -66,6 +65,26 @@ export async function appendEvent<P>(manager: EntityManager, event: NewEvent<P>)
     [event.stream, event.key, event.type, JSON.stringify(event.payload ?? {}), EVENTS_CHANNEL, JSON.stringify(actorFor(event))],
   )) as EventRow[];
   return toEnvelope<P>(rows[0]!);
+}
+
+/**
+ * Tells the stream's readers, at the commit of `manager`'s transaction, of a change to its entities'
+ * state that has no event of its own (yet): the notification names the stream's last sequence and no
+ * type (`<stream>:<seq>`). Tails find nothing past their cursors; whatever keeps state read from the
+ * stream's tables (the gateway's entity cache) drops it, as for any notification that names no type.
+ * A run's rows written before the executor's start appends `RUN_STARTED` are one such change.
+ */
+export async function notifyStreamChange(manager: EntityManager, stream: string): Promise<void> {
+  checkStreamName(stream);
+  await manager.query(
+    `SELECT pg_notify($2, $1 || ':' || coalesce((SELECT last_seq FROM event_streams WHERE stream = $1), 0)) AS notified`,
+    [stream, EVENTS_CHANNEL],
+  );
+}
+
+/** The notification is `<stream>:<seq>:<type>`: a colon in a stream's name would make it ambiguous. */
+function checkStreamName(stream: string): void {
+  if (stream.length === 0 || stream.includes(':')) throw new Error(`invalid event stream name ${JSON.stringify(stream)}: a name without a colon expected`);
 }
 
 /**

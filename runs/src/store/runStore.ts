@@ -28,7 +28,7 @@ import {
   type RunRecord,
   type RunRecordRow,
 } from './runRecords';
-import { clip, pgText, rows } from '@keelson/platform';
+import { clip, notifyStreamChange, pgText, rows } from '@keelson/platform';
 
 /**
  * The one writer of run state. Every transition changes its rows and appends its `runs` event in one
@@ -61,10 +61,20 @@ export class RunStore {
     return toNode(row);
   }
 
-  /** Registers a run (status RUNNING, launch 1) and its nodes, all PENDING. */
-  /** Registers a run and its nodes in one statement (one round trip, atomic as any single statement). */
+  /**
+   * Registers a run (status RUNNING, launch 1) and its nodes, all PENDING, in one transaction that
+   * notifies the `runs` stream's readers of the change (`RUN_STARTED` is appended only once the
+   * executor took the run: until then a cached list of runs would miss it).
+   */
   async createRun(run: NewRun): Promise<void> {
-    await this.dataSource.query(
+    await this.dataSource.transaction(async (m) => {
+      await this.insertRun(m, run);
+      await notifyStreamChange(m, streams.runs);
+    });
+  }
+
+  private async insertRun(m: EntityManager, run: NewRun): Promise<void> {
+    await m.query(
       `WITH r AS (
          INSERT INTO runs (id, workflow_name, title, definition, scope, inputs, project_id, project_name, rib_id, started_by_rib_id,
                            status, cwd, artifacts_dir, temporal_workflow_id, launch, started_by)
@@ -410,6 +420,8 @@ export class RunStore {
         `UPDATE run_nodes SET status = 'PENDING', failures = 0 WHERE run_id = $1 AND status NOT IN ('SUCCEEDED', 'SKIPPED')`,
         [runId],
       );
+      // The launch's `RUN_STARTED` comes once the executor took it; readers of the stream hear of the change now.
+      await notifyStreamChange(m, streams.runs);
       return { ...run, launch: run.launch + 1, status: 'RUNNING' };
     });
   }
