@@ -414,6 +414,24 @@ describe('the gateway entity cache against the event log', () => {
     await until('the resumed run in the cached page', read, (runs) => runs.find((r) => r.id === run.id)?.status === 'RUNNING', 5_000);
   });
 
+  it('lets identical queries that read nothing it keeps share one execution in flight', async () => {
+    // isGitRepo is read from git at request time: the query's one fetch is not cacheable.
+    const git = 'query { projects { id isGitRepo } }';
+    const coalesced = () => counter('keelson_gateway_coalesced_total', {});
+    const expected = await gqlData(cached!.url, git, {}, { auth: admin });
+    const before = await coalesced();
+    await until(
+      'a burst of identical queries shared an execution',
+      async () => {
+        const answers = await Promise.all(Array.from({ length: 8 }, () => gqlData(cached!.url, git, {}, { auth: admin })));
+        for (const answer of answers) expect(answer).toEqual(expected);
+        return coalesced();
+      },
+      (n) => n > before,
+      20_000,
+    );
+  });
+
   it('serves uncached with KEELSON_GATEWAY_CACHE=off (on by default), and never caches a field outside its policy', async () => {
     const hits = () => counter('keelson_gateway_cache_hits_total', {});
     const responseHits = () => counter('keelson_gateway_cache_responses_total', { outcome: 'hit' });

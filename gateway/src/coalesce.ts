@@ -25,10 +25,12 @@ function coalescedCounter(): Counter {
  * shared; otherwise each waiting query executes on its own. Read-your-writes: a query never joins an
  * execution that began before a mutation through this gateway answered (a count of answered
  * mutations is part of the key). It runs after parsing, validation and the scope checks, so every
- * request that shares passed them. Not used with the entity cache, whose answers must be current
- * from the request's own start (`KEELSON_GATEWAY_CACHE`).
+ * request that shares passed them. With the entity cache, whose answers must be current from the
+ * request's own start, only queries `shares` allows (by their key from `queryKeyOf`) share: those
+ * whose last execution read nothing the cache keeps (`EntityCache.readsNothingCached`).
  */
-export function coalescePlugin(): ApolloServerPlugin<CallerContext> {
+export function coalescePlugin(options: { shares?: (query: string) => boolean } = {}): ApolloServerPlugin<CallerContext> {
+  const { shares } = options;
   const executing = new Map<string, Promise<Shared>>();
   const coalesced = coalescedCounter();
   /** Mutations this gateway has answered: part of every key. */
@@ -46,7 +48,7 @@ export function coalescePlugin(): ApolloServerPlugin<CallerContext> {
       return {
         async responseForOperation(request) {
           const query = queryKeyOf(request);
-          if (query === undefined) return null;
+          if (query === undefined || (shares && !shares(query))) return null;
           const key = `${mutationsAnswered}\u0000${query}`;
           const leader = executing.get(key);
           if (leader) {

@@ -7,7 +7,7 @@ import { coalescePlugin } from './coalesce';
  * A real Apollo Server whose `value` resolver waits for the test to open a gate: queries sent while
  * one executes overlap it, and how many times the resolver ran is counted.
  */
-function testServer() {
+function testServer(options?: Parameters<typeof coalescePlugin>[0]) {
   let value = 'v1';
   let runs = 0;
   let gate: Promise<void> = Promise.resolve();
@@ -35,7 +35,7 @@ function testServer() {
         },
       },
     },
-    plugins: [coalescePlugin()],
+    plugins: [coalescePlugin(options)],
   });
   return {
     server,
@@ -112,5 +112,30 @@ describe('identical queries in flight share one execution', () => {
     const answers = await Promise.all([first, second]);
     expect(answers.map((r) => r?.errors?.[0]?.message)).toEqual(['broken', 'broken']);
     expect(t.runs()).toBe(2);
+  });
+
+  it('shares only the queries `shares` allows (the entity cache\'s: those reading nothing it keeps)', async () => {
+    await t.server.stop();
+    const asked: string[] = [];
+    t = testServer({ shares: (query) => (asked.push(query), query.includes('"x":1')) });
+    await t.server.start();
+    const a = caller('a');
+    const burst = async (variables: Record<string, unknown>) => {
+      const before = t.runs();
+      t.close();
+      const first = send('query ($x: Int) { value(x: $x) }', a, variables);
+      await new Promise((r) => setImmediate(r));
+      const second = send('query ($x: Int) { value(x: $x) }', a, variables);
+      await new Promise((r) => setImmediate(r));
+      t.open();
+      expect((await Promise.all([first, second])).map((r) => r?.data)).toEqual([{ value: 'v1' }, { value: 'v1' }]);
+      return t.runs() - before;
+    };
+    expect(await burst({ x: 1 })).toBe(1);
+    expect(await burst({ x: 2 })).toBe(2);
+    // Asked with the query's key (text, operation, variables, caller), once per request.
+    expect(asked).toHaveLength(4);
+    expect(asked[0]).toContain('value(x: $x)');
+    expect(asked[0]).toContain('t-a');
   });
 });

@@ -167,6 +167,36 @@ describe('the entity cache drops what an event changes', () => {
       expect(cache.response('unbegun')).toBeUndefined();
     });
 
+    it('learns which queries read nothing it keeps: only uncacheable fetches; not with a cacheable one, answered, filled or failed; none after a reload', () => {
+      /** Executes the query `key` as `fetches` say (u: an uncacheable fetch, c: a cacheable one, f: a cacheable one that failed). */
+      const execute = (key: string, fetches: string) => {
+        const context = {};
+        cache.beginResponse(context);
+        for (const f of fetches) {
+          if (f === 'u') cache.noteUncacheable(context);
+          if (f === 'c') cache.noteFetch(context, 'projects', names(), cache.ticket('projects', NAMES, names()).stamp, 10);
+          if (f === 'f') cache.noteFailedFetch(context);
+        }
+        cache.keepResponse(context, key, { a: 1 });
+      };
+      execute('git', 'uu');
+      execute('mixed', 'uc');
+      execute('failed', 'uf');
+      execute('nothing', '');
+      expect(['git', 'mixed', 'failed', 'nothing', 'unseen'].filter((k) => cache.readsNothingCached(k))).toEqual(['git']);
+      expect(cache.response('git')).toBeUndefined();
+      // Learnt anew from each execution.
+      execute('git', 'uc');
+      expect(cache.readsNothingCached('git')).toBe(false);
+      execute('git', 'u');
+      expect(cache.readsNothingCached('git')).toBe(true);
+      cache.useSchemas(schemas);
+      expect(cache.readsNothingCached('git')).toBe(false);
+      // Bounded: past 10,000 queries the oldest is forgotten.
+      for (let i = 0; i <= 10_000; i++) execute(`q${i}`, 'u');
+      expect([cache.readsNothingCached('q0'), cache.readsNothingCached('q1'), cache.readsNothingCached('q10000')]).toEqual([false, true, true]);
+    });
+
     it('forgets every response when a mutation not known to be evented answers, and serves none while it is out', async () => {
       await respond('q2', { b: 1 })();
       const done = cache.mutationStarted('projects', { kind: 'mutation', evented: false });

@@ -49,7 +49,13 @@ interface ResponseRecord {
   bytes: number;
   /** A fetch that is not cacheable (or failed): the response is not kept. */
   uncacheable: boolean;
+  /** A fetch of what the cache keeps was made (answered from it, filled, or failed). */
+  readsCached: boolean;
 }
+
+/** The most client queries `readsNothingCached` remembers, and the characters of their keys. */
+const MAX_UNCACHED_QUERIES = 10_000;
+const MAX_UNCACHED_QUERY_CHARS = 16 << 20;
 
 /** A kept response: its data, current while every fetch it was made of is. */
 interface KeptResponse {
@@ -176,6 +182,9 @@ export class EntityCache {
   private readonly generations = new Map<string, number>();
   private readonly fieldGenerations = new Map<string, number>();
   private readonly kinds = new Map<string, FetchKind>();
+  /** Client queries (response keys) whose last execution fetched only what the cache does not keep, oldest first. */
+  private readonly uncachedQueries = new Set<string>();
+  private uncachedQueryChars = 0;
   /** Whole responses by client query, variables and caller (insertion order: the oldest goes first). */
   private readonly responses = new Map<string, KeptResponse>();
   private responseBytes = 0;
@@ -276,6 +285,9 @@ export class EntityCache {
     this.schemas.clear();
     for (const [name, schema] of schemas) this.schemas.set(name, schema);
     this.kinds.clear();
+    // A new graph may plan a query's fetches otherwise.
+    this.uncachedQueries.clear();
+    this.uncachedQueryChars = 0;
     this.dropAll('reload');
   }
 
@@ -317,7 +329,7 @@ export class EntityCache {
 
   /** Starts recording the fetches of a client query about to execute (`context`: its context object). */
   beginResponse(context: object): void {
-    this.records.set(context, { epoch: this.up ? this.epoch : -1, fetches: [], bytes: 0, uncacheable: false });
+    this.records.set(context, { epoch: this.up ? this.epoch : -1, fetches: [], bytes: 0, uncacheable: false, readsCached: false });
   }
 
   /** A fetch of that query: cacheable, from `subgraph` selecting `fields`, current at `stamp`, its answer `bytes` long. */
@@ -326,21 +338,56 @@ export class EntityCache {
     if (!record) return;
     record.fetches.push({ subgraph, fields, stamp });
     record.bytes += bytes;
+    record.readsCached = true;
   }
 
-  /** A fetch of that query the cache does not keep (or one that failed): its response is not kept either. */
+  /** A fetch of that query the cache does not keep: its response is not kept either. */
   noteUncacheable(context: object): void {
     const record = this.records.get(context);
     if (record) record.uncacheable = true;
   }
 
+  /** A cacheable fetch of that query that failed: its response is not kept. */
+  noteFailedFetch(context: object): void {
+    const record = this.records.get(context);
+    if (!record) return;
+    record.uncacheable = true;
+    record.readsCached = true;
+  }
+
+  /**
+   * Whether the last execution of the client query `key` (from `responseKey`) fetched only what the
+   * cache does not keep: then nothing in its answer is the cache's to keep current, and identical
+   * queries in flight may share one execution (`coalescePlugin`) as they would without the cache.
+   */
+  readsNothingCached(key: string): boolean {
+    return this.uncachedQueries.has(key);
+  }
+
+  /** Learns from the query `key`'s execution whether it reads what the cache keeps (see `readsNothingCached`). */
+  private learnReads(key: string, record: ResponseRecord): void {
+    if (record.readsCached) return this.forgetUncached(key);
+    if (!record.uncacheable || this.uncachedQueries.has(key)) return;
+    this.uncachedQueries.add(key);
+    this.uncachedQueryChars += key.length;
+    while (this.uncachedQueries.size > MAX_UNCACHED_QUERIES || this.uncachedQueryChars > MAX_UNCACHED_QUERY_CHARS) {
+      this.forgetUncached(this.uncachedQueries.values().next().value!);
+    }
+  }
+
+  private forgetUncached(key: string): void {
+    if (this.uncachedQueries.delete(key)) this.uncachedQueryChars -= key.length;
+  }
+
   /**
    * Keeps `data`, the answer to the query `context` executed, under `key` when every fetch it made
-   * was cacheable and is still current (nothing it read changed while it executed).
+   * was cacheable and is still current (nothing it read changed while it executed); and learns
+   * whether the query reads what the cache keeps (`readsNothingCached`).
    */
   keepResponse(context: object, key: string, data: Record<string, unknown>): void {
     const record = this.records.get(context);
     this.records.delete(context);
+    if (record) this.learnReads(key, record);
     if (!record || record.uncacheable || record.fetches.length === 0 || record.bytes > this.maxEntryBytes) return;
     if (!this.up || this.stopped || this.unevented > 0 || record.epoch !== this.epoch) return;
     if (!record.fetches.every((f) => this.stamp(f.subgraph, f.fields) === f.stamp)) return;

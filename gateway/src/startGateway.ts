@@ -59,7 +59,7 @@ export interface GatewayOptions {
   cache?: { databaseUrl: string; maxEntries?: number; maxBytes?: number; maxResponseBytes?: number };
   /**
    * Identical queries in flight share one execution (`KEELSON_GATEWAY_COALESCE`, see `coalescePlugin`);
-   * not with `cache`. @default true
+   * with `cache`, only queries that read nothing it keeps. @default true
    */
   coalesce?: boolean;
   /**
@@ -178,8 +178,10 @@ function gatewayApollo(
       httpSubscriptionsPlugin('/graphql'),
       scopePlugin(() => ({ schema: graph().apiSchema, map: graph().scopeMap })),
       ...protection.plugins,
-      // Whole responses from the cache when it is on; identical queries in flight share one execution when it is off.
-      ...(cache ? [responseCachePlugin(cache)] : coalesce ? [coalescePlugin()] : []),
+      // Whole responses from the cache when it is on; identical queries in flight share one execution
+      // (with the cache, only those that read nothing it keeps).
+      ...(cache ? [responseCachePlugin(cache)] : []),
+      ...(coalesce ? [coalescePlugin(cache ? { shares: (query) => cache.readsNothingCached(query) } : {})] : []),
     ],
   });
 }

@@ -134,7 +134,7 @@ export class SubgraphDataSource extends RemoteGraphQLDataSource<{ caller?: Calle
       const json = JSON.stringify({ data: response.data });
       cache.fill(ticket, key, json);
       cache.noteFetch(context, name, kind.fields, ticket.stamp, json.length);
-    } else cache.noteUncacheable(context);
+    } else cache.noteFailedFetch(context);
     return response;
   }
 

@@ -101,7 +101,7 @@ export const envSchema = z.object({
   KEELSON_GATEWAY_CACHE: z.enum(['on', 'off']).default('on'),
   /** The entity cache's bound, in MiB of answers (their JSON): the subgraph answers it keeps, and again the whole responses. @default 64 */
   KEELSON_GATEWAY_CACHE_MAX_MB: z.coerce.number().int().min(1).max(65_536).default(64),
-  /** Identical queries in flight at the gateway (text, operation, variables, caller) share one execution; not with the entity cache. @default on */
+  /** Identical queries in flight at the gateway (text, operation, variables, caller) share one execution; with the entity cache, only queries that read nothing it keeps. @default on */
   KEELSON_GATEWAY_COALESCE: z.enum(['on', 'off']).default('on'),
   /** Who shapes a query's result from its fetches' answers: the gateway's own, compiled per operation, or Apollo's `computeResponse`. @default keelson */
   KEELSON_GATEWAY_SHAPING: z.enum(['keelson', 'apollo']).default('keelson'),
