@@ -439,6 +439,8 @@ describe('EventLog on real Postgres', () => {
       const behind = startReader(events, 'behind', stream, start.seq, start.seq + 2);
       await within(5_000, 'behind', behind.done);
       expect(behind.seqs).toEqual([start.seq + 1, start.seq + 2]);
+      // A read is shared only while it is out: none is kept once answered (nothing accumulates per commit).
+      expect((events as unknown as { reading: Map<string, unknown> }).reading.size).toBe(0);
     } finally {
       reads.mockRestore();
       await Promise.all(tails.map((t) => t.return!()));
