@@ -74,6 +74,24 @@ describe('Turns', () => {
     expect(await bed.eventTypes(record.id)).toEqual(['SESSION_CREATED', 'TURN_COMPLETE']);
   });
 
+  it('settles a turn whose CLI finished before the turn began reading its output, every line recorded', async () => {
+    const record = await bed.session();
+    // The CLI is spawned before its process group is recorded; a slow database there lets a quick CLI
+    // exit, and its output close, before the turn follows it.
+    const real = bed.store.setTurnPgid.bind(bed.store);
+    const slow = jest.spyOn(bed.store, 'setTurnPgid').mockImplementationOnce(async (...args) => {
+      await new Promise((r) => setTimeout(r, 1500));
+      return real(...args);
+    });
+    try {
+      const turn = await turns.start(record, bed.project.rootPath, opts('hello'));
+      expect(await turn.done).toMatchObject({ status: 'COMPLETED', error: null });
+    } finally {
+      slow.mockRestore();
+    }
+    expect(await bed.eventTypes(record.id)).toEqual(['SESSION_CREATED', 'ASSISTANT_DELTA', 'TRANSCRIPT_APPENDED', 'TURN_COMPLETE']);
+  });
+
   it('records a turn whose holder stopped renewing as LOST when the next turn takes the lease', async () => {
     const record = await bed.session();
     await bed.store.acquireTurn(record.id, '1a2b3c4d-0000-4000-8000-00000000dead', 'a crashed process', 1);

@@ -20,6 +20,19 @@ describe('a CLI in its own process group', () => {
     expect(p.stderr()).toContain('two');
   });
 
+  it('keeps every line for a reader that begins after the CLI exited and its output closed, and then ends', async () => {
+    const p = startGroupProcess({ argv: ['/bin/sh', '-c', 'echo one; echo two; exit 0'], cwd: '/', env });
+    // `exited` resolves once stdout has closed: everything the CLI wrote was emitted before reading begins.
+    expect(await p.exited).toEqual({ code: 0, signal: null });
+    let timer: NodeJS.Timeout | undefined;
+    const hung = new Promise<string>((resolve) => (timer = setTimeout(() => resolve('the lines never ended'), 5000)));
+    try {
+      expect(await Promise.race([drain(p.lines), hung])).toEqual(['one', 'two']);
+    } finally {
+      clearTimeout(timer);
+    }
+  });
+
   it('kills the whole group on kill(), grandchildren included', async () => {
     const p = startGroupProcess({ argv: ['/bin/sh', '-c', 'sleep 60 & sleep 60 & echo started; wait'], cwd: '/', env });
     const it = p.lines[Symbol.asyncIterator]();

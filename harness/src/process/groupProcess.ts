@@ -53,7 +53,11 @@ export interface GroupExit {
 export interface GroupProcess {
   /** The supervisor's pid, which is also the process group id. */
   readonly pgid: number;
-  /** stdout, line by line, until it closes. Read it to the end: some CLIs die when it is closed early. */
+  /**
+   * stdout, line by line, until it closes; every line is kept from the start, however late the reading
+   * begins. Read it to the end: some CLIs die when it is closed early, and past 1,024 unread lines
+   * stdout is paused.
+   */
   readonly lines: AsyncIterable<string>;
   /** Resolves once the supervisor exited, no member of the group is left and stdout closed. */
   readonly exited: Promise<GroupExit>;
@@ -149,6 +153,11 @@ export function startGroupProcess(spec: GroupProcessSpec): GroupProcess {
     errTail = (errTail + chunk).slice(-maxErr);
   });
   const rl = createInterface({ input: child.stdout!, crlfDelay: Infinity });
+  // The iterator is made now, not when the caller first reads: readline emits lines as they come and
+  // `close` once stdout ends, whether or not anyone listens. An iterator made later would miss the
+  // lines already emitted and, after the close, never end (a CLI that finished before its turn began
+  // reading would hang the turn). Made here, it queues every line until it is read.
+  const lines = rl[Symbol.asyncIterator]();
 
   // The supervisor exits when the CLI does; stdout closes only once every holder of the pipe is gone
   // (a background process the CLI left behind keeps it open), so exit is watched, not close.
@@ -185,7 +194,7 @@ export function startGroupProcess(spec: GroupProcessSpec): GroupProcess {
 
   return {
     pgid,
-    lines: rl,
+    lines,
     exited,
     stderr: () => errTail,
     kill(graceMs = 2000) {
