@@ -8,11 +8,16 @@ import { responseKey } from './entityCache';
  * made, and which answers may be kept.
  */
 
+/** Each request's key, worked out once for every plugin that asks (Apollo hands them one context). */
+const keys = new WeakMap<object, string | undefined>();
+
 /** The key of a query request from a caller (`responseKey`); undefined for anything else. */
 export function queryKeyOf(request: GraphQLRequestContextResponseForOperation<CallerContext>): string | undefined {
+  if (keys.has(request)) return keys.get(request);
   const caller = request.contextValue.caller;
-  if (request.operation.operation !== 'query' || !caller || request.source === undefined) return undefined;
-  return responseKey(request.source, request.request.operationName, request.request.variables, caller);
+  const key = request.operation.operation !== 'query' || !caller || request.source === undefined ? undefined : responseKey(request.source, request.request.operationName, request.request.variables, caller);
+  keys.set(request, key);
+  return key;
 }
 
 /** The response answering `request` with kept data; as it reached no subgraph for it, not cacheable over HTTP. */
