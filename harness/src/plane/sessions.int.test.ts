@@ -55,6 +55,24 @@ describe('Sessions', () => {
     expect(await sessions.own(outside)).toMatchObject({ origin: 'adopted', projectId: null, cwd: elsewhere });
   });
 
+  it('leaves out a native session whose id rotation retired, looking the native ids up in one statement', async () => {
+    await bed.driver.seedNative('20250704_090000_0000d1', bed.project.rootPath);
+    await bed.driver.seedNative('20250704_090000_0000d2', bed.project.rootPath);
+    await bed.driver.seedNative('20250704_090000_0000d3', bed.project.rootPath);
+    const adopted = await sessions.own((await sessions.resolve('hermes:20250704_090000_0000d1'))!);
+    await bed.store.rotate(adopted, { id: 'hermes:20250704_090000_0000d4', nativeId: '20250704_090000_0000d4' });
+    const query = jest.spyOn(bed.runtime.dataSource, 'query');
+    try {
+      const listed = (await sessions.list({ harnessId: 'hermes' })).map((v) => v.id);
+      expect(listed).toEqual(expect.arrayContaining(['hermes:20250704_090000_0000d4', 'hermes:20250704_090000_0000d2', 'hermes:20250704_090000_0000d3']));
+      expect(listed).not.toContain('hermes:20250704_090000_0000d1');
+      const aliasLookups = query.mock.calls.filter(([sql]) => String(sql).includes('harness_session_aliases'));
+      expect(aliasLookups).toHaveLength(1);
+    } finally {
+      query.mockRestore();
+    }
+  });
+
   it('pages a transcript with opaque cursors and refuses a forged one', async () => {
     await bed.driver.seedNative('20250703_090000_0000cc', bed.project.rootPath);
     const view = (await sessions.resolve('hermes:20250703_090000_0000cc'))!;

@@ -132,6 +132,7 @@ export class Sessions {
         log.warn({ err, harnessId }, 'listing a native session store failed');
         continue;
       }
+      const unrecorded: SessionSummary[] = [];
       for (const n of natives) {
         const existing = views.get(n.sessionId);
         if (existing) {
@@ -139,8 +140,12 @@ export class Sessions {
           continue;
         }
         if (roots && !(n.cwd && roots.includes(await realpathDeep(n.cwd)))) continue;
-        if ((await store.resolveAlias(n.sessionId)) !== n.sessionId) continue;
-        views.set(n.sessionId, { id: n.sessionId, harnessId: n.harnessId, nativeId: n.nativeId, record: null, native: n });
+        unrecorded.push(n);
+      }
+      // A native session whose id rotation retired is listed under its successor; one statement for the store.
+      const retired = await store.retired(unrecorded.map((n) => n.sessionId));
+      for (const n of unrecorded) {
+        if (!retired.has(n.sessionId)) views.set(n.sessionId, { id: n.sessionId, harnessId: n.harnessId, nativeId: n.nativeId, record: null, native: n });
       }
     }
     const updated = (v: SessionView) => Math.max(v.record?.updatedAt.getTime() ?? 0, v.native?.updatedAt?.getTime() ?? 0);

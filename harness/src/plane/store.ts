@@ -161,6 +161,13 @@ export class HarnessStore {
     return current;
   }
 
+  /** Which of `ids` are retired: aliases of another session (rotation), in one statement. */
+  async retired(ids: readonly string[]): Promise<Set<string>> {
+    if (!ids.length) return new Set();
+    const found = await rows<{ alias: string }>(this.dataSource, 'SELECT alias FROM harness_session_aliases WHERE alias = ANY($1) AND session_id <> alias', [ids]);
+    return new Set(found.map((r) => r.alias));
+  }
+
   /** Earlier ids of each session (aliases that resolve straight to it), batched. */
   async aliasesOf(ids: readonly string[]): Promise<Map<string, string[]>> {
     const out = new Map<string, string[]>(ids.map((id) => [id, []]));
