@@ -74,22 +74,33 @@ describe('Turns', () => {
     expect(await bed.eventTypes(record.id)).toEqual(['SESSION_CREATED', 'TURN_COMPLETE']);
   });
 
-  it('settles a turn whose CLI finished before the turn began reading its output, every line recorded', async () => {
-    const record = await bed.session();
-    // The CLI is spawned before its process group is recorded; a slow database there lets a quick CLI
-    // exit, and its output close, before the turn follows it.
+  it('follows a quick CLI from its start, whatever the database does while its process group is recorded', async () => {
+    // Slow: the CLI exits and its output closes before the record is written; every line is still recorded.
+    const slowly = await bed.session();
     const real = bed.store.setTurnPgid.bind(bed.store);
     const slow = jest.spyOn(bed.store, 'setTurnPgid').mockImplementationOnce(async (...args) => {
       await new Promise((r) => setTimeout(r, 1500));
       return real(...args);
     });
     try {
-      const turn = await turns.start(record, bed.project.rootPath, opts('hello'));
+      const turn = await turns.start(slowly, bed.project.rootPath, opts('hello'));
       expect(await turn.done).toMatchObject({ status: 'COMPLETED', error: null });
     } finally {
       slow.mockRestore();
     }
-    expect(await bed.eventTypes(record.id)).toEqual(['SESSION_CREATED', 'ASSISTANT_DELTA', 'TRANSCRIPT_APPENDED', 'TURN_COMPLETE']);
+    expect(await bed.eventTypes(slowly.id)).toEqual(['SESSION_CREATED', 'ASSISTANT_DELTA', 'TRANSCRIPT_APPENDED', 'TURN_COMPLETE']);
+
+    // Failing: the turn runs on, followed and settled, its lease released.
+    const failing = await bed.session();
+    const broken = jest.spyOn(bed.store, 'setTurnPgid').mockRejectedValueOnce(new Error('connection lost'));
+    try {
+      const turn = await turns.start(failing, bed.project.rootPath, opts('hello'));
+      expect(await turn.done).toMatchObject({ status: 'COMPLETED', error: null });
+    } finally {
+      broken.mockRestore();
+    }
+    expect(await bed.eventTypes(failing.id)).toEqual(['SESSION_CREATED', 'ASSISTANT_DELTA', 'TRANSCRIPT_APPENDED', 'TURN_COMPLETE']);
+    expect(await bed.store.get(failing.id)).toMatchObject({ turnId: null });
   });
 
   it('records a turn whose holder stopped renewing as LOST when the next turn takes the lease', async () => {

@@ -269,9 +269,11 @@ export class Turns {
       await store.completeTurn(record.id, turnId, { status: 'FAILED', error: clipText(message, 500).text });
       throw err instanceof MeshError ? err : new MeshError('UPSTREAM_FAILED', `${record.harnessId}: the CLI could not be started (${message})`);
     }
-    await store.setTurnPgid(record.id, turnId, proc.pgid);
+    // Followed from the moment it runs (its lease renewed, its timeout armed, its output read); the
+    // process group on the record is for operators, and a failure to write it does not orphan the CLI.
     const turn = this.follow(new Turn(this.deps, driver, proc, turnId, record, { ...opts, ...(hook ? { permissionPrompt: { url: hook.url, secret: hook.secret } } : {}) }));
     if (hook) void turn.done.finally(hook.close).catch(() => undefined);
+    await store.setTurnPgid(record.id, turnId, proc.pgid).catch((err: unknown) => log.warn({ err, sessionId: record.id, turnId }, "recording the turn's process group failed; the turn runs on"));
     return turn;
   }
 
