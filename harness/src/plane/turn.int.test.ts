@@ -103,6 +103,33 @@ describe('Turns', () => {
     expect(await bed.store.get(failing.id)).toMatchObject({ turnId: null });
   });
 
+  it('ends a turn that was starting when stop() began, before stop() returns, and starts none after it', async () => {
+    const own = bed.turnsOf(bed.drivers);
+    const record = await bed.session();
+    let spawning!: () => void;
+    const reached = new Promise<void>((resolve) => (spawning = resolve));
+    const real = bed.driver.command.bind(bed.driver);
+    const slow = jest.spyOn(bed.driver, 'command').mockImplementationOnce(async (...args) => {
+      spawning();
+      await new Promise((r) => setTimeout(r, 500));
+      return real(...args);
+    });
+    try {
+      // A 30 s turn (the script's first 'sleep'), its lease taken and its CLI about to spawn when the process stops.
+      const starting = own.start(record, bed.project.rootPath, opts('sleep through the shutdown'));
+      await reached;
+      await own.stop();
+      expect(await bed.eventTypes(record.id)).toEqual(['SESSION_CREATED', 'TURN_COMPLETE']);
+      expect(await bed.store.get(record.id)).toMatchObject({ turnId: null });
+      const turn = await starting;
+      expect(await turn.done).toMatchObject({ status: 'INTERRUPTED' });
+      expect(groupAlive(turn.proc.pgid)).toBe(false);
+    } finally {
+      slow.mockRestore();
+    }
+    await expect(own.start(await bed.session(), bed.project.rootPath, opts('hello'))).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+  });
+
   it('records a turn whose holder stopped renewing as LOST when the next turn takes the lease', async () => {
     const record = await bed.session();
     await bed.store.acquireTurn(record.id, '1a2b3c4d-0000-4000-8000-00000000dead', 'a crashed process', 1);

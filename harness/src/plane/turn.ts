@@ -240,12 +240,33 @@ export class Turn {
  */
 export class Turns {
   private readonly local = new Map<string, Turn>();
+  /** Starts in progress (lease taken, CLI spawning): `stop()` waits for them, then ends their turns too. */
+  private readonly starting = new Set<Promise<Turn>>();
   private stopped = false;
 
   constructor(private readonly deps: TurnDeps) {}
 
-  /** Takes the lease, spawns the CLI and follows it in the background. */
-  async start(record: SessionRecord, cwd: string, opts: TurnOptions): Promise<Turn> {
+  /**
+   * Takes the lease, spawns the CLI and follows it in the background.
+   * @throws MeshError SERVICE_UNAVAILABLE once this process is stopping (a retry goes to another)
+   */
+  start(record: SessionRecord, cwd: string, opts: TurnOptions): Promise<Turn> {
+    return this.admit(() => this.begin(record, cwd, opts));
+  }
+
+  /** Runs a start unless this process is stopping; a start `stop()` finds in progress is waited for and its turn ended. */
+  private async admit(begin: () => Promise<Turn>): Promise<Turn> {
+    if (this.stopped) throw new MeshError('SERVICE_UNAVAILABLE', 'this process is stopping and starts no turn; send it again');
+    const started = begin();
+    this.starting.add(started);
+    try {
+      return await started;
+    } finally {
+      this.starting.delete(started);
+    }
+  }
+
+  private async begin(record: SessionRecord, cwd: string, opts: TurnOptions): Promise<Turn> {
     const { store, drivers, settings, log } = this.deps;
     const driver = drivers[record.harnessId];
     const turnId = opts.turnId ?? randomUUID();
@@ -281,10 +302,12 @@ export class Turns {
    * A turn of a session the CLI mints itself (codex, opencode): no lease can exist before the id is
    * known, so the task's lease guards it; the session is recorded, lease held, when announced.
    */
-  async startNewSession(task: TaskRecord, cwd: string, opts: TurnOptions): Promise<Turn> {
-    const driver = this.deps.drivers[task.harnessId];
-    const proc = await this.spawn(driver, { nativeId: null, cwd, opts: { ...opts, attachments: [], allowTools: [] }, env: { KEELSON_TASK_ID: task.id } });
-    return this.follow(new Turn(this.deps, driver, proc, randomUUID(), null, opts, task));
+  startNewSession(task: TaskRecord, cwd: string, opts: TurnOptions): Promise<Turn> {
+    return this.admit(async () => {
+      const driver = this.deps.drivers[task.harnessId];
+      const proc = await this.spawn(driver, { nativeId: null, cwd, opts: { ...opts, attachments: [], allowTools: [] }, env: { KEELSON_TASK_ID: task.id } });
+      return this.follow(new Turn(this.deps, driver, proc, randomUUID(), null, opts, task));
+    });
   }
 
   /** The CLI of one turn, confined to `cwd`, in its own process group. */
@@ -369,10 +392,11 @@ export class Turns {
     }
   }
 
-  /** Kills every turn this process runs (shutdown). */
+  /** Kills every turn this process runs, those being started included, and starts none from now on (shutdown). */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    await Promise.allSettled([...this.starting]);
     await Promise.all(
       [...this.local.values()].map(async (t) => {
         await t.interrupt();
